@@ -61,24 +61,35 @@ def _ids_param(ids: Iterable[int]) -> str:
     return json.dumps([int(i) for i in ids])
 
 
-_LIVE_LABELS_SQL = f"""
-WITH live AS (
+CURRENT_LABEL_EVENTS_SQL = """
+SELECT * FROM (
   SELECT l.*, ROW_NUMBER() OVER (
     PARTITION BY l.annotator, l.generation_id, l.target, l.item_index
     ORDER BY l.created_at DESC, l.chain DESC, l.seq DESC
   ) AS rank
-  FROM labels l JOIN generations g ON g.id = l.generation_id JOIN runs r ON r.id = g.run_id
+  FROM labels l
   WHERE l.action = 'label'
     AND l.uuid NOT IN (
       SELECT supersedes FROM labels WHERE action = 'retract' AND supersedes IS NOT NULL
     )
-    {{filters}}
-)
+    {filters}
+) WHERE rank = 1
+"""
+"""The one definition of a current label: per (annotator, generation, target, item),
+the newest label event no retract supersedes. `{filters}` takes `AND ...` conditions
+on `l` that restrict whole partitions (generation, annotator), never single events."""
+
+
+def current_label_events_sql(*conditions: str) -> str:
+    """CURRENT_LABEL_EVENTS_SQL restricted by SQL conditions on the label row `l`."""
+    return CURRENT_LABEL_EVENTS_SQL.replace("{filters}", "".join(f" AND {c}" for c in conditions))
+
+
+_LIVE_LABELS_SQL = f"""
 SELECT live.uuid, r.name AS run, live.generation_id, {GENERATION_KEY_SQL} AS generation_key,
   live.annotator, live.target, live.item_index, live.label, live.note, live.created_at
-FROM live JOIN generations g ON g.id = live.generation_id JOIN runs r ON r.id = g.run_id
-  JOIN cases c ON c.id = g.case_pk
-WHERE live.rank = 1
+FROM ({{live}}) live JOIN generations g ON g.id = live.generation_id
+  JOIN runs r ON r.id = g.run_id JOIN cases c ON c.id = g.case_pk
 ORDER BY r.id, live.generation_id, live.target, live.item_index, live.annotator
 """
 
@@ -94,7 +105,10 @@ def current_labels(
     filters: list[str] = []
     params: list[Any] = []
     if run is not None:
-        filters.append("r.name = ?")
+        filters.append(
+            "l.generation_id IN (SELECT g.id FROM generations g JOIN runs r "
+            "ON r.id = g.run_id WHERE r.name = ?)"
+        )
         params.append(run)
     if generation_ids is not None:
         filters.append("l.generation_id IN (SELECT value FROM json_each(?))")
@@ -102,7 +116,7 @@ def current_labels(
     if annotator is not None:
         filters.append("l.annotator = ?")
         params.append(annotator)
-    sql = _LIVE_LABELS_SQL.replace("{filters}", "".join(f" AND {f}" for f in filters))
+    sql = _LIVE_LABELS_SQL.replace("{live}", current_label_events_sql(*filters))
     return [CurrentLabel(**dict(row)) for row in store.conn.execute(sql, params)]
 
 

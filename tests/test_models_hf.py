@@ -100,7 +100,9 @@ def test_stops_at_three_newlines_and_truncates(generator: HFGenerator) -> None:
 
 
 def test_max_new_tokens_is_per_request(generator: HFGenerator) -> None:
-    prefix, _ = split_passage(PASSAGE_ORCHARD, 30)
+    # A memorized passage: its continuation has no early EOS or stop sequence, so the
+    # only thing that ends a generation is the request's own token budget.
+    prefix, _ = split_passage(PASSAGE_LIGHTHOUSE, 30)
     short, longer, again = generator.generate(
         [GenerationRequest(prefix, 3), GenerationRequest(prefix, 12), GenerationRequest(prefix, 3)]
     )

@@ -1,0 +1,473 @@
+"""Read queries behind the terminal app: the runs dashboard, the paged generation list
+(filters, sort, search, keyset paging) and one generation with its case and evidence.
+
+Every list query is paged: the app never holds a whole table. A page is fetched in two
+steps: first the ids of the page (the filter and the sort, nothing else), then the
+columns shown for those ids only, so a sort over 100,000 generations never builds the
+output previews of rows it does not show.
+
+Current labels come from db.labels (one definition); a judge/human disagreement ignores
+items the judge did not decide (characters named in the prompt, failed judgments), as
+the agreement report does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from db.connection import Store
+from db.labels import current_label_events_sql
+from db.queries import runs_summary
+
+# Dashboard headline figures: key -> (metric, how). "flagged" is the share of the
+# metric's judgments that are flagged (as copyaudit.report computes it), "mean" its mean.
+HEADLINES: dict[str, tuple[str, str]] = {
+    "literal": ("rougeL", "flagged"),
+    "events": ("events", "flagged"),
+    "characters": ("characters", "flagged"),
+    "refusal": ("refusal", "flagged"),
+    "qa_f1": ("qa_f1", "mean"),
+}
+PREVIEW_CHARS = 160
+NULL_LOW = -1.0e308  # where unscored generations sort: always after the scored ones
+NULL_HIGH = 1.0e308
+
+# The judge's verdict on the labelled item: per item for events and characters, the
+# judgment's flag for whole-generation targets (refusal, literal).
+_JUDGE_VERDICT_SQL = """
+CASE WHEN cl.target IN ('event', 'character') THEN
+  CASE WHEN EXISTS (SELECT 1 FROM json_each(j.evidence, '$.extra.excluded') x
+                    WHERE x.value = cl.item_index) THEN NULL
+  ELSE (SELECT json_extract(e.value, '$.verdict') FROM json_each(j.evidence, '$.items') e
+        WHERE json_extract(e.value, '$.index') = cl.item_index) END
+WHEN j.value IS NULL THEN NULL
+ELSE j.flagged END
+"""
+
+DISAGREEMENT_IDS_SQL = f"""
+SELECT cl.generation_id FROM ({current_label_events_sql()}) cl
+JOIN judgments j ON j.generation_id = cl.generation_id
+  AND json_extract(j.evidence, '$.target') = cl.target
+WHERE cl.label IN ('yes', 'no')
+  AND ({_JUDGE_VERDICT_SQL}) = (CASE cl.label WHEN 'yes' THEN 0 ELSE 1 END)
+"""
+
+
+@dataclass(frozen=True, order=True)
+class MetricKey:
+    """One score column: a metric as one judge computes it (two judges can share a
+    metric name, e.g. `literal` and `literal_unicode` both give rougeL)."""
+
+    judge: str
+    metric: str
+
+    def label(self, ambiguous: bool = False) -> str:
+        return f"{self.metric} ({self.judge})" if ambiguous else self.metric
+
+
+ANY_FLAG = MetricKey("*", "*")  # "flagged by any judge"
+
+
+@dataclass(frozen=True)
+class GenerationFilter:
+    """What the generation list shows, and in which order."""
+
+    run_id: int
+    flagged: MetricKey | None = None  # ANY_FLAG, one metric, or None (no flag filter)
+    unlabeled: bool = False  # no current label by anyone
+    disagreement: bool = False  # a current yes/no label contradicts the judge's verdict
+    work_id: int | None = None
+    template: int | None = None
+    search: str = ""  # substring of the output, the prompt or the case text (LIKE)
+    sort: MetricKey | None = None  # None: generation order
+    descending: bool = False
+
+    def with_changes(self, **changes: Any) -> GenerationFilter:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class PageKey:
+    """Where a page ends, for keyset paging: the row's sort value and its id."""
+
+    value: float
+    generation_id: int
+
+
+@dataclass(frozen=True)
+class ListRow:
+    generation_id: int
+    case_id: str
+    template: int
+    work: str
+    preview: str
+    error: str | None
+    scores: dict[MetricKey, tuple[float | None, bool | None]]
+    labels: int  # current labels (all annotators)
+    key: PageKey
+
+
+@dataclass(frozen=True)
+class JudgmentView:
+    judge: str
+    judge_version: str | None
+    metric: str
+    value: float | None
+    flagged: bool | None
+    evidence: dict[str, Any]
+
+    @property
+    def key(self) -> MetricKey:
+        return MetricKey(self.judge, self.metric)
+
+    @property
+    def threshold(self) -> float | None:
+        return self.evidence.get("threshold")
+
+    @property
+    def target(self) -> str | None:
+        return self.evidence.get("target")
+
+    @property
+    def error(self) -> str | None:
+        return self.evidence.get("error")
+
+
+@dataclass(frozen=True)
+class GenerationDetail:
+    generation_id: int
+    run: str
+    suite: str
+    kind: str
+    case_id: str
+    template: int
+    work_title: str
+    work_author: str | None
+    membership: str
+    prompt: str
+    output: str
+    error: str | None
+    tokens: int | None
+    source: str
+    payload: dict[str, Any]
+    judgments: list[JudgmentView] = field(default_factory=list)
+    labels: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return f"{self.run}/{self.case_id}/{self.template}"
+
+
+# --- dashboard -------------------------------------------------------------------------
+
+
+def headline_figures(store: Store) -> dict[int, dict[str, float | None]]:
+    """run id -> {headline key: figure in [0, 1] or None} for every run with judgments."""
+    metrics = sorted({metric for metric, _ in HEADLINES.values()})
+    marks = ", ".join("?" for _ in metrics)
+    by_run: dict[int, dict[str, tuple[float | None, float | None]]] = {}
+    for row in store.conn.execute(
+        "SELECT g.run_id, j.metric, AVG(j.flagged) AS rate, AVG(j.value) AS mean "
+        "FROM judgments j JOIN generations g ON g.id = j.generation_id "
+        f"WHERE j.metric IN ({marks}) GROUP BY g.run_id, j.metric",
+        metrics,
+    ):
+        by_run.setdefault(row["run_id"], {})[row["metric"]] = (row["rate"], row["mean"])
+    figures: dict[int, dict[str, float | None]] = {}
+    for run_id, values in by_run.items():
+        figures[run_id] = {
+            key: values.get(metric, (None, None))[0 if how == "flagged" else 1]
+            for key, (metric, how) in HEADLINES.items()
+        }
+    return figures
+
+
+def dashboard_runs(store: Store) -> list[dict[str, Any]]:
+    """runs_summary rows with their headline figures under 'figures'."""
+    figures = headline_figures(store)
+    rows = runs_summary(store)
+    for row in rows:
+        row["figures"] = figures.get(row["id"], dict.fromkeys(HEADLINES))
+    return rows
+
+
+def run_info(store: Store, name: str) -> dict[str, Any] | None:
+    row = store.conn.execute(
+        "SELECT r.id, r.name, r.model, r.backend, r.status, r.mitigation, s.name AS suite, "
+        "s.kind FROM runs r JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",
+        (name,),
+    ).fetchone()
+    return dict(row) if row is not None else None
+
+
+def run_metrics(store: Store, run_id: int) -> list[MetricKey]:
+    """The (judge, metric) pairs scored in the run, in name order.
+
+    Index seeks only: the distinct pairs of the whole table one seek at a time, then for
+    each pair the first judgment within the run's range of generation ids."""
+    bounds = store.conn.execute(
+        "SELECT MIN(id), MAX(id) FROM generations WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    if bounds[0] is None:
+        return []
+    present: list[MetricKey] = []
+    pair = ("", "")
+    while True:
+        row = store.conn.execute(
+            "SELECT judge, metric FROM judgments WHERE (judge, metric) > (?, ?) "
+            "ORDER BY judge, metric LIMIT 1",
+            pair,
+        ).fetchone()
+        if row is None:
+            return present
+        pair = (row[0], row[1])
+        hit = store.conn.execute(
+            "SELECT 1 FROM judgments j JOIN generations g ON g.id = j.generation_id "
+            "WHERE j.judge = ? AND j.metric = ? AND j.generation_id BETWEEN ? AND ? "
+            "AND g.run_id = ? LIMIT 1",
+            (*pair, bounds[0], bounds[1], run_id),
+        ).fetchone()
+        if hit is not None:
+            present.append(MetricKey(*pair))
+
+
+def run_works(store: Store, run_id: int) -> list[tuple[int, str]]:
+    """(work id, title) of the works the run's suite draws from, by title."""
+    return [
+        (int(r["id"]), r["title"])
+        for r in store.conn.execute(
+            "SELECT w.id, w.title FROM works w WHERE w.id IN "
+            "(SELECT c.work_id FROM cases c JOIN runs r ON r.suite_id = c.suite_id "
+            "WHERE r.id = ?) ORDER BY w.title, w.id",
+            (run_id,),
+        )
+    ]
+
+
+def run_templates(store: Store, run_id: int) -> list[int]:
+    return [
+        int(r[0])
+        for r in store.conn.execute(
+            "SELECT DISTINCT template FROM generations WHERE run_id = ? ORDER BY template",
+            (run_id,),
+        )
+    ]
+
+
+# --- the generation list --------------------------------------------------------------
+
+
+def _like_pattern(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _where(f: GenerationFilter) -> tuple[list[str], dict[str, Any], bool]:
+    """(conditions, parameters, whether the cases table is needed)."""
+    conditions = ["g.run_id = :run_id"]
+    params: dict[str, Any] = {"run_id": f.run_id}
+    needs_case = False
+    if f.flagged == ANY_FLAG:
+        conditions.append(
+            "EXISTS (SELECT 1 FROM judgments jf WHERE jf.generation_id = g.id AND jf.flagged = 1)"
+        )
+    elif f.flagged is not None:
+        conditions.append(
+            "EXISTS (SELECT 1 FROM judgments jf WHERE jf.generation_id = g.id "
+            "AND jf.judge = :flag_judge AND jf.metric = :flag_metric AND jf.flagged = 1)"
+        )
+        params.update(flag_judge=f.flagged.judge, flag_metric=f.flagged.metric)
+    if f.unlabeled:
+        conditions.append(
+            f"g.id NOT IN (SELECT cl.generation_id FROM ({current_label_events_sql()}) cl)"
+        )
+    if f.disagreement:
+        conditions.append(f"g.id IN ({DISAGREEMENT_IDS_SQL})")
+    if f.work_id is not None:
+        conditions.append("c.work_id = :work_id")
+        params["work_id"] = f.work_id
+        needs_case = True
+    if f.template is not None:
+        conditions.append("g.template = :template")
+        params["template"] = f.template
+    if f.search:
+        # LIKE: case-insensitive for ASCII letters only, a substring match, no ranking.
+        conditions.append(
+            "(g.output LIKE :pattern ESCAPE '\\' OR g.prompt LIKE :pattern ESCAPE '\\' "
+            "OR c.payload LIKE :pattern ESCAPE '\\' OR c.case_id LIKE :pattern ESCAPE '\\')"
+        )
+        params["pattern"] = _like_pattern(f.search)
+        needs_case = True
+    return conditions, params, needs_case
+
+
+def count_generations(store: Store, f: GenerationFilter) -> int:
+    conditions, params, needs_case = _where(f)
+    join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
+    return int(
+        store.scalar(
+            f"SELECT COUNT(*) FROM generations g {join}WHERE {' AND '.join(conditions)}", params
+        )
+    )
+
+
+def _page_ids(
+    store: Store, f: GenerationFilter, after: PageKey | None, limit: int
+) -> list[tuple[int, float]]:
+    conditions, params, needs_case = _where(f)
+    joins = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
+    direction = "DESC" if f.descending else "ASC"
+    compare = "<" if f.descending else ">"
+    if f.sort is None:
+        key = "g.id"
+    else:
+        joins += (
+            "LEFT JOIN judgments s ON s.generation_id = g.id AND s.judge = :sort_judge "
+            "AND s.metric = :sort_metric "
+        )
+        params.update(
+            sort_judge=f.sort.judge,
+            sort_metric=f.sort.metric,
+            null_key=NULL_LOW if f.descending else NULL_HIGH,
+        )
+        key = "COALESCE(s.value, :null_key)"
+    if after is not None:
+        conditions.append(
+            f"({key} {compare} :after_value OR ({key} = :after_value AND g.id {compare} :after_id))"
+        )
+        params.update(after_value=after.value, after_id=after.generation_id)
+    params["limit"] = limit
+    rows = store.conn.execute(
+        f"SELECT g.id, {key} AS k FROM generations g {joins}WHERE {' AND '.join(conditions)} "
+        f"ORDER BY k {direction}, g.id {direction} LIMIT :limit",
+        params,
+    ).fetchall()
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ", ".join("?" for _ in values)
+
+
+def generation_page(
+    store: Store, f: GenerationFilter, after: PageKey | None = None, limit: int = 100
+) -> list[ListRow]:
+    """The next `limit` rows of the list after `after` (from the start when None)."""
+    keyed = _page_ids(store, f, after, limit)
+    if not keyed:
+        return []
+    ids = [gid for gid, _ in keyed]
+    marks = _marks(ids)
+    columns = {
+        int(r["id"]): r
+        for r in store.conn.execute(
+            "SELECT g.id, c.case_id, g.template, w.title, substr(g.output, 1, ?) AS preview, "
+            "g.error FROM generations g JOIN cases c ON c.id = g.case_pk "
+            f"JOIN works w ON w.id = c.work_id WHERE g.id IN ({marks})",
+            (PREVIEW_CHARS, *ids),
+        )
+    }
+    scores: dict[int, dict[MetricKey, tuple[float | None, bool | None]]] = {}
+    for r in store.conn.execute(
+        "SELECT generation_id, judge, metric, value, flagged FROM judgments "
+        f"WHERE generation_id IN ({marks})",
+        ids,
+    ):
+        flag = None if r["flagged"] is None else bool(r["flagged"])
+        scores.setdefault(int(r["generation_id"]), {})[MetricKey(r["judge"], r["metric"])] = (
+            r["value"],
+            flag,
+        )
+    restrict = f"l.generation_id IN ({marks})"
+    labels = {
+        int(r[0]): int(r[1])
+        for r in store.conn.execute(
+            f"SELECT generation_id, COUNT(*) FROM ({current_label_events_sql(restrict)}) "
+            "GROUP BY generation_id",
+            ids,
+        )
+    }
+    return [
+        ListRow(
+            generation_id=gid,
+            case_id=columns[gid]["case_id"],
+            template=int(columns[gid]["template"]),
+            work=columns[gid]["title"],
+            preview=columns[gid]["preview"] or "",
+            error=columns[gid]["error"],
+            scores=scores.get(gid, {}),
+            labels=labels.get(gid, 0),
+            key=PageKey(value, gid),
+        )
+        for gid, value in keyed
+    ]
+
+
+# --- one generation ---------------------------------------------------------------------
+
+
+def judgments_of(store: Store, generation_id: int) -> list[JudgmentView]:
+    return [
+        JudgmentView(
+            judge=r["judge"],
+            judge_version=r["version"],
+            metric=r["metric"],
+            value=r["value"],
+            flagged=None if r["flagged"] is None else bool(r["flagged"]),
+            evidence=json.loads(r["evidence"]) if r["evidence"] else {},
+        )
+        for r in store.conn.execute(
+            "SELECT j.judge, jc.version, j.metric, j.value, j.flagged, j.evidence "
+            "FROM judgments j LEFT JOIN judge_configs jc ON jc.hash = j.judge_hash "
+            "WHERE j.generation_id = ? ORDER BY j.judge, j.metric",
+            (generation_id,),
+        )
+    ]
+
+
+def current_labels(store: Store, generation_id: int) -> list[dict[str, Any]]:
+    """The generation's current labels (every annotator), by target and item."""
+    return [
+        dict(r)
+        for r in store.conn.execute(
+            "SELECT uuid, generation_id, annotator, target, item_index, label, note, "
+            f"created_at FROM ({current_label_events_sql('l.generation_id = ?')}) "
+            "ORDER BY target, item_index, annotator",
+            (generation_id,),
+        )
+    ]
+
+
+def generation_detail(store: Store, generation_id: int) -> GenerationDetail | None:
+    row = store.conn.execute(
+        "SELECT g.id, r.name AS run, s.name AS suite, s.kind, c.case_id, g.template, "
+        "w.title, w.author, w.membership, g.prompt, g.output, g.error, g.tokens, g.source, "
+        "c.payload FROM generations g JOIN runs r ON r.id = g.run_id "
+        "JOIN cases c ON c.id = g.case_pk JOIN suites s ON s.id = c.suite_id "
+        "JOIN works w ON w.id = c.work_id WHERE g.id = ?",
+        (generation_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    return GenerationDetail(
+        generation_id=int(row["id"]),
+        run=row["run"],
+        suite=row["suite"],
+        kind=row["kind"],
+        case_id=row["case_id"],
+        template=int(row["template"]),
+        work_title=row["title"],
+        work_author=row["author"],
+        membership=row["membership"],
+        prompt=row["prompt"] or "",
+        output=row["output"] or "",
+        error=row["error"],
+        tokens=row["tokens"],
+        source=row["source"],
+        payload=json.loads(row["payload"]),
+        judgments=judgments_of(store, generation_id),
+        labels=current_labels(store, generation_id),
+    )

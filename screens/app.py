@@ -1,0 +1,199 @@
+"""The copyaudit terminal app: runs dashboard, run launcher, generation list and view.
+
+Every worker is started here (App.start_worker) so that one handler,
+`on_worker_state_changed`, turns any worker failure into a notification. Workers never
+touch widgets: they post messages, which the screens handle on the UI thread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.signal import Signal
+from textual.worker import Worker, WorkerState
+
+from screens.commands import CopyauditCommands
+from screens.data import DataAccess
+from screens.run_control import ActiveRun, RunProgressed
+
+RUN_GROUP = "runs"
+PROGRESS_INTERVAL_S = 0.1
+
+
+class CopyauditApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "copyaudit"
+    COMMANDS: ClassVar = App.COMMANDS | {CopyauditCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("q", "quit", "Quit", id="app.quit", show=False),
+    ]
+
+    def __init__(self, db_path: Path, annotator: str | None = None) -> None:
+        super().__init__()
+        self.db_path = Path(db_path)
+        self.annotator = annotator
+        self.data = DataAccess(self.db_path)
+        self.active_runs: dict[str, ActiveRun] = {}
+        self.run_signal: Signal[ActiveRun] = Signal(self, "runs")
+
+    def on_mount(self) -> None:
+        from screens.dashboard import DashboardScreen
+
+        self.push_screen(DashboardScreen())
+
+    def on_unmount(self) -> None:
+        for run in self.active_runs.values():
+            run.cancel.set()
+        self.data.close()
+
+    # --- workers ---------------------------------------------------------------------
+
+    def start_worker(
+        self, work: Callable[[], Any], *, group: str, description: str, exclusive: bool = True
+    ) -> Worker[Any]:
+        """Run `work` in a thread worker owned by the app (the one failure handler)."""
+        return self.run_worker(
+            work,
+            thread=True,
+            exit_on_error=False,
+            group=group,
+            description=description,
+            exclusive=exclusive,
+        )
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if event.state == WorkerState.ERROR:
+            error = worker.error
+            message = f"{worker.description} failed: {type(error).__name__}: {error}"
+            self.notify(message, title="Error", severity="error", timeout=10, markup=False)
+            if worker.group == RUN_GROUP and worker.name in self.active_runs:
+                run = self.active_runs[worker.name]
+                run.state, run.error = "failed", f"{type(error).__name__}: {error}"
+                self.run_signal.publish(run)
+        elif event.state == WorkerState.SUCCESS and worker.group == RUN_GROUP:
+            run = self.active_runs.get(worker.name)
+            if run is not None:
+                self._finish_run(run, worker.result)
+
+    # --- runs --------------------------------------------------------------------------
+
+    def start_run(self, request: Any) -> ActiveRun | None:
+        """Start a copyaudit.runner.RunRequest in the background; None if that run is
+        already running in this app."""
+        name = request.run_name()
+        current = self.active_runs.get(name)
+        if current is not None and not current.finished:
+            self.notify(f"run {name} is already running", severity="warning", markup=False)
+            return None
+        run = ActiveRun(name)
+        self.active_runs[name] = run
+
+        last: list[Any] = [None, 0.0]  # (phase, time) of the last progress posted
+
+        def on_progress(progress: Any) -> None:
+            """At most ten updates a second reach the UI, plus every phase change and
+            the end of each phase."""
+            now = time.monotonic()
+            edge = progress.phase != last[0] or progress.done >= progress.total
+            if edge or now - last[1] >= PROGRESS_INTERVAL_S:
+                last[0], last[1] = progress.phase, now
+                self.post_message(RunProgressed(name, progress))
+
+        def work() -> Any:
+            from copyaudit import runner  # lazily: the app starts without the engine
+
+            return runner.execute_run(
+                self.db_path, request, on_progress=on_progress, cancel=run.cancel
+            )
+
+        self.run_worker(
+            work,
+            name=name,
+            thread=True,
+            exit_on_error=False,
+            group=RUN_GROUP,
+            description=f"run {name}",
+            exclusive=False,
+        )
+        self.run_signal.publish(run)
+        return run
+
+    def cancel_run(self, name: str) -> bool:
+        run = self.active_runs.get(name)
+        if run is None or run.finished:
+            return False
+        run.cancel.set()
+        run.state = "cancelling"
+        self.notify(f"cancelling run {name} (stops after the batch in flight)", markup=False)
+        self.run_signal.publish(run)
+        return True
+
+    def on_run_progressed(self, message: RunProgressed) -> None:
+        run = self.active_runs.get(message.name)
+        if run is None or run.finished:
+            return
+        run.progress = message.progress
+        self.run_signal.publish(run)
+
+    def _finish_run(self, run: ActiveRun, outcome: Any) -> None:
+        run.outcome = outcome
+        status = getattr(outcome, "status", "done")
+        run.state = status if status in ("done", "cancelled", "failed") else "done"
+        run.error = getattr(outcome, "error", None)
+        summary = (
+            f"run {run.name}: {run.state}; {getattr(outcome, 'generated', 0)} generated, "
+            f"{getattr(outcome, 'failed', 0)} failed, {getattr(outcome, 'judged', 0)} scores"
+        )
+        skipped = getattr(outcome, "skipped_judges", None) or []
+        if skipped:
+            summary += "; skipped judges: " + ", ".join(name for name, _ in skipped)
+        self.notify(summary, severity="information", timeout=8, markup=False)
+        self.run_signal.publish(run)
+
+    # --- actions -----------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        from screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_new_run(self, suite: str | None = None) -> None:
+        from screens.launcher import LauncherScreen
+
+        self.push_screen(LauncherScreen(suite=suite))
+
+    def action_dashboard(self) -> None:
+        from screens.dashboard import DashboardScreen
+
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, DashboardScreen):
+            self.pop_screen()
+
+    def open_run(self, name: str) -> None:
+        """The generation list of a run (the DE-COP view for a DE-COP run)."""
+        from db.browse import run_info
+
+        info = run_info(self.data.ui, name)
+        if info is None:
+            self.notify(f"no run named {name}", severity="error", markup=False)
+            return
+        if info["kind"] == "decop":
+            from screens.decop_view import DecopScreen
+
+            self.push_screen(DecopScreen(info))
+            return
+        from screens.generation_list import GenerationListScreen
+
+        self.push_screen(GenerationListScreen(info))
+
+
+def run_app(db_path: Path, annotator: str | None) -> None:
+    """Open the app on the database at `db_path` (created if missing)."""
+    CopyauditApp(db_path, annotator=annotator).run()

@@ -1,0 +1,55 @@
+"""The command palette (ctrl+p): open a run, start a new run, dashboard, help, quit.
+
+Run names come from the database, so hits are built as plain Content with the fuzzy
+match highlighted by offset (Matcher.highlight would parse the name as markup).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+
+from screens.widgets.plain import visible
+
+
+class CopyauditCommands(Provider):
+    async def startup(self) -> None:
+        from db.queries import runs_summary
+
+        app: Any = self.app
+        self._runs = [row["name"] for row in runs_summary(app.data.ui)]
+
+    def _commands(self) -> list[tuple[str, Callable[[], Any], str]]:
+        app: Any = self.app
+        commands: list[tuple[str, Callable[[], Any], str]] = [
+            ("New run", app.action_new_run, "Open the run launcher"),
+            ("Runs dashboard", app.action_dashboard, "Back to the list of suites and runs"),
+            ("Help: keys", app.action_help, "Every key of every screen"),
+            ("Quit", app.exit, "Leave copyaudit"),
+        ]
+        for name in getattr(self, "_runs", []):
+            commands.append((f"Open run {name}", partial(app.open_run, name), "Generations"))
+        return commands
+
+    def _display(self, text: str, query: str) -> Content:
+        content = Content(visible(text))
+        score, offsets = self.matcher(query).fuzzy_search.match(query, text)
+        if score:
+            for offset in offsets:
+                content = content.stylize("bold reverse", offset, offset + 1)
+        return content
+
+    async def discover(self) -> Hits:
+        for text, callback, help_text in self._commands()[:4]:
+            yield DiscoveryHit(Content(text), callback, text=text, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for text, callback, help_text in self._commands():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, self._display(text, query), callback, text=text, help=help_text)

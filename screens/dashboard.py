@@ -1,0 +1,204 @@
+"""Runs dashboard: every run (kind, model, status, live progress, headline figures) and
+every suite. Enter opens a run's generations, or the launcher for a suite."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from screens.run_control import ActiveRun
+from screens.widgets.plain import DASH, number, one_line, percent, plain
+from screens.widgets.tables import OpenTable
+
+RUN_COLUMNS = (
+    ("run", "Run"),
+    ("suite", "Suite (kind)"),
+    ("model", "Model"),
+    ("status", "Status"),
+    ("progress", "Progress"),
+    ("literal", "Literal"),
+    ("events", "Events"),
+    ("characters", "Chars"),
+    ("refusal", "Refusal"),
+    ("qa_f1", "QA F1"),
+    ("auc", "AUC"),
+)
+SUITE_COLUMNS = (("suite", "Suite"), ("kind", "Kind"), ("cases", "Cases"), ("works", "Works"))
+
+
+class DashboardLoaded(Message):
+    def __init__(self, runs: list[dict[str, Any]], suites: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.runs = runs
+        self.suites = suites
+
+
+def load_dashboard(store: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Runs with figures (and the DE-COP AUC of DE-COP runs) and suites."""
+    from db.browse import dashboard_runs
+    from db.queries import suites_summary
+
+    runs = dashboard_runs(store)
+    for row in runs:
+        row["auc"] = None
+        if row["kind"] == "decop" and row["generations"]:
+            from copyaudit.decop_run import decop_report
+
+            row["auc"] = decop_report(store, row["name"], n_bootstrap=200).get("auc")
+    return runs, suites_summary(store)
+
+
+def _suite_cell(suite: str, kind: str) -> Text:
+    """The suite, with its task kind when the name does not say it."""
+    return plain(suite if suite == kind else f"{suite} ({kind})")
+
+
+def _progress_cell(row: dict[str, Any], active: ActiveRun | None) -> Text:
+    if active is not None and not active.finished:
+        return plain(active.describe(), "bold yellow")
+    total, done = row["total"], row["generations"]
+    if not total or done == total:
+        return Text(str(done))
+    return Text(f"{done}/{total} {100 * done / total:.0f}%")
+
+
+def _status_cell(status: str | None, active: ActiveRun | None) -> Text:
+    if active is not None and not active.finished:
+        return Text(active.state, style="bold yellow")
+    style = {"failed": "red", "cancelled": "yellow", "running": "yellow", "done": "green"}
+    return plain(status or DASH, style.get(status or "", ""))
+
+
+class DashboardScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "new_run", "New run", id="dashboard.new_run"),
+        Binding("x", "cancel_run", "Cancel run", id="dashboard.cancel_run"),
+        Binding("r", "reload", "Reload", id="dashboard.reload"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._runs: list[dict[str, Any]] = []
+        self._suites: list[dict[str, Any]] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="title", classes="title-bar")
+        yield Static(Text("Runs", style="bold"), classes="section")
+        runs = OpenTable(id="runs")
+        for key, label in RUN_COLUMNS:
+            runs.add_column(label, key=key)
+        yield runs
+        yield Static(Text("Suites (Enter: new run on the suite)", style="bold"), classes="section")
+        suites = OpenTable(id="suites")
+        for key, label in SUITE_COLUMNS:
+            suites.add_column(label, key=key)
+        yield suites
+        yield Footer()
+
+    def _title(self) -> Text:
+        app: Any = self.app
+        return Text.assemble(("copyaudit", "bold"), " · database ", plain(app.db_path.name))
+
+    def on_mount(self) -> None:
+        app: Any = self.app
+        app.run_signal.subscribe(self, self._run_changed)
+        self.action_reload()
+
+    def on_screen_resume(self) -> None:
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        app: Any = self.app
+
+        def work() -> None:
+            with app.data.background() as store:
+                runs, suites = load_dashboard(store)
+            self.post_message(DashboardLoaded(runs, suites))
+
+        app.start_worker(work, group="dashboard", description="loading the dashboard")
+
+    def on_dashboard_loaded(self, message: DashboardLoaded) -> None:
+        self._runs, self._suites = message.runs, message.suites
+        self._fill_runs()
+        table = self.query_one("#suites", DataTable)
+        table.clear()
+        for row in self._suites:
+            table.add_row(
+                plain(row["name"]),
+                plain(row["kind"]),
+                number(row["cases"]),
+                number(row["works"]),
+                key=row["name"],
+            )
+
+    def _fill_runs(self) -> None:
+        app: Any = self.app
+        table = self.query_one("#runs", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        for row in self._runs:
+            active = app.active_runs.get(row["name"])
+            figures = row["figures"]
+            table.add_row(
+                plain(row["name"]),
+                _suite_cell(row["suite"], row["kind"]),
+                one_line(row["model"] or DASH, 16),
+                _status_cell(row["status"], active),
+                _progress_cell(row, active),
+                percent(figures.get("literal")),
+                percent(figures.get("events")),
+                percent(figures.get("characters")),
+                percent(figures.get("refusal")),
+                number(None if figures.get("qa_f1") is None else 100 * figures["qa_f1"], 1),
+                number(row.get("auc"), 3, whole=False),
+                key=row["name"],
+            )
+        if self._runs:
+            table.move_cursor(row=min(cursor, len(self._runs) - 1))
+
+    def _run_changed(self, run: ActiveRun) -> None:
+        """Live progress of runs started in this app; a new or finished run reloads."""
+        known = {row["name"] for row in self._runs}
+        if run.name not in known or run.finished or run.progress is None:
+            self.action_reload()
+            return
+        table = self.query_one("#runs", DataTable)
+        row = next(r for r in self._runs if r["name"] == run.name)
+        table.update_cell(run.name, "progress", _progress_cell(row, run))
+        table.update_cell(run.name, "status", _status_cell(row["status"], run))
+
+    def _selected(self, table_id: str) -> str | None:
+        table = self.query_one(f"#{table_id}", DataTable)
+        if table.row_count == 0:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        return None if key is None else str(key.value)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter: a run opens its generations, a suite opens the launcher on it."""
+        event.stop()
+        app: Any = self.app
+        key = event.row_key.value
+        if key is None:
+            return
+        if event.data_table.id == "suites":
+            app.action_new_run(str(key))
+        else:
+            app.open_run(str(key))
+
+    def action_new_run(self) -> None:
+        app: Any = self.app
+        on_suites = isinstance(self.focused, DataTable) and self.focused.id == "suites"
+        app.action_new_run(self._selected("suites") if on_suites else None)
+
+    def action_cancel_run(self) -> None:
+        app: Any = self.app
+        name = self._selected("runs")
+        if name is None or not app.cancel_run(name):
+            self.notify("the selected run is not running in this app", severity="warning")

@@ -1,0 +1,369 @@
+"""Generation list of one run: paged from SQL (a page at a time, the next one fetched as
+the cursor nears the end), sortable by any score, filtered by flag, labels, judge/human
+disagreement, work, template, and a substring search (SQL LIKE: case-insensitive for
+ASCII letters only)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Checkbox, DataTable, Footer, Input, Select, Static
+
+from db.browse import (
+    ANY_FLAG,
+    GenerationFilter,
+    ListRow,
+    MetricKey,
+    count_generations,
+    generation_page,
+    run_metrics,
+    run_templates,
+    run_works,
+)
+from screens.paging import PAGE_SIZE, GenerationPager
+from screens.widgets.plain import DASH, number, one_line, plain
+from screens.widgets.tables import OpenTable
+
+UNIT_METRICS = {"rougeL", "rouge1", "qa_f1", "qa_em", "refusal"}  # shown with decimals
+LOAD_AHEAD = 20  # fetch the next page when the cursor is this close to the end
+ALL = "all"
+
+
+def _metric_value(key: MetricKey) -> str:
+    return f"{key.judge}/{key.metric}"
+
+
+def _metric_from(value: Any) -> MetricKey | None:
+    if not isinstance(value, str) or value in (ALL, "order"):
+        return None
+    if value == "any":
+        return ANY_FLAG
+    judge, _, metric = value.partition("/")
+    return MetricKey(judge, metric)
+
+
+CASE_WIDTH = 16
+WORK_WIDTH = 22
+PREVIEW_WIDTH = 80
+
+class MetaLoaded(Message):
+    def __init__(self, metrics: list[MetricKey], works: list, templates: list[int]) -> None:
+        super().__init__()
+        self.metrics, self.works, self.templates = metrics, works, templates
+
+
+class PageLoaded(Message):
+    def __init__(self, version: int, rows: list[ListRow]) -> None:
+        super().__init__()
+        self.version, self.rows = version, rows
+
+
+class CountLoaded(Message):
+    def __init__(self, version: int, total: int) -> None:
+        super().__init__()
+        self.version, self.total = version, total
+
+
+class GenerationListScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", id="list.back"),
+        Binding("slash", "search", "Search", id="list.search"),
+        Binding("s", "pick('sort')", "Sort", id="list.sort"),
+        Binding("r", "reverse", "Reverse", id="list.reverse"),
+        Binding("f", "pick('flagged')", "Flag", id="list.flagged"),
+        Binding("w", "pick('work')", "Work", id="list.work"),
+        Binding("t", "pick('template')", "Tmpl", id="list.template"),
+        Binding("u", "toggle('unlabeled')", "Unlabeled", id="list.unlabeled"),
+        Binding("d", "toggle('disagreement')", "Disagree", id="list.disagreement"),
+        Binding("c", "clear", "Clear", id="list.clear"),
+    ]
+
+    def __init__(self, run: dict[str, Any]) -> None:
+        super().__init__()
+        self.run = run
+        self.pager = GenerationPager(GenerationFilter(run_id=int(run["id"])))
+        self.metrics: list[MetricKey] = []
+        self._loading_more = False
+        self._ready = False
+        self._search_timer: Any = None
+        self._picking: str | None = None  # the filter opened from the keyboard
+        self.focus_generation: int | None = None  # set by the generation view on return
+
+    # --- layout ------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        run = self.run
+        title = Text.assemble(("Run ", "bold"), plain(run["name"], "bold"), " · ")
+        title.append_text(plain(f"{run['kind']} · suite {run['suite']} · model {run['model']}"))
+        yield Static(title, classes="title-bar")
+        with Horizontal(classes="filter-row"):
+            yield Input(
+                id="search",
+                placeholder="/ search outputs, prompts, case text (substring, SQL LIKE)",
+                compact=True,
+            )
+            yield Select(
+                [(Text("sort: generation order"), "order")],
+                id="sort",
+                allow_blank=False,
+                compact=True,
+            )
+        with Horizontal(classes="filter-row"):
+            yield Select(
+                [(Text("all generations"), ALL)], id="flagged", allow_blank=False, compact=True
+            )
+            yield Select([(Text("all works"), ALL)], id="work", allow_blank=False, compact=True)
+            yield Select(
+                [(Text("all templates"), ALL)], id="template", allow_blank=False, compact=True
+            )
+            yield Checkbox("unlabeled", id="unlabeled", compact=True)
+            yield Checkbox("disagreement", id="disagreement", compact=True)
+        yield Static(Text("loading…", style="dim"), id="status")
+        yield OpenTable(id="generations")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        app: Any = self.app
+        run_id = int(self.run["id"])
+
+        def work() -> None:
+            with app.data.background() as store:
+                meta = MetaLoaded(
+                    run_metrics(store, run_id),
+                    run_works(store, run_id),
+                    run_templates(store, run_id),
+                )
+            self.post_message(meta)
+
+        app.start_worker(work, group=f"list-meta-{id(self)}", description="loading the run")
+        self.query_one("#generations", DataTable).focus()
+
+    def on_meta_loaded(self, message: MetaLoaded) -> None:
+        self.metrics = message.metrics
+        ambiguous = {
+            m.metric for m in self.metrics if sum(k.metric == m.metric for k in self.metrics) > 1
+        }
+        labels = {m: m.label(m.metric in ambiguous) for m in self.metrics}
+        self.query_one("#sort", Select).set_options(
+            [(Text("sort: generation order"), "order")]
+            + [(plain(f"sort: {labels[m]}"), _metric_value(m)) for m in self.metrics]
+        )
+        self.query_one("#flagged", Select).set_options(
+            [(Text("all generations"), ALL), (Text("flagged by any judge"), "any")]
+            + [(plain(f"flagged: {labels[m]}"), _metric_value(m)) for m in self.metrics]
+        )
+        self.query_one("#work", Select).set_options(
+            [(Text("all works"), ALL)] + [(plain(title), str(wid)) for wid, title in message.works]
+        )
+        self.query_one("#template", Select).set_options(
+            [(Text("all templates"), ALL)]
+            + [(Text(f"template {t}"), str(t)) for t in message.templates]
+        )
+        table = self.query_one("#generations", DataTable)
+        # Fixed widths: columns stay put while pages load (auto widths re-measure every
+        # added row, and rows painted before a re-measure keep the old widths).
+        table.add_column("Case", key="case", width=CASE_WIDTH)
+        table.add_column("T", key="template", width=2)
+        table.add_column("Work", key="work", width=WORK_WIDTH)
+        for metric in self.metrics:
+            label = plain(labels[metric])
+            table.add_column(label, key=_metric_value(metric), width=max(len(label), 7))
+        table.add_column("⚑", key="flag", width=1)
+        table.add_column("Labels", key="labels", width=6)
+        table.add_column("Output", key="output", width=PREVIEW_WIDTH)
+        self._ready = True
+        self._reload(self.pager.filter)
+
+    # --- loading -----------------------------------------------------------------------
+
+    def _reload(self, new_filter: GenerationFilter) -> None:
+        app: Any = self.app
+        version = self.pager.reset(new_filter)
+        self._loading_more = False
+        self.query_one("#generations", DataTable).clear()
+        self._show_status()
+
+        def page() -> None:
+            with app.data.background() as store:
+                rows = generation_page(store, new_filter, None, PAGE_SIZE)
+            self.post_message(PageLoaded(version, rows))
+
+        def count() -> None:
+            with app.data.background() as store:
+                total = count_generations(store, new_filter)
+            self.post_message(CountLoaded(version, total))
+
+        app.start_worker(page, group=f"list-page-{id(self)}", description="loading generations")
+        app.start_worker(count, group=f"list-count-{id(self)}", description="counting generations")
+
+    def _load_more(self) -> None:
+        if self._loading_more or self.pager.exhausted or not self.pager.rows:
+            return
+        app: Any = self.app
+        self._loading_more = True
+        version, current, after = self.pager.version, self.pager.filter, self.pager.after
+
+        def page() -> None:
+            with app.data.background() as store:
+                rows = generation_page(store, current, after, PAGE_SIZE)
+            self.post_message(PageLoaded(version, rows))
+
+        app.start_worker(page, group=f"list-more-{id(self)}", description="loading generations")
+
+    def on_page_loaded(self, message: PageLoaded) -> None:
+        if message.version != self.pager.version:
+            return
+        self._loading_more = False
+        self._add_rows(self.pager.add_page(message.rows))
+        self._show_status()
+
+    def on_count_loaded(self, message: CountLoaded) -> None:
+        if message.version == self.pager.version:
+            self.pager.total = message.total
+            self._show_status()
+
+    def _add_rows(self, rows: list[ListRow]) -> None:
+        table = self.query_one("#generations", DataTable)
+        for row in rows:
+            cells: list[Any] = [
+                one_line(row.case_id, CASE_WIDTH),
+                Text(str(row.template)),
+                one_line(row.work, WORK_WIDTH),
+            ]
+            for metric in self.metrics:
+                value, flagged = row.scores.get(metric, (None, None))
+                cell = number(value, 3, whole=metric.metric not in UNIT_METRICS)
+                if flagged:
+                    cell.stylize("bold red")
+                cells.append(cell)
+            flagged_any = any(flag for _, flag in row.scores.values())
+            cells.append(Text("⚑", style="bold red") if flagged_any else Text(""))
+            cells.append(Text(str(row.labels) if row.labels else DASH, justify="right"))
+            cells.append(
+                Text("error: ", style="red") + one_line(row.error, PREVIEW_WIDTH - 7)
+                if row.error
+                else one_line(row.preview, PREVIEW_WIDTH)
+            )
+            table.add_row(*cells, key=str(row.generation_id))
+
+    def _show_status(self) -> None:
+        f = self.pager.filter
+        total = "counting…" if self.pager.total is None else f"{self.pager.total:,}"
+        parts = [f"{total} generations match", f"{len(self.pager.rows):,} loaded"]
+        if f.sort is not None:
+            parts.append(f"sorted by {f.sort.metric} {'↓' if f.descending else '↑'}")
+        elif f.descending:
+            parts.append("newest first")
+        if self.pager.total == 0:
+            parts = ["no generation matches these filters (c clears them)"]
+        self.query_one("#status", Static).update(plain(" · ".join(parts), "dim"))
+
+    # --- filters -----------------------------------------------------------------------
+
+    def _filter_from_widgets(self) -> GenerationFilter:
+        work = self.query_one("#work", Select).value
+        template = self.query_one("#template", Select).value
+        sort = _metric_from(self.query_one("#sort", Select).value)
+        current = self.pager.filter
+        descending = current.descending if sort == current.sort else sort is not None
+        return current.with_changes(
+            flagged=_metric_from(self.query_one("#flagged", Select).value),
+            work_id=int(work) if isinstance(work, str) and work != ALL else None,
+            template=int(template) if isinstance(template, str) and template != ALL else None,
+            unlabeled=self.query_one("#unlabeled", Checkbox).value,
+            disagreement=self.query_one("#disagreement", Checkbox).value,
+            search=self.query_one("#search", Input).value.strip(),
+            sort=sort,
+            descending=descending,
+        )
+
+    def _apply_filters(self) -> None:
+        if not self._ready:
+            return
+        new_filter = self._filter_from_widgets()
+        if new_filter != self.pager.filter:
+            self._reload(new_filter)
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        self._apply_filters()
+        if event.select.id == self._picking:  # picked after s/f/w/t: back to the rows
+            self._picking = None
+            self.call_after_refresh(self.query_one("#generations", DataTable).focus)
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        self._apply_filters()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        self._search_timer = self.set_timer(0.3, self._apply_filters)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._apply_filters()
+        self.query_one("#generations", DataTable).focus()
+
+    def action_search(self) -> None:
+        self.query_one("#search", Input).focus()
+
+    def action_pick(self, name: str) -> None:
+        select = self.query_one(f"#{name}", Select)
+        self._picking = name
+        select.focus()
+        select.expanded = True
+
+    def action_reverse(self) -> None:
+        if self._ready:
+            self._reload(
+                self.pager.filter.with_changes(descending=not self.pager.filter.descending)
+            )
+
+    def action_toggle(self, name: str) -> None:
+        self.query_one(f"#{name}", Checkbox).toggle()
+
+    def action_clear(self) -> None:
+        self.query_one("#search", Input).value = ""
+        for name in ("flagged", "work", "template"):
+            self.query_one(f"#{name}", Select).value = ALL
+        self.query_one("#sort", Select).value = "order"
+        for name in ("unlabeled", "disagreement"):
+            self.query_one(f"#{name}", Checkbox).value = False
+        self._apply_filters()
+
+    def action_back(self) -> None:
+        table = self.query_one("#generations", DataTable)
+        if self.focused is not table:
+            table.focus()
+        else:
+            self.app.pop_screen()
+
+    # --- moving and opening ------------------------------------------------------------
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.cursor_row >= event.data_table.row_count - LOAD_AHEAD:
+            self._load_more()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        from screens.generation_view import GenerationScreen
+
+        if event.row_key.value is None:
+            return
+        self.app.push_screen(GenerationScreen(int(event.row_key.value), self.pager, self))
+
+    def on_screen_resume(self) -> None:
+        """Back from the generation view: show rows it loaded, put the cursor on the
+        generation it showed last."""
+        table = self.query_one("#generations", DataTable)
+        if table.row_count < len(self.pager.rows):
+            self._add_rows(self.pager.rows[table.row_count :])
+            self._show_status()
+        if self.focus_generation is not None:
+            index = self.pager.index_of(self.focus_generation)
+            if index is not None:
+                table.move_cursor(row=index, animate=False)
+            self.focus_generation = None

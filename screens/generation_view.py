@@ -1,0 +1,172 @@
+"""One generation: scores and thresholds on top, the output with its evidence
+highlighted, the prompt and reference below it, and the checklist of events,
+characters and scores beside it. Highlighting a checklist item scrolls the output to
+its evidence; n/p move through the list's filter and sort."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+
+from db.browse import GenerationDetail, generation_detail
+from screens.paging import GenerationPager
+from screens.widgets.checklist import EvidenceChecklist
+from screens.widgets.evidence import (
+    EvidenceItem,
+    RenderedOutput,
+    evidence_items,
+    line_of_offset,
+    render_output,
+)
+from screens.widgets.plain import plain
+from screens.widgets.reference import context_text
+from screens.widgets.scores import scores_text
+
+CONTEXT_LINES = 2  # lines shown above the evidence when scrolling to it
+
+
+class GenerationScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", id="view.back"),
+        Binding("n", "step(1)", "Next", id="view.next"),
+        Binding("p", "step(-1)", "Previous", id="view.previous"),
+        Binding("right_square_bracket", "span(1)", "Next span", id="view.next_span"),
+        Binding("left_square_bracket", "span(-1)", "Prev span", id="view.previous_span"),
+        Binding("o", "focus_pane('output-pane')", "Output", id="view.output"),
+        Binding("e", "focus_pane('checklist')", "Evidence", id="view.evidence"),
+        Binding("c", "focus_pane('context-pane')", "Prompt/ref", id="view.context"),
+    ]
+
+    def __init__(self, generation_id: int, pager: GenerationPager, origin: Any = None) -> None:
+        super().__init__()
+        self.generation_id = generation_id
+        self.pager = pager
+        self.origin = origin  # the list screen, told where the cursor should be on return
+        self.detail: GenerationDetail | None = None
+        self.items: list[EvidenceItem] = []
+        self.selected: EvidenceItem | None = None
+        self.span_index = 0
+        self.rendered: RenderedOutput | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="title", classes="title-bar")
+        yield Static(id="scores")
+        with Horizontal(id="panes"):
+            with Vertical(id="left"):
+                with VerticalScroll(id="output-pane") as output_pane:
+                    output_pane.border_title = "Output"
+                    yield Static(id="output")
+                with VerticalScroll(id="context-pane") as context_pane:
+                    context_pane.border_title = "Prompt & reference"
+                    yield Static(id="context")
+            checklist = EvidenceChecklist(id="checklist")
+            checklist.border_title = "Evidence"
+            yield checklist
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.show(self.generation_id)
+        self.query_one("#checklist", EvidenceChecklist).focus()
+
+    # --- showing a generation ----------------------------------------------------------
+
+    def show(self, generation_id: int) -> None:
+        app: Any = self.app
+        detail = generation_detail(app.data.ui, generation_id)
+        if detail is None:
+            self.notify(f"generation {generation_id} no longer exists", severity="error")
+            return
+        self.generation_id, self.detail = generation_id, detail
+        self.items = evidence_items(detail)
+        self.selected, self.span_index = None, 0
+        self.query_one("#title", Static).update(self._title())
+        self.query_one("#scores", Static).update(scores_text(detail.judgments))
+        self.query_one("#context", Static).update(context_text(detail))
+        self._render_output()
+        self.query_one("#output-pane", VerticalScroll).scroll_to(y=0, animate=False)
+        self.query_one("#context-pane", VerticalScroll).scroll_to(y=0, animate=False)
+        self.query_one("#checklist", EvidenceChecklist).set_items(self.items, detail.labels)
+
+    def _title(self) -> Text:
+        detail = self.detail
+        assert detail is not None
+        title = plain(detail.key, "bold")
+        index = self.pager.index_of(detail.generation_id)
+        if index is not None:
+            total = self.pager.total if self.pager.total is not None else len(self.pager.rows)
+            title.append(f"  {index + 1} of {total:,}", style="bold cyan")
+        work = detail.work_title + (f" — {detail.work_author}" if detail.work_author else "")
+        title.append_text(plain(f"  ·  {work}  ·  {detail.kind}  ·  {detail.source}"))
+        return title
+
+    def _render_output(self) -> None:
+        detail = self.detail
+        assert detail is not None
+        key = None if self.selected is None else self.selected.key
+        self.rendered = render_output(detail.output, self.items, key)
+        text = self.rendered.text
+        if not detail.output:
+            text = Text("(empty output)", style="italic dim")
+            if detail.error:
+                text.append_text(plain(f"\n{detail.error}", "red"))
+        self.query_one("#output", Static).update(text)
+
+    # --- evidence ----------------------------------------------------------------------
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        item = next((i for i in self.items if i.key == event.option_id), None)
+        if item is None or item is self.selected:
+            return
+        self.selected, self.span_index = item, 0
+        self._render_output()
+        self._scroll_to_span()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.action_span(1)
+
+    def action_span(self, step: int) -> None:
+        if self.selected is None or not self.selected.spans:
+            return
+        self.span_index = (self.span_index + step) % len(self.selected.spans)
+        self._scroll_to_span()
+
+    def _scroll_to_span(self) -> None:
+        if self.selected is None or not self.selected.spans:
+            return
+        self.call_after_refresh(self.scroll_to_evidence)
+
+    def scroll_to_evidence(self) -> None:
+        """Scroll the output pane so the current span of the selected item is in view."""
+        if self.selected is None or not self.selected.spans or self.rendered is None:
+            return
+        start = self.selected.spans[self.span_index][0]
+        offset = self.rendered.display_offset(start)
+        width = self.query_one("#output", Static).size.width
+        line = line_of_offset(self.rendered.text.plain, offset, width)
+        pane = self.query_one("#output-pane", VerticalScroll)
+        pane.scroll_to(y=max(0, line - CONTEXT_LINES), animate=False)
+
+    # --- moving ------------------------------------------------------------------------
+
+    def action_step(self, step: int) -> None:
+        app: Any = self.app
+        target = self.pager.neighbour(self.generation_id, step, app.data.ui)
+        if target is None:
+            self.app.bell()
+            self.notify("no more generations in this list", severity="warning", timeout=2)
+            return
+        self.show(target)
+
+    def action_focus_pane(self, pane_id: str) -> None:
+        self.query_one(f"#{pane_id}").focus()
+
+    def action_back(self) -> None:
+        if self.origin is not None:
+            self.origin.focus_generation = self.generation_id
+        self.app.pop_screen()

@@ -1,0 +1,1 @@
+"""Widgets and text builders shared by the screens."""

@@ -1,0 +1,77 @@
+"""Runs dashboard: runs with their headline figures, opening a run, snapshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from db import Store
+from screens.app import CopyauditApp
+from screens.dashboard import DashboardScreen
+from screens.generation_list import GenerationListScreen
+from tests.test_screens_data import build_demo_like_db, cell_texts, settle
+
+pytestmark = pytest.mark.anyio
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def demo_db(tmp_path: Path) -> Path:
+    path = tmp_path / "demo.db"
+    build_demo_like_db(path)
+    return path
+
+
+def _flag_share(path: Path, run: str, metric: str) -> float:
+    with Store(path) as store:
+        return float(
+            store.scalar(
+                "SELECT AVG(j.flagged) FROM judgments j JOIN generations g ON g.id = "
+                "j.generation_id JOIN runs r ON r.id = g.run_id WHERE r.name = ? AND j.metric = ?",
+                (run, metric),
+            )
+        )
+
+
+async def test_dashboard_shows_every_run_with_its_figures(demo_db: Path) -> None:
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, DashboardScreen)
+        runs = app.screen.query_one("#runs")
+        assert runs.row_count == 5
+        literal = cell_texts(runs, "demo-literal")
+        assert literal[0] == "demo-literal" and literal[3] == "imported"
+        assert literal[5] == f"{100 * _flag_share(demo_db, 'demo-literal', 'rougeL'):.1f}%"
+        assert literal[6] == "—"  # no events judge on a literal run
+        nonliteral = cell_texts(runs, "demo-nonliteral")
+        assert nonliteral[6] == f"{100 * _flag_share(demo_db, 'demo-nonliteral', 'events'):.1f}%"
+        assert (
+            nonliteral[7] == f"{100 * _flag_share(demo_db, 'demo-nonliteral', 'characters'):.1f}%"
+        )
+        decop = cell_texts(runs, "decop-demo")
+        assert decop[-1] == "1.000"  # suspect works always ahead of clean ones in the fixture
+        assert cell_texts(runs, "demo-qa")[-1] == "—"
+        suites = app.screen.query_one("#suites")
+        assert suites.row_count == 5
+
+
+async def test_enter_opens_the_run_under_the_cursor(demo_db: Path) -> None:
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, GenerationListScreen)
+        assert app.screen.run["name"] == "demo-nonliteral"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, DashboardScreen)
+
+
+def test_dashboard_snapshot(demo_db: Path, snap_compare) -> None:
+    async def ready(pilot) -> None:
+        await settle(pilot)
+
+    assert snap_compare(CopyauditApp(demo_db), terminal_size=SIZE, run_before=ready)

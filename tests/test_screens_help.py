@@ -1,0 +1,96 @@
+"""Keys: the help screen lists every binding, ids are unique, no key is bound twice on a
+screen, the footer shows the current screen's keys, the command palette works."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from screens.app import CopyauditApp
+from screens.generation_list import GenerationListScreen
+from screens.help import HelpScreen, help_sections, help_table, own_bindings
+from screens.launcher import LauncherScreen
+from tests.test_screens_data import build_demo_like_db, settle
+
+pytestmark = pytest.mark.anyio
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def demo_db(tmp_path: Path) -> Path:
+    path = tmp_path / "demo.db"
+    build_demo_like_db(path, kinds=("literal",))
+    return path
+
+
+def _ours(cls) -> list:
+    return [b for b in own_bindings(cls) if b.id is not None]
+
+
+def test_binding_ids_are_unique_and_keys_do_not_collide() -> None:
+    ids: list[str] = []
+    for _, cls in help_sections():
+        ids += [b.id for b in _ours(cls)]
+        keys = [b.key for b in own_bindings(cls)]
+        assert len(keys) == len(set(keys)), f"{cls.__name__} binds a key twice: {keys}"
+    assert len(ids) == len(set(ids))
+    assert len(ids) >= 30
+    app_keys = {b.key for _, cls in help_sections()[:1] for b in own_bindings(cls)}
+    for title, cls in help_sections()[2:]:
+        if "Help" not in title:  # the help screen closes itself with ?, on purpose
+            assert not app_keys & {b.key for b in own_bindings(cls)}, title
+
+
+async def test_help_lists_every_key_of_every_screen(demo_db: Path) -> None:
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        console = Console(width=200, record=True)
+        console.print(help_table(app))
+        text = console.export_text()
+        for _, cls in help_sections():
+            for binding in own_bindings(cls):
+                assert binding.description in text
+                if binding.id:
+                    assert binding.id in text
+        assert "Command palette" in text
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_footer_shows_the_current_screen_keys(demo_db: Path) -> None:
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+
+        def footer() -> set[str]:
+            return {key.description for key in app.screen.query("FooterKey")}
+
+        assert {"New run", "Open", "Help"} <= footer()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert {"Search", "Sort", "Flag", "Disagree", "Open"} <= footer()
+        assert "New run" not in footer()
+
+
+async def test_command_palette_opens_runs_and_the_launcher(demo_db: Path) -> None:
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p", *"open run demo-literal")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, GenerationListScreen)
+        assert app.screen.run["name"] == "demo-literal"
+        await pilot.press("ctrl+p", *"new run")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, LauncherScreen)

@@ -1,0 +1,197 @@
+"""Run launcher: a run in a background worker with live progress, cancel from the
+launcher or the dashboard, worker failures as notifications, one real (tiny) run."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from copyaudit import runner
+from copyaudit.progress import ProgressMeter
+from db import Store
+from db.runs import RunSpec, create_or_resume_run, set_run_status
+from screens.app import CopyauditApp
+from screens.dashboard import DashboardScreen
+from screens.launcher import LauncherScreen
+from tests.test_screens_data import build_demo_like_db, cell_texts, settle, wait_until
+
+pytestmark = pytest.mark.anyio
+SIZE = (120, 40)
+TOTAL = 10_000
+
+
+@pytest.fixture
+def demo_db(tmp_path: Path) -> Path:
+    path = tmp_path / "demo.db"
+    build_demo_like_db(path, kinds=("literal",))
+    return path
+
+
+def fake_execute_run(db_path, request, *, on_progress=None, cancel=None):
+    """Stands in for the engine: records the run, reports progress item by item until
+    done or cancelled, and records how it ended — in the database, like the real one."""
+    name = request.run_name()
+    assert threading.current_thread() is not threading.main_thread()  # a thread worker
+    with Store(db_path) as store:
+        spec = RunSpec(name, request.suite, request.backend, request.model, templates=(1,))
+        run_id = create_or_resume_run(store, spec)
+        set_run_status(store, run_id, "running")
+    meter = ProgressMeter(name, "generate", TOTAL, 0, on_progress)
+    done = 0
+    while done < TOTAL and not (cancel is not None and cancel.is_set()):
+        time.sleep(0.002)
+        meter.advance(1)
+        done += 1
+    status = "cancelled" if done < TOTAL else "done"
+    with Store(db_path) as store:
+        set_run_status(store, run_id, status)
+    return runner.RunOutcome(run=name, status=status, generated=done)
+
+
+def _status(path: Path, run: str) -> str | None:
+    with Store(path) as store:
+        return store.scalar("SELECT status FROM runs WHERE name = ?", (run,))
+
+
+async def _start_from_launcher(pilot) -> LauncherScreen:
+    await settle(pilot)
+    await pilot.press("n")  # new run
+    await settle(pilot)
+    launcher = pilot.app.screen
+    assert isinstance(launcher, LauncherScreen)
+    await pilot.press("enter", "down", "enter")  # the suite list: blank, literal
+    await pilot.press("ctrl+s")
+    return launcher
+
+
+async def test_progress_shows_live_and_esc_cancels(demo_db: Path, monkeypatch) -> None:
+    monkeypatch.setattr(runner, "execute_run", fake_execute_run)
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        launcher = await _start_from_launcher(pilot)
+        name = "literal-default-none"
+        run = app.active_runs[name]
+        await wait_until(pilot, lambda: run.progress is not None and run.progress.done > 20)
+        await pilot.pause()
+        line = str(launcher.query_one("#run-line").render())
+        assert f"run {name}" in line and f"/{TOTAL:,}".replace(",", "") in line
+        assert "/s" in line and "ETA" in line
+        bar = launcher.query_one("#run-bar")
+        assert bar.total == TOTAL and 0 < bar.progress < TOTAL
+        assert _status(demo_db, name) == "running"
+        await pilot.press("escape")  # cancels the run (the screen stays)
+        await wait_until(pilot, lambda: run.finished)
+        await pilot.pause()
+        assert run.state == "cancelled" and run.outcome.generated < TOTAL
+        assert _status(demo_db, name) == "cancelled"
+        assert "cancelled" in str(launcher.query_one("#run-line").render())
+        assert app.screen is launcher
+        await pilot.press("escape")  # nothing running now: back
+        await settle(pilot)
+        assert isinstance(app.screen, DashboardScreen)
+        assert cell_texts(app.screen.query_one("#runs"), name)[3] == "cancelled"
+
+
+async def test_leave_the_launcher_watch_on_the_dashboard_cancel_there(
+    demo_db: Path, monkeypatch
+) -> None:
+    monkeypatch.setattr(runner, "execute_run", fake_execute_run)
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await _start_from_launcher(pilot)
+        name = "literal-default-none"
+        run = app.active_runs[name]
+        await wait_until(pilot, lambda: run.progress is not None and run.progress.done > 5)
+        await pilot.press("ctrl+b")  # back to the dashboard, the run goes on
+        await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen))
+        table = app.screen.query_one("#runs")
+        await wait_until(pilot, lambda: name in [str(r.value) for r in table.rows])
+        await wait_until(pilot, lambda: "generate" in cell_texts(table, name)[4])
+        first = cell_texts(table, name)[4]
+        await wait_until(pilot, lambda: cell_texts(table, name)[4] != first)  # it moves
+        # browse meanwhile: open the demo run and come back
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, DashboardScreen))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen))
+        assert not run.finished
+        table.move_cursor(row=table.get_row_index(name))
+        await pilot.press("x")
+        await wait_until(pilot, lambda: run.finished)
+        await wait_until(pilot, lambda: cell_texts(table, name)[3] == "cancelled")
+        assert _status(demo_db, name) == "cancelled"
+
+
+async def test_a_failing_run_becomes_a_notification(demo_db: Path, monkeypatch) -> None:
+    def explode(db_path, request, *, on_progress=None, cancel=None):
+        raise RuntimeError("model exploded [bold]loudly[/bold]")
+
+    monkeypatch.setattr(runner, "execute_run", explode)
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        launcher = await _start_from_launcher(pilot)
+        run = app.active_runs["literal-default-none"]
+        await wait_until(pilot, lambda: run.finished)
+        await pilot.pause()
+        assert run.state == "failed" and "model exploded" in run.error
+        await wait_until(pilot, lambda: len(app.screen.query("Toast")) > 0)
+        toasts = [str(toast.render()) for toast in app.screen.query("Toast")]
+        assert any("model exploded [bold]loudly[/bold]" in text for text in toasts)
+        assert app.is_running and app.screen is launcher
+        assert "failed" in str(launcher.query_one("#run-line").render())
+
+
+async def test_bad_form_values_are_refused(demo_db: Path, monkeypatch) -> None:
+    monkeypatch.setattr(runner, "execute_run", fake_execute_run)
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        await pilot.press("ctrl+s")  # no suite chosen
+        await pilot.pause()
+        assert app.active_runs == {}
+        await wait_until(pilot, lambda: len(app.screen.query("Toast")) > 0)
+        toasts = [str(toast.render()) for toast in app.screen.query("Toast")]
+        assert any("choose a suite" in text for text in toasts)
+
+
+@pytest.mark.slow
+async def test_a_real_run_on_a_tiny_model(demo_db: Path, tmp_path: Path) -> None:
+    from tests.tinymodels import build_tiny_causal_lm, build_tokenizer
+
+    model = tmp_path / "tiny"
+    tokenizer = build_tokenizer(["a tiny corpus about tiny things"], model)
+    build_tiny_causal_lm(model, tokenizer, max_position_embeddings=8192)  # few-shot prompts
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        launcher = app.screen
+        launcher.query_one("#model").value = str(model)
+        launcher.query_one("#limit").value = "2"
+        launcher.query_one("#name").value = "tiny-run"
+        await pilot.press("enter", "down", "enter", "ctrl+s")
+        run = app.active_runs["tiny-run"]
+        await wait_until(pilot, lambda: run.finished, timeout=240)
+        assert run.state == "done", run.error
+    with Store(demo_db) as store:
+        assert store.scalar("SELECT status FROM runs WHERE name = 'tiny-run'") == "done"
+        assert (
+            store.scalar(
+                "SELECT COUNT(*) FROM generations g JOIN runs r ON r.id = g.run_id "
+                "WHERE r.name = 'tiny-run'"
+            )
+            == 2
+        )
+        assert (
+            store.scalar(
+                "SELECT COUNT(*) FROM judgments j JOIN generations g ON g.id = j.generation_id "
+                "JOIN runs r ON r.id = g.run_id WHERE r.name = 'tiny-run' AND j.metric = 'rougeL'"
+            )
+            == 2
+        )

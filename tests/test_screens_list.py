@@ -1,0 +1,166 @@
+"""Generation list: filters, sort, search, paging from SQL, snapshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copyaudit.formats import LocatedCase, LocatedGeneration
+from copyaudit.types import Case, Score, Work
+from db import Store
+from db.cases import import_cases
+from db.events import append_label
+from db.runs import JudgeIdentity, import_generations, save_judgments
+from screens.app import CopyauditApp
+from screens.generation_list import GenerationListScreen
+from screens.paging import PAGE_SIZE
+from tests.test_screens_data import build_demo_like_db, generation_id, settle
+
+pytestmark = pytest.mark.anyio
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def demo_db(tmp_path: Path) -> Path:
+    path = tmp_path / "demo.db"
+    build_demo_like_db(path, kinds=("literal", "nonliteral"))
+    return path
+
+
+async def _open_literal_run(pilot) -> GenerationListScreen:
+    await settle(pilot)
+    await pilot.press("enter")  # demo-literal is the first run
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, GenerationListScreen)
+    return screen
+
+
+def _row_keys(screen: GenerationListScreen) -> list[int]:
+    table = screen.query_one("#generations")
+    return [int(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(table.row_count)]
+
+
+def _db_ids(path: Path, where: str, params: tuple = ()) -> list[int]:
+    with Store(path) as store:
+        return [
+            int(r[0])
+            for r in store.query(
+                "SELECT g.id FROM generations g JOIN runs r ON r.id = g.run_id "
+                f"WHERE r.name = 'demo-literal' {where} ORDER BY g.id",
+                params,
+            )
+        ]
+
+
+async def test_filters_sort_and_search_from_the_keyboard(demo_db: Path) -> None:
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_literal_run(pilot)
+        assert _row_keys(screen) == _db_ids(demo_db, "")
+        # f: the flag filter; the second option is "flagged by any judge"
+        await pilot.press("f", "down", "enter")
+        await settle(pilot)
+        flagged = _db_ids(
+            demo_db,
+            "AND EXISTS (SELECT 1 FROM judgments j WHERE j.generation_id = g.id AND j.flagged = 1)",
+        )
+        assert 0 < len(flagged) < 21
+        assert _row_keys(screen) == flagged
+        assert "generations match" in str(screen.query_one("#status").render())
+        # s: sort by rougeL (options: generation order, rouge1, rougeL, refusal), highest first
+        await pilot.press("s", "down", "down", "enter")
+        await settle(pilot)
+        assert screen.pager.filter.sort is not None and screen.pager.filter.sort.metric == "rougeL"
+        with Store(demo_db) as store:
+            values = {
+                int(r[0]): r[1]
+                for r in store.query(
+                    "SELECT generation_id, value FROM judgments WHERE metric = 'rougeL'"
+                )
+            }
+        shown = [values[i] for i in _row_keys(screen)]
+        assert shown == sorted(shown, reverse=True) and sorted(_row_keys(screen)) == flagged
+        await pilot.press("r")  # reverse
+        await settle(pilot)
+        shown = [values[i] for i in _row_keys(screen)]
+        assert shown == sorted(shown)
+        # /: search (substring of the output), Enter goes back to the table
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("slash", *"New Zealand", "enter")
+        await settle(pilot)
+        assert _row_keys(screen) == _db_ids(demo_db, "AND g.output LIKE '%New Zealand%'")
+        assert screen.focused is screen.query_one("#generations")
+
+
+async def test_unlabeled_and_disagreement_toggles(demo_db: Path) -> None:
+    first = generation_id(demo_db, "demo-literal", "alice-lit-01")  # flagged by rougeL
+    with Store(demo_db) as store:
+        append_label(
+            store, generation_id=first, annotator="ann", target="literal", item_index=0, label="no"
+        )
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_literal_run(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        assert _row_keys(screen) == [first]
+        await pilot.press("d", "u")
+        await settle(pilot)
+        assert first not in _row_keys(screen) and len(_row_keys(screen)) == 20
+
+
+@pytest.fixture
+def big_db(tmp_path: Path) -> Path:
+    """One run of 250 generations, for paging."""
+    path = tmp_path / "big.db"
+    cases = [
+        LocatedCase(i, Case(f"c{i:03d}", "literal", Work("W"), {"input": "p", "reference": "r"}))
+        for i in range(250)
+    ]
+    with Store(path) as store:
+        import_cases(store, "big", "literal", cases, source="test")
+        rows = [LocatedGeneration(i, f"c{i:03d}", 1, f"output {i}") for i in range(250)]
+        import_generations(store, run="big-run", suite="big", model="m", rows=rows, source="t")
+        ids = [int(r[0]) for r in store.query("SELECT id FROM generations ORDER BY id")]
+        save_judgments(
+            store,
+            JudgeIdentity("literal", "1", {}, "h"),
+            [
+                (gid, [Score("rougeL", (gid % 97) / 97, flagged=False, threshold=0.8)])
+                for gid in ids
+            ],
+        )
+    return path
+
+
+async def test_pages_load_as_the_cursor_nears_the_end(big_db: Path) -> None:
+    app = CopyauditApp(big_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        table = screen.query_one("#generations")
+        assert table.row_count == PAGE_SIZE  # one page, not the table
+        assert "250 generations match" in str(screen.query_one("#status").render())
+        await pilot.press("end")
+        await settle(pilot)
+        assert table.row_count == 2 * PAGE_SIZE
+        await pilot.press("end")
+        await settle(pilot)
+        assert table.row_count == 250 and screen.pager.exhausted
+        assert _row_keys(screen) == sorted(_row_keys(screen))
+
+
+def test_list_snapshot(demo_db: Path, snap_compare) -> None:
+    async def open_run(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("f", "down", "enter")
+        await settle(pilot)
+
+    assert snap_compare(CopyauditApp(demo_db), terminal_size=SIZE, run_before=open_run)
