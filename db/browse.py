@@ -270,14 +270,15 @@ def _where(f: GenerationFilter) -> tuple[list[str], dict[str, Any], bool]:
     conditions = ["g.run_id = :run_id"]
     params: dict[str, Any] = {"run_id": f.run_id}
     needs_case = False
+    # Flag filters read the partial indexes of flagged judgments (migration m005).
     if f.flagged == ANY_FLAG:
         conditions.append(
-            "EXISTS (SELECT 1 FROM judgments jf WHERE jf.generation_id = g.id AND jf.flagged = 1)"
+            "g.id IN (SELECT jf.generation_id FROM judgments jf WHERE jf.flagged = 1)"
         )
     elif f.flagged is not None:
         conditions.append(
-            "EXISTS (SELECT 1 FROM judgments jf WHERE jf.generation_id = g.id "
-            "AND jf.judge = :flag_judge AND jf.metric = :flag_metric AND jf.flagged = 1)"
+            "g.id IN (SELECT jf.generation_id FROM judgments jf WHERE jf.judge = :flag_judge "
+            "AND jf.metric = :flag_metric AND jf.flagged = 1)"
         )
         params.update(flag_judge=f.flagged.judge, flag_metric=f.flagged.metric)
     if f.unlabeled:
@@ -317,35 +318,80 @@ def count_generations(store: Store, f: GenerationFilter) -> int:
 def _page_ids(
     store: Store, f: GenerationFilter, after: PageKey | None, limit: int
 ) -> list[tuple[int, float]]:
-    conditions, params, needs_case = _where(f)
-    joins = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
-    direction = "DESC" if f.descending else "ASC"
-    compare = "<" if f.descending else ">"
+    """The ids of the next page with their sort keys. Sorted by a score, the scored
+    generations come first (walking the sort index in value order, so a page costs a
+    page, not a sort of the run), then the unscored ones in id order."""
     if f.sort is None:
-        key = "g.id"
-    else:
-        joins += (
-            "LEFT JOIN judgments s ON s.generation_id = g.id AND s.judge = :sort_judge "
-            "AND s.metric = :sort_metric "
+        return _id_order_page(store, f, after, limit, [])
+    compare = "<" if f.descending else ">"
+    null_key = NULL_LOW if f.descending else NULL_HIGH
+    rows: list[tuple[int, float]] = []
+    if after is None or after.value != null_key:
+        conditions, params, needs_case = _where(f)
+        params.update(sort_judge=f.sort.judge, sort_metric=f.sort.metric, limit=limit)
+        conditions += ["s.judge = :sort_judge", "s.metric = :sort_metric", "s.value IS NOT NULL"]
+        if after is not None:
+            conditions.append(
+                f"(s.value {compare} :after_value OR "
+                f"(s.value = :after_value AND s.generation_id {compare} :after_id))"
+            )
+            params.update(after_value=after.value, after_id=after.generation_id)
+        join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
+        direction = "DESC" if f.descending else "ASC"
+        # CROSS JOIN keeps judgments as the outer loop: SQLite walks idx_judgments_sort.
+        rows = [
+            (int(r[0]), float(r[1]))
+            for r in store.conn.execute(
+                "SELECT g.id, s.value FROM judgments s CROSS JOIN generations g "
+                f"ON g.id = s.generation_id {join}WHERE {' AND '.join(conditions)} "
+                f"ORDER BY s.value {direction}, s.generation_id {direction} LIMIT :limit",
+                params,
+            )
+        ]
+    if len(rows) < limit:
+        unscored = (
+            "NOT EXISTS (SELECT 1 FROM judgments s WHERE s.generation_id = g.id "
+            "AND s.judge = :sort_judge AND s.metric = :sort_metric AND s.value IS NOT NULL)"
         )
-        params.update(
-            sort_judge=f.sort.judge,
-            sort_metric=f.sort.metric,
-            null_key=NULL_LOW if f.descending else NULL_HIGH,
+        resume = after if after is not None and after.value == null_key else None
+        tail = _id_order_page(
+            store,
+            f,
+            resume,
+            limit - len(rows),
+            [unscored],
+            {"sort_judge": f.sort.judge, "sort_metric": f.sort.metric},
         )
-        key = "COALESCE(s.value, :null_key)"
+        rows += [(gid, null_key) for gid, _ in tail]
+    return rows
+
+
+def _id_order_page(
+    store: Store,
+    f: GenerationFilter,
+    after: PageKey | None,
+    limit: int,
+    extra: list[str],
+    extra_params: dict[str, Any] | None = None,
+) -> list[tuple[int, float]]:
+    conditions, params, needs_case = _where(f)
+    conditions += extra
+    params.update(extra_params or {})
+    compare = "<" if f.descending else ">"
     if after is not None:
-        conditions.append(
-            f"({key} {compare} :after_value OR ({key} = :after_value AND g.id {compare} :after_id))"
-        )
-        params.update(after_value=after.value, after_id=after.generation_id)
+        conditions.append(f"g.id {compare} :after_id")
+        params["after_id"] = after.generation_id
     params["limit"] = limit
-    rows = store.conn.execute(
-        f"SELECT g.id, {key} AS k FROM generations g {joins}WHERE {' AND '.join(conditions)} "
-        f"ORDER BY k {direction}, g.id {direction} LIMIT :limit",
-        params,
-    ).fetchall()
-    return [(int(r[0]), float(r[1])) for r in rows]
+    join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
+    direction = "DESC" if f.descending else "ASC"
+    return [
+        (int(r[0]), float(r[0]))
+        for r in store.conn.execute(
+            f"SELECT g.id FROM generations g {join}WHERE {' AND '.join(conditions)} "
+            f"ORDER BY g.id {direction} LIMIT :limit",
+            params,
+        )
+    ]
 
 
 def _marks(values: Sequence[Any]) -> str:

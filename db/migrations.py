@@ -199,11 +199,30 @@ def m003_browse_indexes(db: sqlite_utils.Database) -> None:
     db["labels"].create_index(["supersedes"])
 
 
+def m005_sort_and_flag_indexes(db: sqlite_utils.Database) -> None:
+    """Sorting a list by a score walks this index in value order (and stops after a
+    page); the partial index holds only flagged judgments, so the flag filters and
+    their counts touch the flagged rows, not every generation of the run."""
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS idx_judgments_sort "
+        "ON judgments (judge, metric, value, generation_id)"
+    )
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS idx_judgments_flagged "
+        "ON judgments (judge, metric, generation_id) WHERE flagged = 1"
+    )
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS idx_judgments_any_flagged "
+        "ON judgments (generation_id) WHERE flagged = 1"
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
     m003_browse_indexes,
     migrate_queues,
+    m005_sort_and_flag_indexes,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -127,6 +127,32 @@ def test_sort_by_score_descending_puts_unscored_last(store: Store) -> None:
     assert ascending[:2] == ["c0/1", "c0/2"] and ascending[-1] == "c5/2"
 
 
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("flagged", [None, ROUGE])
+def test_sorted_pages_of_any_size_match_the_full_order(
+    store: Store, descending: bool, flagged: MetricKey | None
+) -> None:
+    """Scored rows come from the sort index, unscored ones after them in id order; the
+    keyset must carry across that seam whatever the page size."""
+    f = GenerationFilter(run_id=1, sort=ROUGE, descending=descending, flagged=flagged)
+    values = {
+        int(r["generation_id"]): r["value"]
+        for r in store.query("SELECT generation_id, value FROM judgments WHERE metric = 'rougeL'")
+    }
+    wanted = [
+        gid
+        for gid in sorted(store.ids.values())  # type: ignore[attr-defined]
+        if flagged is None or (values.get(gid) or 0) >= 0.3
+    ]
+    scored = sorted((g for g in wanted if g in values), key=lambda g: (values[g], g))
+    unscored = sorted(g for g in wanted if g not in values)
+    if descending:
+        scored.reverse()
+        unscored.reverse()
+    for page in range(1, 14):
+        assert _all(store, f, page=page) == scored + unscored, page
+
+
 def test_flag_filters(store: Store) -> None:
     flagged = _keys(store, _all(store, GenerationFilter(run_id=1, flagged=ROUGE)))
     assert flagged == ["c3/1", "c3/2", "c4/1", "c4/2", "c5/1"]
