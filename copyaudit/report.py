@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from copyaudit.notice_spec import NOTICE_METRICS
+
 # report key -> (metric, how it is summarised)
 HEADLINES: dict[str, tuple[str, str]] = {
     "literal_rate": ("rougeL", "flagged"),
@@ -17,7 +19,7 @@ HEADLINES: dict[str, tuple[str, str]] = {
     "fluency": ("fluency", "mean"),
     "refusal_rate": ("refusal", "flagged"),
 }
-UNIT_METRICS = {"rougeL", "rouge1", "qa_f1", "qa_em", "refusal"}  # values in [0, 1]
+UNIT_METRICS = {"rougeL", "rouge1", "qa_f1", "qa_em", "refusal"} | NOTICE_METRICS  # in [0, 1]
 
 
 def histogram(metric: str, values: Sequence[float]) -> dict[str, list[float] | list[int]]:
@@ -70,7 +72,9 @@ def summarize_scores(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def build_report(store: Any, run: str) -> dict[str, Any]:
+def build_report(
+    store: Any, run: str, notice_thresholds: dict[str, tuple[float, float]] | None = None
+) -> dict[str, Any]:
     from db.queries import iter_scores, run_overview
     from db.runs import run_row
 
@@ -91,6 +95,10 @@ def build_report(store: Any, run: str) -> dict[str, Any]:
         from copyaudit.decop_run import decop_report
 
         report["decop"] = decop_report(store, run)
+    if report["kind"] == "notice":
+        from copyaudit.notice_report import notice_report
+
+        report["notice"] = notice_report(store, run, notice_thresholds)
     return report
 
 
@@ -149,6 +157,10 @@ def report_markdown(report: dict[str, Any]) -> str:
                 + ("—" if fig["qa_f1"] is None else f"{100 * fig['qa_f1']:.1f}")
                 + " |"
             )
+    if report.get("notice") is not None:
+        from copyaudit.notice_report import notice_markdown
+
+        lines += ["", *notice_markdown(report["notice"])]
     lines += ["", "## Score distributions", ""]
     for metric, hist in report["histograms"].items():
         lines += [f"### {metric} ({report['judged'][metric]} judged)", "", "```"]

@@ -47,6 +47,8 @@ class RunRequest:
     max_new_tokens: int | None = None  # None: the task kind's budget (DESIGN.md section 1)
     judge_model: str | None = None  # instruct model for the fluency / LM refusal judges
     event_model: str | None = None  # entailment model for the events judge (path or hub id)
+    notice_embedding_model: str | None = None  # notice judge, paraphrase (default: preset's)
+    notice_multilingual_model: str | None = None  # notice judge, translate (none: not computed)
 
     def run_name(self) -> str:
         if self.name:
@@ -194,6 +196,15 @@ def execute_run(
                 "judges": request.judges,
                 "judge_model": request.judge_model,
                 "event_model": request.event_model,
+                # only when set, so that runs made before these options still resume
+                **{
+                    key: value
+                    for key, value in (
+                        ("notice_embedding_model", request.notice_embedding_model),
+                        ("notice_multilingual_model", request.notice_multilingual_model),
+                    )
+                    if value is not None
+                },
                 "chat": chat,
                 "memfree_n": request.memfree_n,
                 "prompts": stable_hash(describe_templates()),
@@ -235,6 +246,8 @@ def execute_run(
                     embedder_factory=embedder_factory,
                     judge_model=request.judge_model,
                     event_model=request.event_model,
+                    notice_embedding_model=request.notice_embedding_model,
+                    notice_multilingual_model=request.notice_multilingual_model,
                 )
                 outcome.judged, outcome.skipped_judges = judged
             outcome.status = "cancelled" if cancel.is_set() else "done"
@@ -328,6 +341,8 @@ def judge_run(
     embedder_factory: Callable[[], Any] | None = None,
     judge_model: str | None = None,
     event_model: str | None = None,
+    notice_embedding_model: str | None = None,
+    notice_multilingual_model: str | None = None,
 ) -> tuple[int, list[tuple[str, str]]]:
     """Score the run's generations with the judges of a preset (or a list of names).
     Returns (scores stored, [(judge, why it was skipped)])."""
@@ -343,6 +358,8 @@ def judge_run(
         embedder_factory=embedder_factory or _default_embedder,
         generator_factory=_judge_generator_factory(judge_model),
         event_model=event_model,
+        notice_embedding_model=notice_embedding_model,
+        notice_multilingual_model=notice_multilingual_model,
     )
     stored = 0
     for judge in judge_list:

@@ -57,14 +57,18 @@ def test_offline_preset_per_kind() -> None:
         "literal": ["literal", "refusal"],
         "nonliteral": ["characters", "events", "refusal"],
         "qa": ["qa", "refusal"],
-        "notice": ["refusal"],
+        "notice": ["notice", "refusal"],
         "decop": [],
     }
     for kind, names in expected.items():
         judges, skipped = build_judges("offline", kind, embedder_factory=embedder)
         assert _names(judges) == names, kind
         fluency_skipped = kind in ("literal", "nonliteral")
-        assert [n for n, _ in skipped] == (["fluency"] if fluency_skipped else [])
+        # the notice judge runs without token vectors (BERTScore) or a multilingual model
+        notice_parts = ["notice (BERTScore)", "notice (translate similarity)"]
+        assert [n for n, _ in skipped] == (["fluency"] if fluency_skipped else []) + (
+            notice_parts if kind == "notice" else []
+        )
     judges, _ = build_judges("offline", "nonliteral", embedder_factory=embedder)
     events = next(j for j in judges if isinstance(j, EventJudge))
     assert isinstance(events.model, EmbeddingLexicalEntailment)
@@ -101,11 +105,12 @@ def test_paper_preset() -> None:
     qa, _ = build_judges("paper", "qa", embedder_factory=ConstantEmbedder)
     assert qa[0].marker_fallback == "whole"  # type: ignore[attr-defined]
     notice, skipped = build_judges("paper", "notice", embedder_factory=ConstantEmbedder)
-    assert notice == [] and "GPT-4" in dict(skipped)["refusal_lm"]
+    assert _names(notice) == ["notice"] and "GPT-4" in dict(skipped)["refusal_lm"]
     notice, skipped = build_judges(
         "paper", "notice", embedder_factory=ConstantEmbedder, generator_factory=EchoGenerator
     )
-    assert isinstance(notice[0], LMRefusalJudge) and skipped == []
+    assert _names(notice) == ["notice", "refusal_lm"] and isinstance(notice[1], LMRefusalJudge)
+    assert [n for n, _ in skipped if not n.startswith("notice (")] == []
     # the notice study's LM refusal judge is not part of the paper preset for CopyBench kinds
     judges, _ = build_judges(
         "paper", "qa", embedder_factory=ConstantEmbedder, generator_factory=EchoGenerator

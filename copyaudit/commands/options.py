@@ -61,6 +61,16 @@ def judge_options(command: Callable[..., Any]) -> Any:
                 "--judge-model",
                 help="Instruct model (default|hub id|path) for the fluency and LM refusal judges.",
             ),
+            click.option(
+                "--notice-embedding-model",
+                help="Embedding model (path or cached hub id) for the notice study's paraphrase "
+                "similarity (default: MiniLM offline, roberta-base for --judges paper).",
+            ),
+            click.option(
+                "--notice-multilingual-model",
+                help="Multilingual embedding model (path or cached hub id) for the notice "
+                "study's translate similarity; without one it is not computed.",
+            ),
         ),
         command,
     )

@@ -10,6 +10,13 @@
   phrase+embedding refusal judge; fluency only when a generator is given.
 - a comma list of judge names (see JUDGE_NAMES), each in its offline setting.
 
+The notice study's similarity judge ("notice") is in both presets. Paraphrase: the
+offline preset uses the shared embedder (all-MiniLM-L6-v2 by default), the paper
+preset BERTScore's roberta-base (layer 10) from the local cache; translate needs a
+multilingual model (`notice_multilingual_model`; the paper preset looks for
+paraphrase-xlm-r-multilingual-v1 in the cache). A model that is missing leaves its
+metric uncomputed, with the reason stored, rather than skipping the whole judge.
+
 Nothing here downloads anything unless `allow_download` is set: models load from
 local paths or the local Hugging Face cache (`local_files_only=True`). A judge
 that cannot be built is returned as (name, reason) in the skipped list.
@@ -27,6 +34,7 @@ from copyaudit.judges.entailment_lexical import EmbeddingLexicalEntailment
 from copyaudit.judges.events import EntailmentModel, EventJudge
 from copyaudit.judges.fluency import FluencyJudge
 from copyaudit.judges.literal import LiteralJudge
+from copyaudit.judges.notice import NoticeJudge
 from copyaudit.judges.qa import QAJudge
 from copyaudit.judges.refusal import GENERATION_KINDS, LMRefusalJudge, RefusalJudge
 from copyaudit.models.base import Embedder, Generator
@@ -34,6 +42,9 @@ from copyaudit.models.base import Embedder, Generator
 PRESETS = ("paper", "offline")
 PAPER_EVENT_MODEL = "google/flan-t5-xl"
 PAPER_FLUENCY_MODEL = "prometheus-eval/prometheus-7b-v2.0"
+PAPER_NOTICE_BERTSCORE_MODEL = "roberta-base"  # bert_score's model_type in the study's code
+PAPER_NOTICE_BERTSCORE_LAYER = 10  # bert_score's default layer for roberta-base
+PAPER_NOTICE_MULTILINGUAL_MODEL = "sentence-transformers/paraphrase-xlm-r-multilingual-v1"
 ALL_KINDS = "all"
 
 # Which task kinds each judge applies to (known before anything is loaded).
@@ -46,11 +57,12 @@ JUDGE_KINDS: dict[str, frozenset[str]] = {
     "refusal": GENERATION_KINDS,
     "refusal_lm": GENERATION_KINDS,
     "fluency": FluencyJudge.kinds,
+    "notice": NoticeJudge.kinds,
 }
 JUDGE_NAMES: tuple[str, ...] = tuple(JUDGE_KINDS)
 PRESET_JUDGES: dict[str, tuple[str, ...]] = {
-    "paper": ("literal", "characters", "events", "qa", "fluency", "refusal_lm"),
-    "offline": ("literal", "characters", "events", "qa", "refusal", "fluency"),
+    "paper": ("literal", "characters", "events", "qa", "notice", "fluency", "refusal_lm"),
+    "offline": ("literal", "characters", "events", "qa", "notice", "refusal", "fluency"),
 }
 # The notice study judged refusals only for its own task.
 PAPER_KIND_OVERRIDES: dict[str, frozenset[str]] = {"refusal_lm": frozenset({"notice"})}
@@ -74,6 +86,8 @@ class _Context:
     event_model: str | None
     allow_download: bool
     device: str
+    notice_embedding_model: str | None = None
+    notice_multilingual_model: str | None = None
     _embedder: Embedder | None = None
     _embedder_error: str | None = None
     _generator: Generator | None = None
@@ -144,6 +158,10 @@ def _build(name: str, ctx: _Context) -> Judge:
     if name == "fluency":
         purpose = f"a Prometheus-style grader such as {PAPER_FLUENCY_MODEL}"
         return FluencyJudge(ctx.generator(purpose))
+    if name == "notice":
+        from copyaudit.judges.notice_models import notice_judge
+
+        return notice_judge(ctx)
     raise UserError(f"unknown judge {name!r}; known: {', '.join(JUDGE_NAMES)}")
 
 
@@ -163,12 +181,16 @@ def build_judges(
     event_model: str | None = None,
     allow_download: bool = False,
     device: str = "auto",
+    notice_embedding_model: str | None = None,
+    notice_multilingual_model: str | None = None,
 ) -> tuple[list[Judge], list[tuple[str, str]]]:
     """The judges of `preset` ("paper", "offline" or "name,name,...") that apply to
     task `kind` ("all" for every kind), and (judge name, reason) for those skipped.
 
     Factories are called at most once, and only when a judge needs them.
-    `generator_factory` provides the judge LM for fluency and LM refusal."""
+    `generator_factory` provides the judge LM for fluency and LM refusal; the
+    notice_* models (path or cached hub id) are the notice judge's paraphrase and
+    translate embedders."""
     if preset in PRESETS:
         names, explicit = PRESET_JUDGES[preset], False
     else:
@@ -187,6 +209,8 @@ def build_judges(
         event_model=event_model,
         allow_download=allow_download,
         device=device,
+        notice_embedding_model=notice_embedding_model,
+        notice_multilingual_model=notice_multilingual_model,
     )
     judges: list[Judge] = []
     for name in names:
