@@ -20,7 +20,8 @@ from db.connection import Store
 LABEL_TARGETS = ("event", "character", "refusal", "literal")
 LABEL_VALUES = ("yes", "no", "unsure")
 LABEL_ACTIONS = ("label", "retract")
-REVIEW_STATUSES = ("open", "cleared", "escalated", "second_look")
+REVIEW_STATUSES = ("open", "cleared", "escalated", "needs_second_look")
+REVIEW_STATUS_ALIASES = {"second_look": "needs_second_look"}  # accepted on input
 
 # The columns covered by the hash, per table (besides prev_hash).
 HASHED_FIELDS: dict[str, tuple[str, ...]] = {
@@ -156,6 +157,8 @@ def retract_label(store: Store, *, label_uuid: str, annotator: str) -> str:
 def append_review(
     store: Store, *, generation_id: int, reviewer: str, status: str, note: str | None = None
 ) -> str:
+    """Record one review decision on a generation (committed before returning)."""
+    status = REVIEW_STATUS_ALIASES.get(status, status)
     if status not in REVIEW_STATUSES:
         raise UserError(f"unknown status '{status}' (one of {', '.join(REVIEW_STATUSES)})")
     if not reviewer.strip():

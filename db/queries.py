@@ -157,3 +157,17 @@ def run_overview(store: Store, run: str) -> dict[str, Any]:
         (run,),
     ).fetchone()
     return dict(row) if row is not None else {}
+
+
+def metric_thresholds(store: Store, run: str) -> dict[str, list[float]]:
+    """The thresholds each metric of a run was judged against (from the evidence)."""
+    out: dict[str, list[float]] = {}
+    for row in store.conn.execute(
+        "SELECT DISTINCT j.metric, json_extract(j.evidence, '$.threshold') AS threshold "
+        "FROM judgments j JOIN generations g ON g.id = j.generation_id "
+        "JOIN runs r ON r.id = g.run_id WHERE r.name = ? AND threshold IS NOT NULL "
+        "ORDER BY j.metric, threshold",
+        (run,),
+    ):
+        out.setdefault(row["metric"], []).append(float(row["threshold"]))
+    return out

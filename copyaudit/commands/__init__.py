@@ -6,7 +6,17 @@ import importlib
 
 import click
 
-MODULES = ("data", "app", "evaluate", "audit", "decop", "verify_labels")
+MODULES = (
+    "data",
+    "app",
+    "evaluate",
+    "audit",
+    "decop",
+    "verify_labels",
+    "review",
+    "dossier",
+    "merge",
+)
 
 
 def register_all(group: click.Group) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import threading
+from pathlib import Path
 from typing import Any
 
 import click
@@ -105,6 +107,8 @@ def run_cmd(
     judges: str,
     judge_model: str | None,
     event_model: str | None,
+    notice_embedding_model: str | None,
+    notice_multilingual_model: str | None,
     max_new_tokens: int | None,
     chat: bool | None,
 ) -> None:
@@ -132,6 +136,8 @@ def run_cmd(
         max_new_tokens=max_new_tokens,
         judge_model=judge_model,
         event_model=event_model,
+        notice_embedding_model=notice_embedding_model,
+        notice_multilingual_model=notice_multilingual_model,
     )
     progress = RichProgress()
     cancel = threading.Event()
@@ -163,6 +169,8 @@ def judge_cmd(
     rejudge: bool,
     event_model: str | None,
     judge_model: str | None,
+    notice_embedding_model: str | None,
+    notice_multilingual_model: str | None,
 ) -> None:
     """(Re)judge the generations of RUN, generated here or imported."""
     from copyaudit.runner import judge_run
@@ -177,6 +185,8 @@ def judge_cmd(
             on_progress=progress,
             judge_model=judge_model,
             event_model=event_model,
+            notice_embedding_model=notice_embedding_model,
+            notice_multilingual_model=notice_multilingual_model,
         )
     for judge, reason in skipped:
         click.echo(f"skipped judge {judge}: {reason}", err=True)
@@ -185,19 +195,48 @@ def judge_cmd(
 
 @click.command("report")
 @click.argument("run")
-@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md", show_default=True
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here.")
+@click.option(
+    "--notice-threshold",
+    "notice_thresholds",
+    multiple=True,
+    metavar="METRIC=LOW,HIGH",
+    help="Notice runs: similarity thresholds of the false compliance (< LOW, no refusal) "
+    "and false violation (>= HIGH, refusal) lists, e.g. notice_rouge=0.2,0.8 (repeatable).",
+)
 @click.pass_obj
-def report_cmd(obj: Any, run: str, fmt: str) -> None:
-    """Summary of RUN: CopyBench's columns and every score's distribution."""
+def report_cmd(
+    obj: Any, run: str, fmt: str, notice_thresholds: tuple[str, ...], output: Path | None
+) -> None:
+    """Summary of RUN: CopyBench's columns and every score's distribution (html: one
+    self-contained page with a histogram image per metric)."""
     from copyaudit.commands.output import print_json
+    from copyaudit.notice_report import parse_thresholds
     from copyaudit.report import build_report, report_markdown
 
+    thresholds = parse_thresholds(notice_thresholds)
     with obj.store() as store:
-        report = build_report(store, run)
-    if fmt == "json":
+        report = build_report(store, run, notice_thresholds=thresholds)
+        if fmt == "html":
+            from copyaudit.report_html import report_html
+            from db.queries import metric_thresholds
+
+            text = report_html(report, metric_thresholds(store, run))
+    if fmt == "json" and output is None:
         print_json(report)
+        return
+    if fmt == "json":
+        text = json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
+    elif fmt == "md":
+        text = report_markdown(report)
+    if output is None:
+        click.echo(text, nl=False)
     else:
-        click.echo(report_markdown(report), nl=False)
+        output.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
 
 
 def register(group: click.Group) -> None:

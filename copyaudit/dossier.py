@@ -1,0 +1,259 @@
+"""A case dossier: everything needed to show where one generation's figures came from.
+
+`build_dossier` gathers the prompt, output and reference with the judges' evidence
+highlighted, every judge figure with its threshold and provenance (run model and
+revision, prompt template, decoding, judge name + version + config hash, code
+version), the human labels and notes, the review status with the case's full event
+history, and the database's SHA-256 and audit-chain heads at export time.
+`write_dossier` renders it as self-contained HTML or Markdown (renderers in
+copyaudit.dossier_html and copyaudit.dossier_md; every stored text is escaped).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from copyaudit import __version__
+from copyaudit.errors import UserError
+from copyaudit.hashing import file_sha256, stable_hash
+from copyaudit.highlight import Segment, output_marks, reference_marks, segments
+
+if TYPE_CHECKING:
+    from db import Store
+
+FORMATS = ("html", "md")
+
+
+@dataclass(frozen=True)
+class ReferenceBlock:
+    title: str
+    segments: list[Segment]
+
+
+@dataclass
+class Dossier:
+    key: str
+    generation: dict[str, Any]  # db.case_file.generation_record
+    prompt: str
+    prompt_note: str | None  # set when the prompt shown is not the generation's own
+    output: list[Segment]
+    reference: list[ReferenceBlock]
+    items: list[dict[str, Any]]  # per labelled/judged item: verdicts and human labels
+    judgments: list[dict[str, Any]]  # db.case_file.judgments_with_provenance
+    template: dict[str, Any]
+    labels: list[dict[str, Any]]  # current labels
+    review: dict[str, Any]  # current status, reviewer, note
+    history: list[dict[str, Any]]  # every label/review event, oldest first
+    integrity: dict[str, Any] = field(default_factory=dict)
+
+
+def _text_block(title: str, text: Any, marks: list | None = None) -> ReferenceBlock:
+    if isinstance(text, list):
+        text = "\n".join(str(t) for t in text)
+    text = "" if text is None else str(text)
+    return ReferenceBlock(title, segments(text, marks or []))
+
+
+def _reference_blocks(kind: str, payload: dict[str, Any], judgments: list) -> list[ReferenceBlock]:
+    if kind == "literal":
+        marks = reference_marks(judgments)
+        return [_text_block("Reference continuation", payload.get("reference"), marks)]
+    if kind == "qa":
+        return [_text_block("Reference answer(s)", payload.get("reference"))]
+    if kind == "nonliteral":
+        events = payload.get("reference_events") or []
+        characters = payload.get("reference_characters") or []
+        return [
+            _text_block("Reference events", [f"[{i}] {e}" for i, e in enumerate(events)]),
+            _text_block(
+                "Reference characters (aliases)",
+                [f"[{i}] {' / '.join(map(str, a))}" for i, a in enumerate(characters)],
+            ),
+        ]
+    if kind == "notice":
+        return [
+            _text_block("Snippet", payload.get("snippet")),
+            _text_block(f"Notice ({payload.get('notice_level')})", payload.get("notice")),
+            _text_block(f"Query ({payload.get('task')})", payload.get("query")),
+        ]
+    return [_text_block("Case payload", stable_json(payload))]
+
+
+def stable_json(value: Any) -> str:
+    """Indented, key-sorted JSON for configs and payloads."""
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+
+
+def flag_text(flagged: bool | None) -> str:
+    return "—" if flagged is None else ("flagged" if flagged else "not flagged")
+
+
+def verdict_text(verdict: dict[str, Any]) -> str:
+    """One judge's verdict on an item, e.g. 'events/events: flagged (score 0.9, threshold 0.5)'."""
+    if verdict["excluded"]:
+        state = "left out (named in the prompt)"
+    else:
+        state = flag_text(verdict["verdict"])
+    details = []
+    if verdict["score"] is not None:
+        details.append(f"score {round(verdict['score'], 4)}")
+    if verdict["threshold"] is not None:
+        details.append(f"threshold {verdict['threshold']}")
+    suffix = f" ({', '.join(details)})" if details else ""
+    return f"{verdict['judge']}/{verdict['metric']}: {state}{suffix}"
+
+
+def _item_text(payload: dict[str, Any], target: str, index: int) -> str:
+    if target == "event":
+        events = payload.get("reference_events") or []
+        return str(events[index]) if 0 <= index < len(events) else "?"
+    if target == "character":
+        characters = payload.get("reference_characters") or []
+        return " / ".join(map(str, characters[index])) if 0 <= index < len(characters) else "?"
+    return "the whole output"
+
+
+def _items(store: Store, record: dict[str, Any]) -> list[dict[str, Any]]:
+    from db.labels import current_labels, judge_verdicts
+
+    gid = int(record["id"])
+    items: dict[tuple[str, int], dict[str, Any]] = {}
+
+    def item(target: str, index: int) -> dict[str, Any]:
+        text = _item_text(record["payload"], target, index)
+        return items.setdefault(
+            (target, index),
+            {"target": target, "index": index, "text": text, "verdicts": [], "labels": {}},
+        )
+
+    for v in judge_verdicts(store, generation_ids=[gid]):
+        item(v.target, v.item_index)["verdicts"].append(
+            {
+                "judge": v.judge,
+                "metric": v.metric,
+                "verdict": v.verdict,
+                "score": v.score,
+                "threshold": v.threshold,
+                "excluded": v.excluded,
+            }
+        )
+    for label in current_labels(store, generation_ids=[gid]):
+        item(label.target, label.item_index)["labels"][label.annotator] = {
+            "label": label.label,
+            "note": label.note,
+        }
+    order = {"literal": 0, "refusal": 1, "event": 2, "character": 3}
+    return [items[k] for k in sorted(items, key=lambda k: (order.get(k[0], 9), k))]
+
+
+def _prompt(record: dict[str, Any]) -> tuple[str, str | None]:
+    """The generation's prompt, else (imported without one) the case's input."""
+    if record["prompt"]:
+        return record["prompt"], None
+    payload = record["payload"]
+    case_input = payload.get("input") or payload.get("query") or ""
+    return str(case_input), "the generation was imported without its prompt: this is the case input"
+
+
+def _template(record: dict[str, Any]) -> dict[str, Any]:
+    from copyaudit.prompts import describe_templates
+
+    if record["source"] == "imported":
+        return {
+            "id": record["template"],
+            "note": "imported generation: the prompt was not built by copyaudit",
+        }
+    now = describe_templates()
+    described = now["kinds"].get(record["kind"], {}).get(str(record["template"]))
+    stored = (record["config"] or {}).get("prompts")
+    current = stable_hash(now)
+    return {
+        "id": record["template"],
+        "description": described,
+        "run_prompts_hash": stored,
+        "current_prompts_hash": current,
+        "unchanged_since_run": stored == current if stored else None,
+    }
+
+
+def _integrity(store: Store, db_path: Path) -> dict[str, Any]:
+    from copyaudit.runner import code_version
+    from db.case_file import checkpoint
+    from db.events import chain_heads, verify_chains
+
+    complete = checkpoint(store)
+    return {
+        "database": str(db_path),
+        "sha256": file_sha256(db_path),
+        "checkpoint_complete": complete,
+        "chain_heads": chain_heads(store),
+        "chain_problems": [str(p) for p in verify_chains(store)],
+        "exported_with": code_version(),
+    }
+
+
+def build_dossier(store: Store, generation_id: int, db_path: Path | None = None) -> Dossier:
+    """Gather every section of one generation's dossier (reads only)."""
+    from db.clock import now
+
+    dossier = case_file(store, generation_id)
+    dossier.integrity = {"exported_at": now(), "copyaudit": __version__}
+    dossier.integrity.update(_integrity(store, Path(db_path or store.path)))
+    return dossier
+
+
+def case_file(store: Store, generation_id: int) -> Dossier:
+    """Every section of the dossier but the integrity figures (the database hash and
+    chain heads, which read the whole file): what the reviewer's case view shows."""
+    from db.case_file import generation_record, judgments_with_provenance
+    from db.labels import current_labels
+    from db.review import case_history, current_review
+
+    record = generation_record(store, generation_id)
+    judgments = judgments_with_provenance(store, generation_id)
+    labels = [
+        {k: v for k, v in asdict(label).items() if k != "run"}
+        for label in current_labels(store, generation_ids=[generation_id])
+    ]
+    prompt, prompt_note = _prompt(record)
+    return Dossier(
+        key=record["key"],
+        generation=record,
+        prompt=prompt,
+        prompt_note=prompt_note,
+        output=segments(record["output"] or "", output_marks(judgments)),
+        reference=_reference_blocks(record["kind"], record["payload"], judgments),
+        items=_items(store, record),
+        judgments=judgments,
+        template=_template(record),
+        labels=labels,
+        review=current_review(store, generation_id),
+        history=[asdict(e) for e in case_history(store, generation_id)],
+    )
+
+
+def render_dossier(dossier: Dossier, fmt: str) -> str:
+    if fmt == "html":
+        from copyaudit.dossier_html import dossier_html
+
+        return dossier_html(dossier)
+    if fmt == "md":
+        from copyaudit.dossier_md import dossier_markdown
+
+        return dossier_markdown(dossier)
+    raise UserError(f"unknown dossier format '{fmt}' (one of {', '.join(FORMATS)})")
+
+
+def write_dossier(
+    store: Store, db_path: Path | None, generation_id: int, fmt: str, path: Path
+) -> Path:
+    """Render generation `generation_id`'s dossier as `fmt` (html|md) into `path`."""
+    if fmt not in FORMATS:
+        raise UserError(f"unknown dossier format '{fmt}' (one of {', '.join(FORMATS)})")
+    text = render_dossier(build_dossier(store, generation_id, db_path), fmt)
+    path = Path(path)
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,203 @@
+"""Merging another database's label and review events into this one.
+
+Events are identified by uuid: one already here is skipped (after checking that
+its content is the same), so merging twice adds nothing. Each new event must
+name a generation (run/case_id/template) that exists here with the same output.
+
+Chains. A copied database file shares its origin (and so its chain ids) with the
+original, and both copies may have appended events after the copy. An event from
+the other database keeps its chain id, seq and hash when it extends, here, the
+chain of its predecessor exactly where the other database has it (the usual case:
+the same chain continued on one side only). Where that slot is taken (both sides
+appended after the copy: the chains diverged), the rest of that chain is
+re-originated: it goes into a new chain whose id is derived from the old chain id
+and the first diverging event's uuid (so repeated merges find it again), starting
+at seq 1, with its hashes recomputed over the same content. Nothing already here
+is ever rewritten, labels are never overwritten (a person's current label is still
+their latest one), and `verify` holds afterwards.
+
+Everything happens in one transaction: any error leaves this database unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import quote
+
+from copyaudit.errors import UserError
+from db.connection import Store
+from db.events import HASHED_FIELDS, event_hash, verify_chains
+from db.labels import generation_ids_by_key
+from db.queries import GENERATION_KEY_SQL
+
+EVENT_TABLES = ("labels", "reviews")
+# Content that must match when an event (by uuid) is already here; chain, seq and
+# hash may differ (a re-originated event).
+PLACEMENT_FIELDS = ("chain", "seq")
+MAX_NAMED = 5
+
+
+@dataclass
+class MergeResult:
+    added: dict[str, int] = field(default_factory=lambda: dict.fromkeys(EVENT_TABLES, 0))
+    present: dict[str, int] = field(default_factory=lambda: dict.fromkeys(EVENT_TABLES, 0))
+    rechained: list[tuple[str, str, str]] = field(default_factory=list)  # table, from, to
+
+
+@dataclass
+class _ReadOnly:
+    """What verify_chains needs of a Store: a connection with sqlite3.Row rows."""
+
+    conn: sqlite3.Connection
+
+
+@contextmanager
+def _open_read_only(path: Path) -> Iterator[sqlite3.Connection]:
+    if not path.is_file():
+        raise UserError(f"no database at {path}")
+    conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"cannot read {path}: not a SQLite database? ({exc})") from exc
+        missing = {"meta", "generations", *EVENT_TABLES} - tables
+        if missing:
+            raise UserError(
+                f"{path} is not a copyaudit database (no {', '.join(sorted(missing))} table)"
+            )
+        yield conn
+    finally:
+        conn.close()
+
+
+def derived_chain(chain: str, first_uuid: str) -> str:
+    """The id of the chain re-originated from `chain` at event `first_uuid`."""
+    return hashlib.sha256(f"{chain}/{first_uuid}".encode()).hexdigest()[:32]
+
+
+def _columns(table: str) -> tuple[str, ...]:
+    """The columns of an event row this version knows (a newer database may have more)."""
+    return (*HASHED_FIELDS[table], "generation_id", "prev_hash", "hash")
+
+
+def _content(table: str, event: dict[str, Any]) -> dict[str, Any]:
+    return {k: event[k] for k in HASHED_FIELDS[table] if k not in PLACEMENT_FIELDS}
+
+
+def _check_generations(store: Store, other: sqlite3.Connection, keys: set[str]) -> dict[str, int]:
+    """Map each key to this database's generation id; the same generation must exist."""
+    ids = generation_ids_by_key(store, keys)
+    missing = sorted(keys - ids.keys())
+    if missing:
+        named = ", ".join(missing[:MAX_NAMED])
+        more = f" and {len(missing) - MAX_NAMED} more" if len(missing) > MAX_NAMED else ""
+        raise UserError(
+            f"the other database has events on generation(s) missing here: {named}{more}; "
+            "import those runs first"
+        )
+    theirs = dict(
+        other.execute(
+            f"SELECT {GENERATION_KEY_SQL}, g.output FROM generations g "
+            "JOIN runs r ON r.id = g.run_id JOIN cases c ON c.id = g.case_pk "
+            f"WHERE {GENERATION_KEY_SQL} IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(keys)),),
+        ).fetchall()
+    )
+    ours = {
+        row["id"]: row["output"]
+        for row in store.conn.execute(
+            "SELECT id, output FROM generations WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(ids.values())),),
+        )
+    }
+    differing = sorted(k for k in keys if k in theirs and theirs[k] != ours[ids[k]])
+    if differing:
+        raise UserError(
+            "generation(s) with the same key but a different output in the two databases: "
+            f"{', '.join(differing[:MAX_NAMED])}; their labels cannot be merged"
+        )
+    return ids
+
+
+def _head_seq(store: Store, table: str, chain: str) -> int:
+    return int(store.scalar(f"SELECT COALESCE(MAX(seq), 0) FROM {table} WHERE chain = ?", (chain,)))
+
+
+def _merge_table(
+    store: Store, other: sqlite3.Connection, table: str, ids: dict[str, int], result: MergeResult
+) -> None:
+    chains = [r[0] for r in other.execute(f"SELECT DISTINCT chain FROM {table} ORDER BY chain")]
+    for chain in chains:
+        placed: tuple[str, int, str] | None = None  # where the predecessor lives here
+        for row in other.execute(f"SELECT * FROM {table} WHERE chain = ? ORDER BY seq", (chain,)):
+            event = {name: row[name] for name in _columns(table)}
+            mine = store.conn.execute(
+                f"SELECT * FROM {table} WHERE uuid = ?", (event["uuid"],)
+            ).fetchone()
+            if mine is not None:
+                if _content(table, dict(mine)) != _content(table, event):
+                    raise UserError(
+                        f"{table} event {event['uuid']} differs between the two databases; "
+                        "run `copyaudit verify` on both"
+                    )
+                placed = (mine["chain"], mine["seq"], mine["hash"])
+                result.present[table] += 1
+                continue
+            target_chain, seq, prev = chain, 1, ""
+            if placed is not None:
+                target_chain, seq, prev = placed[0], placed[1] + 1, placed[2]
+            if _head_seq(store, table, target_chain) != seq - 1:  # slot taken: diverged
+                new_chain = derived_chain(chain, event["uuid"])
+                if _head_seq(store, table, new_chain):
+                    raise UserError(f"{table} chain {new_chain} already exists; cannot re-origin")
+                result.rechained.append((table, chain, new_chain))
+                target_chain, seq, prev = new_chain, 1, ""
+            event.update(
+                chain=target_chain,
+                seq=seq,
+                prev_hash=prev,
+                generation_id=ids[event["generation_key"]],
+            )
+            event["hash"] = event_hash(table, event, prev)
+            columns = ", ".join(event)
+            marks = ", ".join("?" for _ in event)
+            store.conn.execute(
+                f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(event.values())
+            )
+            placed = (target_chain, seq, event["hash"])
+            result.added[table] += 1
+
+
+def merge_database(store: Store, other_path: str | Path) -> MergeResult:
+    """Bring every label and review event of the database at `other_path` into `store`."""
+    other_path = Path(other_path)
+    if other_path.resolve() == store.path.resolve():
+        raise UserError("cannot merge a database into itself")
+    with _open_read_only(other_path) as other:
+        problems = verify_chains(cast(Store, _ReadOnly(other)))
+        if problems:
+            raise UserError(f"{other_path} fails verification: {problems[0]}")
+        result = MergeResult()
+        with store.transaction():
+            known = {
+                r[0] for t in EVENT_TABLES for r in store.conn.execute(f"SELECT uuid FROM {t}")
+            }
+            keys = {
+                r[1]
+                for t in EVENT_TABLES
+                for r in other.execute(f"SELECT uuid, generation_key FROM {t}")
+                if r[0] not in known
+            }
+            ids = _check_generations(store, other, keys)
+            for table in EVENT_TABLES:
+                _merge_table(store, other, table, ids, result)
+    return result

@@ -1,0 +1,178 @@
+"""Case dossiers: every section, provenance, highlights, escaping, integrity figures."""
+
+from __future__ import annotations
+
+import re
+from html import escape
+from pathlib import Path
+
+import pytest
+
+from copyaudit.dossier import write_dossier
+from copyaudit.hashing import file_sha256, stable_hash
+from copyaudit.prompts import describe_templates
+from db import Store
+from db.events import append_label, chain_heads
+from db.review import resolve_generation, review_queue
+from db.runs import NewGeneration, RunSpec, add_generations, create_or_resume_run
+from tests.conftest import database_fingerprint, write_jsonl
+from tests.factories import literal_record
+
+KEY = "gen/lit-1/2"
+OUTPUT = (
+    '<script>alert("x")</script> and the continuation number 1 follows here. '
+    "*stars* _under_ [link](http://e.x) # hash | pipe"
+)
+NOTE = "<b>copied</b> *see* line 2"
+HTML_SECTIONS = (
+    "case",
+    "prompt",
+    "texts",
+    "items",
+    "judges",
+    "provenance",
+    "labels",
+    "review",
+    "integrity",
+)
+MD_SECTIONS = (
+    "Case",
+    "Prompt",
+    "Output and reference",
+    "Items: judge verdicts and human labels",
+    "Judges",
+    "Provenance",
+    "Human labels",
+    "Review",
+    "Integrity",
+)
+
+
+@pytest.fixture
+def case_db(tmp_path: Path, cli, db_path: Path) -> Path:
+    """A generated run (with full provenance) whose output copies the reference and
+    holds HTML and Markdown markup; judged by the real literal judge, labelled, reviewed."""
+    cases = write_jsonl(tmp_path / "lit.jsonl", [literal_record(1)])
+    assert cli("import", "literal", str(cases), "--suite", "lit").code == 0
+    with Store(db_path) as store:
+        spec = RunSpec(
+            name="gen",
+            suite="lit",
+            backend="hf",
+            model="tiny/model",
+            model_revision="rev-abc123",
+            templates=(2,),
+            decoding={"greedy": True, "repetition_penalty": 1.1},
+            config={"prompts": stable_hash(describe_templates())},
+            code_version="copyaudit 0.1.0 (deadbee)",
+        )
+        run_id = create_or_resume_run(store, spec)
+        case_pk = int(store.scalar("SELECT id FROM cases WHERE case_id = 'lit-1'"))
+        add_generations(
+            store, run_id, [NewGeneration(case_pk, 2, "Continue: <prefix> & more", OUTPUT, 30)]
+        )
+    assert cli("judge", "gen", "--judges", "literal").code == 0
+    assert cli("--annotator", "ann", "review", "set", KEY, "escalated", "--note", NOTE).code == 0
+    with Store(db_path) as store:
+        append_label(
+            store,
+            generation_id=resolve_generation(store, KEY),
+            annotator="ann",
+            target="literal",
+            item_index=0,
+            label="yes",
+            note=NOTE,
+        )
+    return db_path
+
+
+def _marked(html: str) -> list[str]:
+    return re.findall(r'<mark class="hl hl-literal" title="[^"]*">(.*?)</mark>', html)
+
+
+def test_html_dossier_has_every_section_and_escapes_everything(case_db: Path, cli) -> None:
+    result = cli("dossier", KEY, "--format", "html")
+    assert result.code == 0, result.err
+    html = result.out
+    for section in HTML_SECTIONS:
+        assert f'<section id="{section}">' in html
+    # Escaped: model output, prompt, notes, reviewer names; no script element at all.
+    assert "<script" not in html.lower()
+    assert escape('<script>alert("x")</script>') in html
+    assert "<b>" not in html and escape(NOTE) in html
+    assert escape("Continue: <prefix> & more") in html
+    # Highlights: the copied words in the output and in the reference, side by side.
+    marked = _marked(html)
+    assert len(marked) >= 2 and all("continuation number 1 follows here" in m for m in marked)
+    assert '<table class="side">' in html and "Reference continuation" in html
+    # Every judge figure with threshold and provenance.
+    assert "rougeL" in html and "<td>0.8</td>" in html
+    with Store(case_db) as store:
+        judge_hash, version = store.query("SELECT hash, version FROM judge_configs")[0]
+        uuids = [
+            r[0] for r in store.query("SELECT uuid FROM labels UNION SELECT uuid FROM reviews")
+        ]
+        heads = chain_heads(store)
+    assert judge_hash in html and f"<td>{version}</td>" in html
+    for text in ("tiny/model", "rev-abc123", "repetition_penalty", "copyaudit 0.1.0 (deadbee)"):
+        assert escape(text) in html
+    assert "&quot;unchanged_since_run&quot;: true" in html  # the template's hashes
+    # Labels, notes, review status, full history and the integrity figures.
+    assert "ann" in html and "<strong>escalated</strong>" in html
+    assert len(uuids) == 2 and all(u in html for u in uuids)
+    assert len(heads) == 2 and all(h in html for h in heads.values())
+    assert file_sha256(case_db) in html  # nothing was written since the export
+
+
+def test_markdown_dossier_escapes_markup_and_bolds_evidence(case_db: Path, cli) -> None:
+    result = cli("dossier", KEY)
+    assert result.code == 0, result.err
+    md = result.out
+    for section in MD_SECTIONS:
+        assert f"\n## {section}\n" in md
+    assert "<script>" not in md and "\\<script\\>" in md
+    assert "\\*stars\\* \\_under\\_ \\[link\\]\\(http://e.x\\) \\# hash \\| pipe" in md
+    assert "*stars*" not in md.replace("\\*", "")  # no unescaped emphasis from the output
+    assert "**and the continuation number 1 follows here**" in md
+    assert "\\<b\\>copied\\</b\\> \\*see\\* line 2" in md
+    assert "<b>" not in md
+    assert "rev-abc123" in md and "escalated" in md and file_sha256(case_db) in md
+
+
+def test_write_dossier_function_and_output_file(case_db: Path, tmp_path: Path, cli) -> None:
+    with Store(case_db) as store:
+        path = write_dossier(
+            store, case_db, resolve_generation(store, KEY), "html", tmp_path / "d.html"
+        )
+    assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    out = tmp_path / "d.md"
+    result = cli("dossier", KEY, "--format", "md", "-o", str(out))
+    assert result.code == 0 and result.out == ""
+    assert out.read_text(encoding="utf-8").startswith(f"# Case dossier: {KEY}")
+
+
+def test_unknown_generation_is_a_clear_error(case_db: Path, cli) -> None:
+    before = database_fingerprint(case_db)
+    result = cli("dossier", "gen/lit-9/2")
+    assert result.code == 2 and "no generation 'gen/lit-9/2'" in result.err
+    assert database_fingerprint(case_db) == before
+
+
+def test_demo_case_dossier(cli, tmp_path: Path) -> None:
+    """A nonliteral demo case: imported (so the case input stands in for the prompt),
+    character evidence highlighted, every section present in both formats."""
+    db = tmp_path / "demo.db"
+    assert cli("demo", "--no-tui", "--judges", "literal,characters,qa", db=db).code == 0
+    with Store(db) as store:
+        top = review_queue(store, run="demo-nonliteral", limit=1)[0]
+        html = write_dossier(store, db, top.generation_id, "html", tmp_path / "d.html")
+        md = write_dossier(store, db, top.generation_id, "md", tmp_path / "d.md")
+    html_text = html.read_text(encoding="utf-8")
+    md_text = md.read_text(encoding="utf-8")
+    for section in HTML_SECTIONS:
+        assert f'<section id="{section}">' in html_text
+    for section in MD_SECTIONS:
+        assert f"\n## {section}\n" in md_text
+    assert "hl-character" in html_text and "Reference characters (aliases)" in html_text
+    assert "imported without its prompt" in html_text
+    assert escape(top.generation_key) in html_text and "characters" in md_text

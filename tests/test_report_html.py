@@ -1,0 +1,91 @@
+"""`copyaudit report RUN --format html`: build_report's tables and one embedded
+histogram image per metric with its threshold line; self-contained and escaped."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+from copyaudit.report_html import histogram_png
+from db import Store
+from tests.conftest import write_jsonl
+from tests.label_fixtures import LITERAL_JUDGE, judge, literal_score, make_run
+
+KEYS = [f"r/lit-{i}/1" for i in range(1, 5)]
+IMAGE = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)" alt="([^"]*)"')
+
+
+@pytest.fixture
+def literal_run(tmp_path: Path, cli, db_path: Path) -> Path:
+    make_run(cli, tmp_path, "literal", [f"lit-{i}" for i in range(1, 5)])
+    with Store(db_path) as store:
+        scores = map(literal_score, [0.95, 0.85, 0.55, 0.35])
+        judge(store, LITERAL_JUDGE, dict(zip(KEYS, scores, strict=True)))
+    return db_path
+
+
+def _red_pixels(png: bytes) -> int:
+    """Pixels of the threshold line's colour (#c0392b)."""
+    rgb = imread(io.BytesIO(png))[..., :3]
+    target = np.array([0xC0, 0x39, 0x2B]) / 255
+    return int((np.abs(rgb - target).max(axis=-1) < 0.08).sum())
+
+
+def test_html_report_embeds_a_histogram_per_metric(literal_run: Path, tmp_path: Path, cli) -> None:
+    report = json.loads(cli("report", "r", "--format", "json").out)
+    out = tmp_path / "report.html"
+    result = cli("report", "r", "--format", "html", "-o", str(out))
+    assert result.code == 0, result.err
+    html = out.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>")
+    assert "<td>50.0%</td>" in html  # build_report's literal rate: 2 of 4 flagged
+    images = IMAGE.findall(html)
+    assert sorted(alt.split(":")[0] for _, alt in images) == sorted(report["histograms"])
+    for data, _ in images:
+        assert base64.b64decode(data).startswith(b"\x89PNG\r\n\x1a\n")
+    assert "rougeL: 4 judged; threshold 0.8" in html
+    # The bins shown are the report's: one generation in each of four bins.
+    hist = report["histograms"]["rougeL"]
+    assert hist["counts"] == [0, 0, 0, 1, 0, 1, 0, 0, 1, 1]
+    assert "[0.9, 1): 1" in html and "[0.3, 0.4): 1" in html
+    # Self-contained: no external resource, no script.
+    assert not re.search(r'(src|href)="(?!data:)', html) and "<script" not in html
+
+
+def test_threshold_line_is_drawn() -> None:
+    edges, counts = [i / 10 for i in range(11)], [0, 0, 0, 1, 0, 1, 0, 0, 1, 1]
+    assert _red_pixels(histogram_png("rougeL", edges, counts, [0.8])) > 50
+    assert _red_pixels(histogram_png("rougeL", edges, counts, [])) == 0
+
+
+def test_html_report_to_stdout_and_escaped(tmp_path: Path, cli, db_path: Path) -> None:
+    make_run(cli, tmp_path, "literal", ["lit-1"])
+    gens = write_jsonl(tmp_path / "g.jsonl", [{"case_id": "lit-1", "output": "x"}])
+    imported = cli(
+        "import-generations",
+        str(gens),
+        "--run",
+        "m",
+        "--suite",
+        "literal-suite",
+        "--model",
+        "<b>evil</b>",
+    )
+    assert imported.code == 0, imported.err
+    assert cli("judge", "m", "--judges", "literal").code == 0
+    result = cli("report", "m", "--format", "html")
+    assert result.code == 0 and result.out.startswith("<!DOCTYPE html>")
+    assert "<b>evil</b>" not in result.out and "&lt;b&gt;evil&lt;/b&gt;" in result.out
+    assert len(IMAGE.findall(result.out)) == 3  # rougeL, rouge1, lcs_tokens
+
+
+def test_unknown_run_is_a_clear_error(literal_run: Path, cli) -> None:
+    result = cli("report", "nope", "--format", "html")
+    assert result.code == 2 and "no run named 'nope'" in result.err
