@@ -1,6 +1,8 @@
 """Run launcher: choose suite, model, templates, mitigation and judges; start the run in
 the background and follow it (progress bar, count, rate, ETA). Esc cancels the run it
-started (the run stops after the batch in flight); ctrl+b goes back and lets it run."""
+started (the run stops after the batch in flight); ctrl+b goes back and lets it run.
+A DE-COP suite starts a DE-COP run (copyaudit.decop_run.execute_decop, as `copyaudit
+decop`): suite, model, endpoint, calibration and name apply; the rest is ignored."""
 
 from __future__ import annotations
 
@@ -54,6 +56,7 @@ class LauncherScreen(Screen[None]):
         super().__init__()
         self._initial_suite = suite
         self._run_name: str | None = None
+        self._kinds: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(Text("New run", style="bold"), classes="title-bar")
@@ -82,6 +85,8 @@ class LauncherScreen(Screen[None]):
                     yield Select(
                         JUDGE_PRESETS, id="judges", value="offline", allow_blank=False, compact=True
                     )
+            yield Label("DE-COP calibration (decop suites): auto, clean works (comma list), empty")
+            yield Input("", id="calibrate_on", placeholder="none", compact=True)
             yield Label("Run name (empty: suite-model-mitigation; the same name resumes)")
             yield Input("", id="name", placeholder="automatic", compact=True)
             with Horizontal(classes="row buttons"):
@@ -98,22 +103,19 @@ class LauncherScreen(Screen[None]):
         from db.queries import suites_summary
 
         app: Any = self.app
-        suites = [row for row in suites_summary(app.data.ui) if row["kind"] != "decop"]
+        # Generation suites first (in name order), then the DE-COP ones.
+        suites = sorted(suites_summary(app.data.ui), key=lambda row: row["kind"] == "decop")
+        self._kinds = {row["name"]: row["kind"] for row in suites}
         select = self.query_one("#suite", Select)
         select.set_options((plain(f"{row['name']} ({row['kind']})"), row["name"]) for row in suites)
-        if self._initial_suite in {row["name"] for row in suites}:
+        if self._initial_suite in self._kinds:
             select.value = self._initial_suite
-        elif self._initial_suite is not None:
-            self.notify(
-                "DE-COP suites are scored with `copyaudit decop SUITE`, not from here",
-                severity="warning",
-                markup=False,
-            )
         app.run_signal.subscribe(self, self._run_changed)
         (self.query_one("#model", Input) if select.value != Select.NULL else select).focus()
 
     def build_request(self) -> Any:
-        """A copyaudit.runner.RunRequest from the form; ValueError names a bad field."""
+        """A copyaudit.runner.RunRequest (a DecopRequest for a DE-COP suite) from the
+        form; ValueError names a bad field."""
         from copyaudit.runner import RunRequest
 
         suite = self.query_one("#suite", Select).value
@@ -121,6 +123,17 @@ class LauncherScreen(Screen[None]):
             raise ValueError("choose a suite")
         model = self.query_one("#model", Input).value.strip() or "default"
         base_url = self.query_one("#base_url", Input).value.strip() or None
+        if self._kinds.get(str(suite)) == "decop":
+            from copyaudit.decop_run import DecopRequest
+
+            return DecopRequest(
+                suite=str(suite),
+                name=self.query_one("#name", Input).value.strip() or None,
+                model=model,
+                backend="openai" if base_url else "hf",
+                base_url=base_url,
+                calibrate_on=self.query_one("#calibrate_on", Input).value.strip() or None,
+            )
         return RunRequest(
             suite=str(suite),
             name=self.query_one("#name", Input).value.strip() or None,

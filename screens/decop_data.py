@@ -1,0 +1,195 @@
+"""What the DE-COP screens show, computed off the UI thread: the run's report, one row
+per work (with its database id, to browse its passages), the ROC curve of the per-work
+accuracies, and per-passage figures (accuracy, chosen letters before and after the
+label calibration)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from copyaudit.decop import ANSWER_LETTERS, all_orders, predict
+from copyaudit.roc import roc_points
+
+OPTION_TAGS: tuple[str, ...] = ("V", "P1", "P2", "P3")  # verbatim, paraphrases 1-3
+
+
+@dataclass(frozen=True)
+class WorkRow:
+    name: str  # as in the report: the title, or "title (author)" when titles clash
+    work_id: int | None
+    label: int | None  # 1 suspect, 0 clean, None unknown
+    held_out: bool  # a clean work the calibration was fitted on (not evaluated)
+    accuracy: float | None
+    accuracy_calibrated: float | None
+    n_prompts: int
+    n_passages: int | None
+
+
+@dataclass(frozen=True)
+class Roc:
+    fpr: list[float]
+    tpr: list[float]
+
+
+@dataclass(frozen=True)
+class DecopView:
+    report: dict[str, Any]
+    markdown: str
+    works: list[WorkRow]
+    roc: Roc | None
+    roc_calibrated: Roc | None
+
+
+def _roc(per_work: Sequence[dict[str, Any]], key: str) -> Roc | None:
+    known = [w for w in per_work if w["label"] in (0, 1) and w.get(key) is not None]
+    try:
+        fpr, tpr, _ = roc_points([w[key] for w in known], [w["label"] for w in known])
+    except ValueError:  # one class only
+        return None
+    return Roc(fpr, tpr)
+
+
+def work_rows(report: dict[str, Any], ids: dict[str, int]) -> list[WorkRow]:
+    """Evaluated works (suspect first, then by accuracy), then the held-out ones."""
+    evaluated = sorted(
+        report["per_work"], key=lambda w: (-(w["label"] or 0), -w["accuracy"], w["work"])
+    )
+    rows = [
+        WorkRow(
+            w["work"],
+            ids.get(w["work"]),
+            w["label"],
+            False,
+            w["accuracy"],
+            w.get("accuracy_calibrated"),
+            w["n_prompts"],
+            w.get("n_passages"),
+        )
+        for w in evaluated
+    ]
+    rows += [
+        WorkRow(
+            w["work"],
+            ids.get(w["work"]),
+            w["label"],
+            True,
+            w["accuracy"],
+            None,
+            w["n_prompts"],
+            None,
+        )
+        for w in report["calibration"]["works"]
+    ]
+    return rows
+
+
+def load_decop_view(store: Any, run: str) -> DecopView:
+    """Everything the DE-COP screen shows for `run` (one full report computation)."""
+    from copyaudit.decop_run import SuiteWork, decop_markdown, decop_report, work_names
+    from db.decop import suite_works
+    from db.runs import run_row
+
+    report = decop_report(store, run)
+    works = suite_works(store, int(run_row(store, run)["suite_id"]))
+    names = work_names([SuiteWork(w["title"], w["author"], w["membership"]) for w in works])
+    ids = {names[(w["title"], w["author"])]: int(w["work_id"]) for w in works}
+    per_work = report["per_work"]
+    return DecopView(
+        report=report,
+        markdown=decop_markdown(report),
+        works=work_rows(report, ids),
+        roc=_roc(per_work, "accuracy"),
+        roc_calibrated=_roc(per_work, "accuracy_calibrated"),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Passages
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OrderRow:
+    """One of a passage's 24 prompts."""
+
+    index: int
+    tags: tuple[str, ...]  # which option (V, P1..P3) stands at A..D
+    answer: int  # index of the verbatim option (the true letter)
+    probs: list[float]  # p(A)..p(D), NaN where unread
+    calibrated: list[float] | None  # p + Δ, or None without calibration
+    chosen: int | None  # argmax of probs; None when unread
+    chosen_calibrated: int | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class PassageFigures:
+    accuracy: float | None
+    accuracy_calibrated: float | None
+    verbatim_probability: float | None  # mean p given to the true letter
+    unread: int
+
+
+def options_of(payload: dict[str, Any]) -> list[str]:
+    """[verbatim, paraphrase 1, 2, 3]: the verbatim option, then the others in imported
+    order (as copyaudit.decop.DecopPassage.from_payload)."""
+    options, answer = list(payload["options"]), int(payload["answer"])
+    return [options[answer], *(t for i, t in enumerate(options) if i != answer)]
+
+
+def order_rows(passage: dict[str, Any], delta: Sequence[float] | None) -> list[OrderRow]:
+    """The 24 orders of a scored passage, in the stored order (copyaudit.decop.all_orders)."""
+    orders = all_orders(OPTION_TAGS[0], OPTION_TAGS[1:])
+    errors = passage.get("errors") or {}
+    rows = []
+    for i, ((tags, answer), probs, stored_answer) in enumerate(
+        zip(orders, passage["probs"], passage["answers"], strict=True)
+    ):
+        if answer != stored_answer:
+            raise ValueError(f"order {i}: stored answer {stored_answer}, expected {answer}")
+        readable = all(math.isfinite(p) for p in probs)
+        row = np.asarray([probs], dtype=float)
+        calibrated = None if delta is None else (row[0] + np.asarray(delta)).tolist()
+        rows.append(
+            OrderRow(
+                index=i,
+                tags=tuple(tags),
+                answer=answer,
+                probs=list(probs),
+                calibrated=calibrated,
+                chosen=int(predict(row)[0]) if readable else None,
+                chosen_calibrated=(
+                    int(predict(row, np.asarray(delta))[0])
+                    if readable and delta is not None
+                    else None
+                ),
+                error=errors.get(str(i)) if not readable else None,
+            )
+        )
+    return rows
+
+
+def passage_figures(rows: Sequence[OrderRow]) -> PassageFigures:
+    readable = [r for r in rows if r.chosen is not None]
+    if not readable:
+        return PassageFigures(None, None, None, len(rows))
+    calibrated = [r for r in readable if r.chosen_calibrated is not None]
+    return PassageFigures(
+        accuracy=float(np.mean([r.chosen == r.answer for r in readable])),
+        accuracy_calibrated=(
+            float(np.mean([r.chosen_calibrated == r.answer for r in calibrated]))
+            if calibrated
+            else None
+        ),
+        verbatim_probability=float(np.mean([r.probs[r.answer] for r in readable])),
+        unread=len(rows) - len(readable),
+    )
+
+
+def letter(index: int | None) -> str:
+    return "—" if index is None else ANSWER_LETTERS[index]

@@ -1,0 +1,146 @@
+"""One work of a DE-COP run: its passages with their accuracy over the 24 orders
+(before and after calibration), the mean probability given to the true option, and a
+preview of the verbatim passage. Enter opens a passage's 24 prompts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from screens.decop_data import (
+    OrderRow,
+    PassageFigures,
+    WorkRow,
+    options_of,
+    order_rows,
+    passage_figures,
+)
+from screens.widgets.decop_charts import LABELS, label_style
+from screens.widgets.plain import number, one_line, plain
+from screens.widgets.tables import OpenTable
+
+PREVIEW_WIDTH = 200
+
+
+@dataclass(frozen=True)
+class PassageEntry:
+    passage: dict[str, Any]  # db.decop_browse.work_passages row
+    orders: list[OrderRow] | None  # None: not scored yet
+    figures: PassageFigures | None
+
+
+def passage_entries(
+    passages: list[dict[str, Any]], delta: list[float] | None
+) -> list[PassageEntry]:
+    entries = []
+    for passage in passages:
+        if passage["probs"] is None:
+            entries.append(PassageEntry(passage, None, None))
+            continue
+        orders = order_rows(passage, delta)
+        entries.append(PassageEntry(passage, orders, passage_figures(orders)))
+    return entries
+
+
+class PassagesLoaded(Message):
+    def __init__(self, entries: list[PassageEntry]) -> None:
+        super().__init__()
+        self.entries = entries
+
+
+def work_title(work: WorkRow) -> Text:
+    text = plain(work.name, "bold")
+    label = "clean, held out for calibration" if work.held_out else LABELS.get(work.label, "?")
+    text.append(f" ({label})", label_style(work.label))
+    return text
+
+
+class DecopPassagesScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", id="decop_passages.back"),
+    ]
+
+    def __init__(self, run: dict[str, Any], work: WorkRow, delta: list[float] | None) -> None:
+        super().__init__()
+        self.run, self.work, self.delta = run, work, delta
+        self.entries: list[PassageEntry] = []
+
+    def compose(self) -> ComposeResult:
+        title = Text.assemble(("DE-COP ", "bold"), plain(self.run["name"]), " · ")
+        title.append_text(work_title(self.work))
+        yield Static(title, classes="title-bar")
+        yield Static(Text("loading passages…", style="dim"), id="decop-passages-summary")
+        table = OpenTable(id="decop-passages")
+        for key, label in (
+            ("case", "Case"),
+            ("accuracy", "Acc."),
+            ("calibrated", "Calib."),
+            ("p_true", "p(true)"),
+            ("unread", "Unread"),
+            ("verbatim", "Verbatim passage"),
+        ):
+            table.add_column(label, key=key)
+        yield table
+        yield Footer()
+
+    def on_mount(self) -> None:
+        app: Any = self.app
+        run_id, work_id, delta = int(self.run["id"]), self.work.work_id, self.delta
+
+        def work() -> None:
+            from db.decop_browse import work_passages
+
+            with app.data.background() as store:
+                passages = work_passages(store, run_id, int(work_id or 0))
+            self.post_message(PassagesLoaded(passage_entries(passages, delta)))
+
+        self.query_one("#decop-passages").focus()
+        app.start_worker(
+            work, group=f"decop-passages-{id(self)}", description="loading DE-COP passages"
+        )
+
+    def on_passages_loaded(self, message: PassagesLoaded) -> None:
+        self.entries = message.entries
+        table = self.query_one("#decop-passages", DataTable)
+        table.clear()
+        for i, entry in enumerate(self.entries):
+            figures = entry.figures
+            verbatim = options_of(entry.passage["payload"])[0]
+            table.add_row(
+                plain(entry.passage["case_id"]),
+                number(None if figures is None else figures.accuracy, 3, whole=False),
+                number(None if figures is None else figures.accuracy_calibrated, 3, whole=False),
+                number(None if figures is None else figures.verbatim_probability, 3, whole=False),
+                number(None if figures is None else figures.unread),
+                one_line(verbatim, PREVIEW_WIDTH),
+                key=str(i),
+            )
+        scored = sum(1 for e in self.entries if e.orders is not None)
+        self.query_one("#decop-passages-summary", Static).update(
+            Text.assemble(
+                f"{len(self.entries)} passages, {scored} scored · ",
+                ("p(true)", "bold"),
+                ": mean probability of the verbatim option's letter · Enter: the 24 prompts",
+            )
+        )
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is None:
+            return
+        entry = self.entries[int(event.row_key.value)]
+        if entry.orders is None:
+            self.notify("this passage has not been scored yet", severity="warning")
+            return
+        from screens.decop_passage import DecopPassageScreen
+
+        self.app.push_screen(DecopPassageScreen(self.run, self.work, entry, self.delta))
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

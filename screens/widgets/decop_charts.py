@@ -1,0 +1,138 @@
+"""Text charts of the DE-COP screen: per-work accuracy bars with the chance line, the
+label-position bias before and after calibration, and the method table (the DE-COP
+paper's Table 2: the baselines and DE-COP, AUC with its interval and p-value).
+
+Every string from the database goes through `plain()`; the rest is built as Text."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from copyaudit.decop import ANSWER_LETTERS
+from screens.widgets.plain import DASH, plain
+
+CHANCE = 0.25
+SUSPECT_STYLE = "#e07a5f"
+CLEAN_STYLE = "#6a9fd8"
+UNKNOWN_STYLE = "#a0a0a0"
+CHANCE_STYLE = "bold #f2cc60"
+CHANCE_MARK = "┃"
+EIGHTHS = " ▏▎▍▌▋▊▉█"
+LABELS = {1: "suspect", 0: "clean", None: "unknown"}
+
+
+def label_style(label: int | None) -> str:
+    return {1: SUSPECT_STYLE, 0: CLEAN_STYLE}.get(label, UNKNOWN_STYLE)  # type: ignore[arg-type]
+
+
+def chance_cell(width: int, chance: float = CHANCE) -> int:
+    """The cell the chance line is drawn in: the cell that holds `chance` of the width."""
+    return min(width - 1, int(chance * width))
+
+
+def bar(
+    value: float | None,
+    width: int,
+    style: str,
+    chance: float | None = CHANCE,
+    scale: float = 1.0,
+) -> Text:
+    """A horizontal bar of `value` over `width` cells spanning 0..`scale` (eighth-cell
+    precision; a value beyond the scale ends in "▸"), the chance line drawn over it."""
+    cells = [" "] * width
+    if value is not None and math.isfinite(value):
+        eighths = round(max(0.0, min(1.0, value / scale)) * width * 8)
+        full, rest = divmod(eighths, 8)
+        cells[:full] = "█" * full
+        if rest and full < width:
+            cells[full] = EIGHTHS[rest]
+        if value > scale:
+            cells[-1] = "▸"
+    text = Text(no_wrap=True, end="")
+    mark = chance_cell(width, chance / scale) if chance is not None else -1
+    for i, cell in enumerate(cells):
+        text.append(CHANCE_MARK if i == mark else cell, CHANCE_STYLE if i == mark else style)
+    return text
+
+
+def fixed(value: float | None, digits: int = 3) -> str:
+    return DASH if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def p_text(value: float | None) -> str:
+    return DASH if value is None else f"{value:.3g}"
+
+
+def ci_text(interval: Sequence[float] | None) -> str:
+    return DASH if not interval else f"{interval[0]:.3f}–{interval[1]:.3f}"
+
+
+def methods_table(report: Mapping[str, Any]) -> Table:
+    """Method x (AUC, 95% CI, Welch p, works): the four baselines, then DE-COP before
+    and after calibration, as the paper's Table 2."""
+    from copyaudit.decop_run import BASELINE_LABELS
+
+    table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
+    table.add_column("Method")
+    for name in ("AUC", "95% CI", "p (Welch)"):
+        table.add_column(name, justify="right")
+    baselines = report.get("baselines") or {}
+    for key, name in BASELINE_LABELS.items():
+        figures = baselines.get(key)
+        if figures is None:
+            table.add_row(Text(name, style="dim"), DASH, DASH, DASH)
+        else:
+            table.add_row(
+                name, fixed(figures["auc"]), ci_text(figures["auc_ci"]), p_text(figures["p_value"])
+            )
+    table.add_row(
+        Text("DE-COP", style="bold"),
+        Text(fixed(report.get("auc")), style="bold"),
+        ci_text(report.get("auc_ci")),
+        p_text(report.get("p_value")),
+    )
+    calibrated = report.get("calibrated")
+    if calibrated:
+        table.add_row(
+            Text("DE-COP calibrated", style="bold"),
+            Text(fixed(calibrated["auc"]), style="bold"),
+            ci_text(calibrated["auc_ci"]),
+            p_text(calibrated["p_value"]),
+        )
+    return table
+
+
+def bias_text(
+    before: Sequence[float] | None,
+    after: Sequence[float] | None,
+    delta: Sequence[float] | None,
+    fitted_on: Sequence[str],
+    width: int = 10,
+) -> Text:
+    """Share of prompts answered A..D before and after calibration, as bars over 0..0.5
+    with the unbiased share (0.25, mid-bar) marked, then Δ and the works it was fitted
+    on."""
+    text = Text(end="")
+    text.append("Label-position bias", "bold")
+    text.append(" · ┃ = 0.25 (unbiased)\n", "dim")
+    text.append(f"  {'before':<{width + 7}}{'after calibration' if after else ''}\n", "bold")
+    for i, letter in enumerate(ANSWER_LETTERS):
+        text.append(f"{letter} ")
+        for shares in (before, after) if after else (before,):
+            share = None if shares is None else shares[i]
+            text.append_text(bar(share, width, "#9aa5b1", scale=2 * CHANCE))
+            text.append(f" {DASH:>4}  " if share is None else f" {100 * share:3.0f}%  ")
+        text.append("\n")
+    if delta is None:
+        text.append("no calibration (no held-out clean works)", "dim")
+        return text
+    text.append("Δ ", "bold")
+    text.append(" ".join(f"{lt}{d:+.3f}" for lt, d in zip(ANSWER_LETTERS, delta, strict=True)))
+    text.append("\nfitted on ", "dim")
+    text.append_text(plain(", ".join(fitted_on) or DASH))
+    return text
