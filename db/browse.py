@@ -498,6 +498,19 @@ def generation_detail(store: Store, generation_id: int) -> GenerationDetail | No
     ).fetchone()
     if row is None:
         return None
+    return detail_from_row(
+        row,
+        payload=json.loads(row["payload"]),
+        judgments=judgments_of(store, generation_id),
+        labels=current_labels(store, generation_id),
+    )
+
+
+def detail_from_row(
+    row: Any, *, payload: dict[str, Any], judgments: list[JudgmentView], labels: list[Any]
+) -> GenerationDetail:
+    """A generation's detail from a row with generation_detail's columns (a sqlite Row
+    or the case file's dict)."""
     return GenerationDetail(
         generation_id=int(row["id"]),
         run=row["run"],
@@ -513,7 +526,7 @@ def generation_detail(store: Store, generation_id: int) -> GenerationDetail | No
         error=row["error"],
         tokens=row["tokens"],
         source=row["source"],
-        payload=json.loads(row["payload"]),
-        judgments=judgments_of(store, generation_id),
-        labels=current_labels(store, generation_id),
+        payload=payload,
+        judgments=judgments,
+        labels=labels,
     )

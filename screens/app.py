@@ -34,10 +34,15 @@ class CopyauditApp(App[None]):
         Binding("q", "quit", "Quit", id="app.quit", show=False),
     ]
 
-    def __init__(self, db_path: Path, annotator: str | None = None) -> None:
+    def __init__(
+        self, db_path: Path, annotator: str | None = None, *, ask_annotator: bool = False
+    ) -> None:
+        """`ask_annotator`: ask for a name at start when `annotator` is None (the
+        command line does; labelling asks anyway before the first label)."""
         super().__init__()
         self.db_path = Path(db_path)
         self.annotator = annotator
+        self.ask_annotator = ask_annotator
         self.data = DataAccess(self.db_path)
         self.active_runs: dict[str, ActiveRun] = {}
         self.run_signal: Signal[ActiveRun] = Signal(self, "runs")
@@ -45,12 +50,66 @@ class CopyauditApp(App[None]):
     def on_mount(self) -> None:
         from screens.dashboard import DashboardScreen
 
+        self.screen_change_signal.subscribe(self, self._tag_screen)
         self.push_screen(DashboardScreen())
+        if self.annotator is None and self.ask_annotator:
+            self.ensure_annotator()
 
     def on_unmount(self) -> None:
         for run in self.active_runs.values():
             run.cancel.set()
         self.data.close()
+
+    # --- who is labelling --------------------------------------------------------------
+
+    def ensure_annotator(self, then: Callable[[str], Any] | None = None) -> None:
+        """Call `then(name)` with the annotator's name, asking for it first (a small
+        modal; the name is remembered) when there is none."""
+        if self.annotator is not None:
+            if then is not None:
+                then(self.annotator)
+            return
+        from screens.line_input import LineInputScreen
+
+        def chosen(name: str | None) -> None:
+            if not name:
+                self.notify("no annotator name: labelling stays off", severity="warning")
+                return
+            self.set_annotator(name)
+            if then is not None:
+                then(name)
+
+        prompt = LineInputScreen(
+            "Who is labelling?",
+            "Your name is stored with every label you make (and remembered next time).",
+            placeholder="annotator name",
+            required=True,
+        )
+        self.push_screen(prompt, chosen)
+
+    def set_annotator(self, name: str) -> None:
+        from copyaudit.errors import UserError
+        from copyaudit.identity import remember_annotator
+        from screens.widgets.annotator_tag import AnnotatorTag
+
+        self.annotator = name.strip()
+        try:
+            remember_annotator(self.annotator)
+        except UserError as error:
+            self.notify(f"name not remembered: {error}", severity="warning", markup=False)
+        for screen in self.screen_stack:
+            for tag in screen.query(AnnotatorTag):
+                tag.set_annotator(self.annotator)
+
+    def _tag_screen(self, screen: Any) -> None:
+        """Put the "annotator: NAME" tag on a screen shown for the first time."""
+        from textual.screen import ModalScreen
+
+        from screens.widgets.annotator_tag import AnnotatorTag
+
+        if isinstance(screen, ModalScreen) or screen.query(AnnotatorTag):
+            return
+        screen.mount(AnnotatorTag(self.annotator))
 
     # --- workers ---------------------------------------------------------------------
 
@@ -107,11 +166,11 @@ class CopyauditApp(App[None]):
                 self.post_message(RunProgressed(name, progress))
 
         def work() -> Any:
-            from copyaudit import runner  # lazily: the app starts without the engine
+            from copyaudit import decop_run, runner  # lazily: the app starts without the engine
 
-            return runner.execute_run(
-                self.db_path, request, on_progress=on_progress, cancel=run.cancel
-            )
+            decop = isinstance(request, decop_run.DecopRequest)
+            execute = decop_run.execute_decop if decop else runner.execute_run
+            return execute(self.db_path, request, on_progress=on_progress, cancel=run.cancel)
 
         self.run_worker(
             work,
@@ -151,6 +210,8 @@ class CopyauditApp(App[None]):
             f"run {run.name}: {run.state}; {getattr(outcome, 'generated', 0)} generated, "
             f"{getattr(outcome, 'failed', 0)} failed, {getattr(outcome, 'judged', 0)} scores"
         )
+        if hasattr(outcome, "scored"):  # a DE-COP run (copyaudit.decop_run.DecopOutcome)
+            summary = f"run {run.name}: {run.state}; {outcome.scored} passages scored"
         skipped = getattr(outcome, "skipped_judges", None) or []
         if skipped:
             summary += "; skipped judges: " + ", ".join(name for name, _ in skipped)
@@ -169,6 +230,12 @@ class CopyauditApp(App[None]):
         from screens.launcher import LauncherScreen
 
         self.push_screen(LauncherScreen(suite=suite))
+
+    def action_agreement(self) -> None:
+        from screens.agreement_view import AgreementScreen
+
+        if not isinstance(self.screen, AgreementScreen):
+            self.push_screen(AgreementScreen())
 
     def action_dashboard(self) -> None:
         from screens.dashboard import DashboardScreen
@@ -196,4 +263,4 @@ class CopyauditApp(App[None]):
 
 def run_app(db_path: Path, annotator: str | None) -> None:
     """Open the app on the database at `db_path` (created if missing)."""
-    CopyauditApp(db_path, annotator=annotator).run()
+    CopyauditApp(db_path, annotator=annotator, ask_annotator=True).run()

@@ -1,4 +1,5 @@
-"""The command palette (ctrl+p): open a run, start a new run, dashboard, help, quit.
+"""The command palette (ctrl+p): open a run, start a new run, dashboard, help, quit,
+agreement & judge quality, reviewer queue, label a work queue.
 
 Run names come from the database, so hits are built as plain Content with the fuzzy
 match highlighted by offset (Matcher.highlight would parse the name as markup).
@@ -13,15 +14,19 @@ from typing import Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
+from screens.queue_open import open_queue
+from screens.review_queue import open_review_queue
 from screens.widgets.plain import visible
 
 
 class CopyauditCommands(Provider):
     async def startup(self) -> None:
         from db.queries import runs_summary
+        from db.queues import list_queues
 
         app: Any = self.app
         self._runs = [row["name"] for row in runs_summary(app.data.ui)]
+        self._queues = [(row["name"], row["items"]) for row in list_queues(app.data.ui)]
 
     def _commands(self) -> list[tuple[str, Callable[[], Any], str]]:
         app: Any = self.app
@@ -30,9 +35,22 @@ class CopyauditCommands(Provider):
             ("Runs dashboard", app.action_dashboard, "Back to the list of suites and runs"),
             ("Help: keys", app.action_help, "Every key of every screen"),
             ("Quit", app.exit, "Leave copyaudit"),
+            (
+                "Agreement & judge quality",
+                app.action_agreement,
+                "Judges against human labels, annotator agreement, disagreements",
+            ),
+            (
+                "Reviewer queue",
+                partial(open_review_queue, app),
+                "Flagged cases by severity: status, note, case view, dossier",
+            ),
         ]
         for name in getattr(self, "_runs", []):
             commands.append((f"Open run {name}", partial(app.open_run, name), "Generations"))
+        for name, items in getattr(self, "_queues", []):
+            label = partial(open_queue, app, name)
+            commands.append((f"Label queue {name}", label, f"{items} generations, in order"))
         return commands
 
     def _display(self, text: str, query: str) -> Content:
@@ -44,7 +62,7 @@ class CopyauditCommands(Provider):
         return content
 
     async def discover(self) -> Hits:
-        for text, callback, help_text in self._commands()[:4]:
+        for text, callback, help_text in self._commands()[:6]:
             yield DiscoveryHit(Content(text), callback, text=text, help=help_text)
 
     async def search(self, query: str) -> Hits:

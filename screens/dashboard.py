@@ -80,6 +80,8 @@ class DashboardScreen(Screen[None]):
         Binding("n", "new_run", "New run", id="dashboard.new_run"),
         Binding("x", "cancel_run", "Cancel run", id="dashboard.cancel_run"),
         Binding("r", "reload", "Reload", id="dashboard.reload"),
+        Binding("a", "app.agreement", "Agreement", id="dashboard.agreement"),
+        Binding("v", "review", "Review", id="dashboard.review"),
     ]
 
     def __init__(self) -> None:
@@ -196,6 +198,11 @@ class DashboardScreen(Screen[None]):
         app: Any = self.app
         on_suites = isinstance(self.focused, DataTable) and self.focused.id == "suites"
         app.action_new_run(self._selected("suites") if on_suites else None)
+
+    def action_review(self) -> None:
+        from screens.review_queue import open_review_queue
+
+        open_review_queue(self.app)
 
     def action_cancel_run(self) -> None:
         app: Any = self.app

@@ -12,7 +12,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Input, Select, Static
 
 from db.browse import (
@@ -20,18 +19,16 @@ from db.browse import (
     GenerationFilter,
     ListRow,
     MetricKey,
-    count_generations,
-    generation_page,
     run_metrics,
     run_templates,
     run_works,
 )
-from screens.paging import PAGE_SIZE, GenerationPager
+from screens.paged_table import PagedTableScreen
+from screens.paging import GenerationPager
 from screens.widgets.plain import DASH, number, one_line, plain
 from screens.widgets.tables import OpenTable
 
 UNIT_METRICS = {"rougeL", "rouge1", "qa_f1", "qa_em", "refusal"}  # shown with decimals
-LOAD_AHEAD = 20  # fetch the next page when the cursor is this close to the end
 ALL = "all"
 
 
@@ -52,25 +49,14 @@ CASE_WIDTH = 16
 WORK_WIDTH = 22
 PREVIEW_WIDTH = 80
 
+
 class MetaLoaded(Message):
     def __init__(self, metrics: list[MetricKey], works: list, templates: list[int]) -> None:
         super().__init__()
         self.metrics, self.works, self.templates = metrics, works, templates
 
 
-class PageLoaded(Message):
-    def __init__(self, version: int, rows: list[ListRow]) -> None:
-        super().__init__()
-        self.version, self.rows = version, rows
-
-
-class CountLoaded(Message):
-    def __init__(self, version: int, total: int) -> None:
-        super().__init__()
-        self.version, self.total = version, total
-
-
-class GenerationListScreen(Screen[None]):
+class GenerationListScreen(PagedTableScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="list.back"),
         Binding("slash", "search", "Search", id="list.search"),
@@ -84,16 +70,14 @@ class GenerationListScreen(Screen[None]):
         Binding("c", "clear", "Clear", id="list.clear"),
     ]
 
+    TABLE_ID = "generations"
+
     def __init__(self, run: dict[str, Any]) -> None:
         super().__init__()
         self.run = run
         self.pager = GenerationPager(GenerationFilter(run_id=int(run["id"])))
         self.metrics: list[MetricKey] = []
-        self._loading_more = False
-        self._ready = False
         self._search_timer: Any = None
-        self._picking: str | None = None  # the filter opened from the keyboard
-        self.focus_generation: int | None = None  # set by the generation view on return
 
     # --- layout ------------------------------------------------------------------------
 
@@ -180,53 +164,7 @@ class GenerationListScreen(Screen[None]):
         self._ready = True
         self._reload(self.pager.filter)
 
-    # --- loading -----------------------------------------------------------------------
-
-    def _reload(self, new_filter: GenerationFilter) -> None:
-        app: Any = self.app
-        version = self.pager.reset(new_filter)
-        self._loading_more = False
-        self.query_one("#generations", DataTable).clear()
-        self._show_status()
-
-        def page() -> None:
-            with app.data.background() as store:
-                rows = generation_page(store, new_filter, None, PAGE_SIZE)
-            self.post_message(PageLoaded(version, rows))
-
-        def count() -> None:
-            with app.data.background() as store:
-                total = count_generations(store, new_filter)
-            self.post_message(CountLoaded(version, total))
-
-        app.start_worker(page, group=f"list-page-{id(self)}", description="loading generations")
-        app.start_worker(count, group=f"list-count-{id(self)}", description="counting generations")
-
-    def _load_more(self) -> None:
-        if self._loading_more or self.pager.exhausted or not self.pager.rows:
-            return
-        app: Any = self.app
-        self._loading_more = True
-        version, current, after = self.pager.version, self.pager.filter, self.pager.after
-
-        def page() -> None:
-            with app.data.background() as store:
-                rows = generation_page(store, current, after, PAGE_SIZE)
-            self.post_message(PageLoaded(version, rows))
-
-        app.start_worker(page, group=f"list-more-{id(self)}", description="loading generations")
-
-    def on_page_loaded(self, message: PageLoaded) -> None:
-        if message.version != self.pager.version:
-            return
-        self._loading_more = False
-        self._add_rows(self.pager.add_page(message.rows))
-        self._show_status()
-
-    def on_count_loaded(self, message: CountLoaded) -> None:
-        if message.version == self.pager.version:
-            self.pager.total = message.total
-            self._show_status()
+    # --- rows --------------------------------------------------------------------------
 
     def _add_rows(self, rows: list[ListRow]) -> None:
         table = self.query_one("#generations", DataTable)
@@ -283,19 +221,6 @@ class GenerationListScreen(Screen[None]):
             descending=descending,
         )
 
-    def _apply_filters(self) -> None:
-        if not self._ready:
-            return
-        new_filter = self._filter_from_widgets()
-        if new_filter != self.pager.filter:
-            self._reload(new_filter)
-
-    def on_select_changed(self, event: Select.Changed) -> None:
-        self._apply_filters()
-        if event.select.id == self._picking:  # picked after s/f/w/t: back to the rows
-            self._picking = None
-            self.call_after_refresh(self.query_one("#generations", DataTable).focus)
-
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
         self._apply_filters()
 
@@ -310,12 +235,6 @@ class GenerationListScreen(Screen[None]):
 
     def action_search(self) -> None:
         self.query_one("#search", Input).focus()
-
-    def action_pick(self, name: str) -> None:
-        select = self.query_one(f"#{name}", Select)
-        self._picking = name
-        select.focus()
-        select.expanded = True
 
     def action_reverse(self) -> None:
         if self._ready:
@@ -335,18 +254,7 @@ class GenerationListScreen(Screen[None]):
             self.query_one(f"#{name}", Checkbox).value = False
         self._apply_filters()
 
-    def action_back(self) -> None:
-        table = self.query_one("#generations", DataTable)
-        if self.focused is not table:
-            table.focus()
-        else:
-            self.app.pop_screen()
-
-    # --- moving and opening ------------------------------------------------------------
-
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.cursor_row >= event.data_table.row_count - LOAD_AHEAD:
-            self._load_more()
+    # --- opening -----------------------------------------------------------------------
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         from screens.generation_view import GenerationScreen
@@ -356,14 +264,4 @@ class GenerationListScreen(Screen[None]):
         self.app.push_screen(GenerationScreen(int(event.row_key.value), self.pager, self))
 
     def on_screen_resume(self) -> None:
-        """Back from the generation view: show rows it loaded, put the cursor on the
-        generation it showed last."""
-        table = self.query_one("#generations", DataTable)
-        if table.row_count < len(self.pager.rows):
-            self._add_rows(self.pager.rows[table.row_count :])
-            self._show_status()
-        if self.focus_generation is not None:
-            index = self.pager.index_of(self.focus_generation)
-            if index is not None:
-                table.move_cursor(row=index, animate=False)
-            self.focus_generation = None
+        self._catch_up()

@@ -1,7 +1,8 @@
 """One generation: scores and thresholds on top, the output with its evidence
 highlighted, the prompt and reference below it, and the checklist of events,
 characters and scores beside it. Highlighting a checklist item scrolls the output to
-its evidence; n/p move through the list's filter and sort."""
+its evidence; n/p move through the list's filter and sort; `a` switches to annotation
+mode (screens.annotation, a subclass that overrides the hooks marked below)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ class GenerationScreen(Screen[None]):
         Binding("o", "focus_pane('output-pane')", "Output", id="view.output"),
         Binding("e", "focus_pane('checklist')", "Evidence", id="view.evidence"),
         Binding("c", "focus_pane('context-pane')", "Prompt/ref", id="view.context"),
+        Binding("a", "annotate", "Label", id="view.annotate"),
     ]
 
     def __init__(self, generation_id: int, pager: GenerationPager, origin: Any = None) -> None:
@@ -65,14 +67,12 @@ class GenerationScreen(Screen[None]):
                 with VerticalScroll(id="context-pane") as context_pane:
                     context_pane.border_title = "Prompt & reference"
                     yield Static(id="context")
-            checklist = EvidenceChecklist(id="checklist")
-            checklist.border_title = "Evidence"
-            yield checklist
+            yield self.make_checklist()
         yield Footer()
 
     def on_mount(self) -> None:
         self.show(self.generation_id)
-        self.query_one("#checklist", EvidenceChecklist).focus()
+        self.query_one("#checklist").focus()
 
     # --- showing a generation ----------------------------------------------------------
 
@@ -85,13 +85,45 @@ class GenerationScreen(Screen[None]):
         self.generation_id, self.detail = generation_id, detail
         self.items = evidence_items(detail)
         self.selected, self.span_index = None, 0
-        self.query_one("#title", Static).update(self._title())
-        self.query_one("#scores", Static).update(scores_text(detail.judgments))
-        self.query_one("#context", Static).update(context_text(detail))
-        self._render_output()
+        self.refresh_panes()
         self.query_one("#output-pane", VerticalScroll).scroll_to(y=0, animate=False)
         self.query_one("#context-pane", VerticalScroll).scroll_to(y=0, animate=False)
-        self.query_one("#checklist", EvidenceChecklist).set_items(self.items, detail.labels)
+        self.fill_checklist()
+
+    def refresh_panes(self) -> None:
+        """Title, score line, prompt & reference and output of the current generation."""
+        self.query_one("#title", Static).update(self._title())
+        self.query_one("#scores", Static).update(self.scores_line())
+        self.query_one("#context", Static).update(context_text(self.shown_detail()))
+        self._render_output()
+
+    # --- hooks (annotation mode overrides these) ----------------------------------------
+
+    def make_checklist(self) -> EvidenceChecklist:
+        checklist = EvidenceChecklist(id="checklist")
+        checklist.border_title = "Evidence"
+        return checklist
+
+    def fill_checklist(self) -> None:
+        assert self.detail is not None
+        self.query_one("#checklist", EvidenceChecklist).set_items(self.items, self.detail.labels)
+
+    def scores_line(self) -> Text:
+        assert self.detail is not None
+        return scores_text(self.detail.judgments)
+
+    def shown_detail(self) -> GenerationDetail:
+        """The generation as the context pane shows it (blind mode drops the judges)."""
+        assert self.detail is not None
+        return self.detail
+
+    def highlighted_items(self) -> list[EvidenceItem]:
+        """The items whose evidence the output highlights."""
+        return self.items
+
+    def evidence_for(self, option_id: str | None) -> EvidenceItem | None:
+        """The evidence item behind a checklist option."""
+        return next((i for i in self.items if i.key == option_id), None)
 
     def _title(self) -> Text:
         detail = self.detail
@@ -109,7 +141,7 @@ class GenerationScreen(Screen[None]):
         detail = self.detail
         assert detail is not None
         key = None if self.selected is None else self.selected.key
-        self.rendered = render_output(detail.output, self.items, key)
+        self.rendered = render_output(detail.output, self.highlighted_items(), key)
         text = self.rendered.text
         if not detail.output:
             text = Text("(empty output)", style="italic dim")
@@ -120,7 +152,7 @@ class GenerationScreen(Screen[None]):
     # --- evidence ----------------------------------------------------------------------
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        item = next((i for i in self.items if i.key == event.option_id), None)
+        item = self.evidence_for(event.option_id)
         if item is None or item is self.selected:
             return
         self.selected, self.span_index = item, 0
@@ -162,6 +194,19 @@ class GenerationScreen(Screen[None]):
             self.notify("no more generations in this list", severity="warning", timeout=2)
             return
         self.show(target)
+
+    def action_annotate(self) -> None:
+        """Annotation mode on this generation (asks who is labelling first, if unknown)."""
+        from screens.annotation import AnnotationScreen
+
+        def start(_: str) -> None:
+            if self.app.screen is self:
+                self.app.switch_screen(
+                    AnnotationScreen(self.generation_id, self.pager, self.origin)
+                )
+
+        app: Any = self.app
+        app.ensure_annotator(start)
 
     def action_focus_pane(self, pane_id: str) -> None:
         self.query_one(f"#{pane_id}").focus()

@@ -18,12 +18,19 @@ from screens.widgets.plain import plain
 
 def help_sections() -> list[tuple[str, type[DOMNode]]]:
     """The screens and widgets whose keys the help lists, in the order shown."""
+    from screens.agreement_view import AgreementScreen
+    from screens.annotation import AnnotationScreen
     from screens.app import CopyauditApp
+    from screens.case_view import CaseScreen
     from screens.dashboard import DashboardScreen
-    from screens.decop_view import DecopScreen
+    from screens.decop_passage import DecopPassageScreen
+    from screens.decop_passages import DecopPassagesScreen
+    from screens.decop_view import DecopScreen, ReportScreen
     from screens.generation_list import GenerationListScreen
     from screens.generation_view import GenerationScreen
     from screens.launcher import LauncherScreen
+    from screens.line_input import LineInputScreen
+    from screens.review_queue import ReviewQueueScreen
     from screens.widgets.checklist import EvidenceChecklist
     from screens.widgets.tables import OpenTable
 
@@ -36,9 +43,26 @@ def help_sections() -> list[tuple[str, type[DOMNode]]]:
         ("Generation list", GenerationListScreen),
         ("Generation view", GenerationScreen),
         ("Evidence checklist (generation view)", EvidenceChecklist),
+        ("Annotation mode (generation view, a)", AnnotationScreen),
+        ("Agreement & judge quality (dashboard, a)", AgreementScreen),
+        ("Reviewer queue (dashboard, v)", ReviewQueueScreen),
+        ("Case view (reviewer queue, Enter)", CaseScreen),
+        ("One-line input (annotator name, label note)", LineInputScreen),
         ("DE-COP run", DecopScreen),
+        ("DE-COP text report", ReportScreen),
+        ("DE-COP passages of a work", DecopPassagesScreen),
+        ("DE-COP passage (24 prompts)", DecopPassageScreen),
         ("Help", HelpScreen),
     ]
+
+
+MODES_NOTE = (
+    "Labelling is a mode of the generation view. In the view, n/p move between "
+    "generations. Press a for annotation mode: y yes, n no, u unsure (each is saved at once "
+    "and the cursor moves to the next item), z undo, m note, b blind mode (judges hidden, "
+    "on by default), j/k or arrows between items, Tab between panes, N/P (and p) between "
+    "generations; a or Esc go back to the view. The yellow ANNOTATING line shows the mode."
+)
 
 
 def own_bindings(cls: type[DOMNode]) -> list[Binding]:
@@ -84,6 +108,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body") as body:
             body.border_title = "Keys (generated from the bindings)"
+            yield Static(Text(MODES_NOTE, style="italic"), id="help-modes")
             yield Static(help_table(self.app), id="help-table")
         yield Footer()
 

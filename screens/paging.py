@@ -1,25 +1,51 @@
-"""The generation list as loaded so far: the filter, the rows in order, and whether
-more pages exist. Shared by the list screen and the generation view, so n/p in the view
-walk the list's filter and sort, and the list follows the view when you return."""
+"""Lists as loaded so far: a filter, the rows in order, and whether more pages exist.
+
+`KeysetPager` is the one mechanism; a subclass says how to fetch a page after a row's
+key. A pager is shared by a list screen and the view it opens, so n/p in the view walk
+the list's filter and order, and the list follows the view when you return.
+"""
 
 from __future__ import annotations
 
-from db.browse import GenerationFilter, ListRow, PageKey, generation_page
+from typing import Any, Generic, TypeVar
+
+from db.browse import GenerationFilter, ListRow, count_generations, generation_page
 from db.connection import Store
 
 PAGE_SIZE = 100
 
+FilterT = TypeVar("FilterT")
+RowT = TypeVar("RowT")
 
-class GenerationPager:
-    def __init__(self, filter: GenerationFilter) -> None:
+
+class KeysetPager(Generic[FilterT, RowT]):
+    """Rows fetched page by page after the last row's key; rows carry `generation_id`."""
+
+    def __init__(self, filter: FilterT, page_size: int = PAGE_SIZE) -> None:
         self.filter = filter
-        self.rows: list[ListRow] = []
+        self.page_size = page_size
+        self.rows: list[RowT] = []
         self.exhausted = False
         self.total: int | None = None
         self.version = 0  # bumped on every reset: replies for an older filter are dropped
         self._index: dict[int, int] = {}
 
-    def reset(self, filter: GenerationFilter) -> int:
+    # --- what a subclass provides ------------------------------------------------------
+
+    def page(self, store: Store, after: Any = None) -> list[RowT]:
+        """The page after the row whose key is `after` (from the start: None)."""
+        raise NotImplementedError
+
+    def key_of(self, row: RowT) -> Any:
+        raise NotImplementedError
+
+    def count(self, store: Store) -> int:
+        """How many rows the filter matches in all."""
+        raise NotImplementedError
+
+    # --- the mechanism -----------------------------------------------------------------
+
+    def reset(self, filter: FilterT) -> int:
         self.filter = filter
         self.rows, self._index = [], {}
         self.exhausted, self.total = False, None
@@ -27,27 +53,27 @@ class GenerationPager:
         return self.version
 
     @property
-    def after(self) -> PageKey | None:
-        return self.rows[-1].key if self.rows else None
+    def after(self) -> Any:
+        return self.key_of(self.rows[-1]) if self.rows else None
 
-    def add_page(self, rows: list[ListRow], page_size: int = PAGE_SIZE) -> list[ListRow]:
+    def add_page(self, rows: list[RowT]) -> list[RowT]:
         """Append a fetched page (rows already present are skipped); returns what is new."""
-        new = [row for row in rows if row.generation_id not in self._index]
+        new = [row for row in rows if _id(row) not in self._index]
         for row in new:
-            self._index[row.generation_id] = len(self.rows)
+            self._index[_id(row)] = len(self.rows)
             self.rows.append(row)
-        if len(rows) < page_size:
+        if len(rows) < self.page_size:
             self.exhausted = True
         return new
 
     def index_of(self, generation_id: int) -> int | None:
         return self._index.get(generation_id)
 
-    def fetch_more(self, store: Store) -> list[ListRow]:
-        """Load the next page now (the generation view at the end of what is loaded)."""
+    def fetch_more(self, store: Store) -> list[RowT]:
+        """Load the next page now (a view that reached the end of what is loaded)."""
         if self.exhausted:
             return []
-        return self.add_page(generation_page(store, self.filter, self.after, PAGE_SIZE))
+        return self.add_page(self.page(store, self.after))
 
     def neighbour(self, generation_id: int, step: int, store: Store) -> int | None:
         """The generation `step` rows after (or before) this one in the list order."""
@@ -59,5 +85,22 @@ class GenerationPager:
             if not self.fetch_more(store):
                 break
         if 0 <= target < len(self.rows):
-            return self.rows[target].generation_id
+            return _id(self.rows[target])
         return None
+
+
+def _id(row: Any) -> int:
+    return int(row.generation_id)
+
+
+class GenerationPager(KeysetPager[GenerationFilter, ListRow]):
+    """The generation list (db.browse filters, sort and keyset paging)."""
+
+    def page(self, store: Store, after: Any = None) -> list[ListRow]:
+        return generation_page(store, self.filter, after, self.page_size)
+
+    def key_of(self, row: ListRow) -> Any:
+        return row.key
+
+    def count(self, store: Store) -> int:
+        return count_generations(store, self.filter)

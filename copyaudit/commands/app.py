@@ -26,7 +26,10 @@ def open_app(obj: Any) -> None:
             f"copyaudit database {obj.db_path}",
         )
         return
-    run_app(obj.db_path, annotator=getattr(obj, "annotator", None))
+    from copyaudit.identity import resolve_annotator
+
+    # --annotator wins and is remembered; else the remembered name; else the app asks
+    run_app(obj.db_path, annotator=resolve_annotator(getattr(obj, "annotator", None)))
 
 
 @click.command("demo")

@@ -1,8 +1,9 @@
 """The evidence checklist of the generation view: events and characters with the
 judge's verdict and score, the current human labels, and whole-output scores.
 
-It is an OptionList of EvidenceItem entries keyed by item key ("event:3"); the
-annotation issue adds its label keys (y/n/u) to this widget.
+It is an OptionList of EvidenceItem entries keyed by item key ("event:3"). Labelling
+happens in annotation mode (screens/annotation.py), whose LabelChecklist
+(screens/widgets/label_checklist.py) uses the same keys for events and characters.
 """
 
 from __future__ import annotations

@@ -1,0 +1,41 @@
+"""Labelling a work queue (db.queues): annotation mode over the queue's generations in
+their stored order, starting at the first one you have not labelled yet; the title
+shows the position ("13 of 40") and N/P walk the queue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from copyaudit.errors import UserError
+from db.labels import current_labels
+from db.queues import queue_items
+
+
+def open_queue(app: Any, name: str) -> None:
+    """Ask who is labelling if needed, then open annotation mode on queue `name`."""
+    app.ensure_annotator(lambda annotator: _open(app, name, annotator))
+
+
+def _open(app: Any, name: str, annotator: str) -> None:
+    from screens.annotation import AnnotationScreen
+    from screens.id_pager import IdPager
+
+    try:
+        ids = queue_items(app.data.ui, name)
+    except UserError as error:
+        app.notify(str(error), severity="error", markup=False)
+        return
+    if not ids:
+        app.notify(f"queue {name} is empty", severity="warning", markup=False)
+        return
+    mine = {
+        c.generation_id
+        for c in current_labels(app.data.ui, generation_ids=ids, annotator=annotator)
+    }
+    start = next((i for i, gid in enumerate(ids) if gid not in mine), 0)
+    app.notify(
+        f"queue {name}: {len(mine)} of {len(ids)} generations labelled by you; "
+        f"starting at {start + 1}",
+        markup=False,
+    )
+    app.push_screen(AnnotationScreen(ids[start], IdPager(ids)))

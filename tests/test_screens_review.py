@@ -1,0 +1,274 @@
+"""Reviewer queue and case view: a reviewer walks three cases (status keys, notes, n/p,
+dossier export), decisions are written at once as chained review events, the case view
+highlights as the generation view does, the queue's filters and keyset paging, the
+refusal without a reviewer name, and a snapshot of the queue."""
+
+from __future__ import annotations
+
+import sqlite3
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.content import Content
+
+from db import Store
+from db.browse import generation_detail
+from db.events import append_review, verify_chains
+from db.review import review_queue, review_queue_count
+from screens.app import CopyauditApp
+from screens.case_view import CaseScreen, dossier_path
+from screens.line_input import LineInputScreen
+from screens.review_queue import QueueFilter, ReviewPager, ReviewQueueScreen
+from screens.widgets.evidence import evidence_items, render_output
+from tests.test_screens_data import MODEL, build_demo_like_db, settle
+
+pytestmark = pytest.mark.anyio
+SIZE = (120, 40)
+REVIEWER = "reviewer1"
+NOTE_1 = "ball scene [b]retold[/b] <i>closely</i>"
+NOTE_3 = "second reader please"
+HTML_SECTIONS = ("case", "prompt", "texts", "items", "judges", "provenance", "labels", "review")
+
+
+@pytest.fixture
+def demo_db(tmp_path: Path) -> Path:
+    path = tmp_path / "demo.db"
+    build_demo_like_db(path, kinds=("literal", "nonliteral"))
+    return path
+
+
+def _reviews(path: Path) -> list[tuple[str, str, str | None, str]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(
+            "SELECT generation_key, status, note, reviewer FROM reviews ORDER BY chain, seq"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def _queue_keys(path: Path, **filters: Any) -> list[str]:
+    with Store(path) as store:
+        return [r.generation_key for r in review_queue(store, limit=500, **filters)]
+
+
+def _notices(app: Any) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+async def _open_queue(pilot: Any) -> ReviewQueueScreen:
+    await settle(pilot)
+    await pilot.press("v")  # from the dashboard
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, ReviewQueueScreen)
+    return screen
+
+
+async def test_reviewer_walks_three_cases_and_exports_a_dossier(demo_db: Path) -> None:
+    order = _queue_keys(demo_db)
+    assert len(order) == 25
+    app = CopyauditApp(demo_db, annotator=REVIEWER)
+    async with app.run_test(size=SIZE) as pilot:
+        queue = await _open_queue(pilot)
+        table = queue.query_one("#review-queue")
+        assert table.row_count == 25
+        assert [str(table.get_row_at(i)[0]) for i in range(3)] == order[:3]
+        await pilot.press("enter")
+        await settle(pilot)
+        case = app.screen
+        assert isinstance(case, CaseScreen) and case.case is not None
+        assert case.case.key == order[0]
+        assert "case 1 of 25" in str(case.query_one("#case-title").render())
+
+        # the same highlights as the generation view (built from db.browse there)
+        with Store(demo_db) as store:
+            detail = generation_detail(store, case.generation_id)
+        assert detail is not None
+        expected = Content.from_rich_text(render_output(detail.output, evidence_items(detail)).text)
+        shown = case.query_one("#case-output").render()
+        assert shown.plain == expected.plain and shown.spans == expected.spans
+        assert len(expected.spans) > 3  # characters and event windows really are marked
+        # every judge figure with its threshold, version and config; the run's provenance
+        judges = str(case.query_one("#case-judges").render())
+        assert "events/events" in judges and "(threshold 5)" in judges
+        assert "characters/characters" in judges and "(threshold 3)" in judges
+        assert "judge version test · config test-events" in judges
+        assert f"model: {MODEL}" in judges and "prompt template: 1" in judges
+
+        # case 1: a note, then escalate: one event carrying both, written by the key
+        await pilot.press("m")
+        await settle(pilot)
+        assert isinstance(app.screen, LineInputScreen)
+        await pilot.press(*NOTE_1, "enter")
+        await settle(pilot)
+        assert _reviews(demo_db) == []  # a note alone writes nothing
+        assert NOTE_1 in str(case.query_one("#case-status").render())
+        await pilot.press("e")
+        assert _reviews(demo_db) == [(order[0], "escalated", NOTE_1, REVIEWER)]
+        people = str(case.query_one("#case-people").render())
+        assert f"escalated by {REVIEWER}" in people and NOTE_1 in people
+        await pilot.press("e")  # the same status again, no note: nothing new
+        assert len(_reviews(demo_db)) == 1
+
+        # case 2: cleared without a note
+        await pilot.press("n")
+        assert case.case.key == order[1]
+        await pilot.press("c")
+        assert _reviews(demo_db)[-1] == (order[1], "cleared", None, REVIEWER)
+
+        # case 3: a note and "needs second look", then the dossier
+        await pilot.press("n")
+        assert case.case.key == order[2]
+        assert "case 3 of 25" in str(case.query_one("#case-title").render())
+        await pilot.press("m")
+        await settle(pilot)
+        await pilot.press(*NOTE_3, "enter")
+        await settle(pilot)
+        await pilot.press("s")
+        assert _reviews(demo_db)[-1] == (order[2], "needs_second_look", NOTE_3, REVIEWER)
+        await pilot.press("D")
+        await settle(pilot)
+        path = dossier_path(demo_db, order[2])
+        assert path.parent == demo_db.parent and path.is_file()
+        assert any(str(path) in notice for notice in _notices(app))
+
+        # p goes back; the status shown is the one stored
+        await pilot.press("p")
+        assert case.case.key == order[1] and case.case.review["status"] == "cleared"
+
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is queue
+        statuses = [str(table.get_row_at(i)[5]) for i in range(4)]
+        assert statuses == ["escalated", "cleared", "second look", "open"]
+        assert str(table.get_row_at(0)[6]) == REVIEWER
+        assert table.cursor_row == 1  # where the case view was last
+
+    assert _reviews(demo_db) == [
+        (order[0], "escalated", NOTE_1, REVIEWER),
+        (order[1], "cleared", None, REVIEWER),
+        (order[2], "needs_second_look", NOTE_3, REVIEWER),
+    ]
+    with Store(demo_db) as store:
+        assert verify_chains(store) == []
+    html = path.read_text(encoding="utf-8")
+    for section in HTML_SECTIONS:
+        assert f'id="{section}"' in html, section
+    assert escape(order[2]) in html and escape(NOTE_3) in html
+    assert "<strong>needs_second_look</strong>" in html and REVIEWER in html
+    assert "ball scene" not in html  # case 1's note is not in case 3's dossier
+
+
+async def test_status_keys_are_refused_without_a_reviewer(demo_db: Path) -> None:
+    app = CopyauditApp(demo_db)  # no annotator, and not asked at start
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_queue(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, CaseScreen)
+        await pilot.press("e", "c", "s", "o")
+        await settle(pilot)
+        assert _reviews(demo_db) == []
+        assert any("no reviewer name" in notice for notice in _notices(app))
+
+
+async def test_queue_filters_by_status_run_and_work(demo_db: Path) -> None:
+    with Store(demo_db) as store:
+        first, second = review_queue(store, limit=2)
+        append_review(store, generation_id=first.generation_id, reviewer="rita", status="cleared")
+        append_review(
+            store, generation_id=second.generation_id, reviewer="rita", status="escalated"
+        )
+        literal = review_queue_count(store, run="demo-literal")
+    assert 0 < literal < 25
+    app = CopyauditApp(demo_db, annotator=REVIEWER)
+    async with app.run_test(size=SIZE) as pilot:
+        queue = await _open_queue(pilot)
+        table = queue.query_one("#review-queue")
+
+        def keys() -> list[str]:
+            return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+
+        queue.query_one("#review-status").value = "escalated"
+        await settle(pilot)
+        assert keys() == [second.generation_key] and queue.pager.total == 1
+        queue.query_one("#review-status").value = "open"
+        await settle(pilot)
+        assert keys() == _queue_keys(demo_db, status="open") and len(keys()) == 23
+        await pilot.press("c")
+        await settle(pilot)
+        assert len(keys()) == 25
+        queue.query_one("#review-model").value = ("run", "demo-literal")
+        await settle(pilot)
+        assert keys() == _queue_keys(demo_db, run="demo-literal") and len(keys()) == literal
+        queue.query_one("#review-model").value = ("model", MODEL)
+        await settle(pilot)
+        assert len(keys()) == 25
+        pride_key = "Pride and Prejudice\x1fJane Austen"  # works are keyed title + author
+        queue.query_one("#review-work").value = pride_key
+        await settle(pilot)
+        pride = _queue_keys(demo_db, work=pride_key)
+        assert keys() == pride and 0 < len(pride) < 25
+        status = str(queue.query_one("#review-status-line").render())
+        assert f"{len(pride)} cases" in status and "work Pride and Prejudice," in status
+
+
+async def test_command_palette_opens_the_reviewer_queue(demo_db: Path) -> None:
+    app = CopyauditApp(demo_db, annotator=REVIEWER)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p", *"reviewer queue")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ReviewQueueScreen)
+        assert app.screen.query_one("#review-queue").row_count == 25
+
+
+def test_pager_walks_past_pages_and_keeps_its_place(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """n/p cross page boundaries, and clearing cases under an 'open' filter does not make
+    the walk skip any open case (keyset paging)."""
+    monkeypatch.setattr("screens.review_queue.PAGE_SIZE", 4)
+    expected = _queue_keys(demo_db, status="open")
+    with Store(demo_db) as store:
+        pager = ReviewPager(QueueFilter(status="open"))
+        pager.add_page(pager.page(store))
+        assert len(pager.rows) == 4
+        current, seen = pager.rows[0].generation_id, []
+        while current is not None:
+            seen.append(current)
+            append_review(store, generation_id=current, reviewer="r", status="cleared")
+            current = pager.neighbour(current, 1, store)
+        keys = {r.generation_id: r.generation_key for r in pager.rows}
+        assert [keys[g] for g in seen] == expected
+        assert pager.neighbour(seen[4], -1, store) == seen[3]
+        assert review_queue_count(store, status="open") == 0
+
+
+def test_dossier_path_is_beside_the_database_and_named_after_the_key(tmp_path: Path) -> None:
+    path = dossier_path(tmp_path / "a.db", "run one/case:1/2")
+    assert path == tmp_path / "run_one__case_1__2.dossier.html"
+
+
+def test_reviewer_queue_snapshot(demo_db: Path, snap_compare) -> None:
+    with Store(demo_db) as store:
+        rows = review_queue(store, limit=3)
+        append_review(
+            store,
+            generation_id=rows[0].generation_id,
+            reviewer="rita",
+            status="escalated",
+            note="[red]not markup[/red]",
+        )
+        append_review(store, generation_id=rows[2].generation_id, reviewer="lee", status="cleared")
+
+    async def open_queue(pilot) -> None:
+        await _open_queue(pilot)
+
+    app = CopyauditApp(demo_db, annotator=REVIEWER)
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_queue)
