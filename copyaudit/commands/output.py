@@ -26,8 +26,10 @@ def _cell(value: Any) -> str:
 def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str) -> None:
     """A Rich table; every cell is plain Text so stored strings are never parsed as markup."""
     table = Table(title=title, title_justify="left")
-    for column in columns:
-        table.add_column(column)
+    for position, column in enumerate(columns):
+        # the first column names the row (a run, a generation key): folded, never cut
+        # short, so it can be read in full and typed into the next command
+        table.add_column(column, overflow="fold" if position == 0 else "ellipsis")
     for row in rows:
         table.add_row(*(Text(_cell(row.get(c))) for c in columns))
     Console().print(table)
