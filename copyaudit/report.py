@@ -69,7 +69,17 @@ def summarize_scores(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "by_template": per_template,
         "histograms": histograms,
         "judged": {m: len(rs) for m, rs in sorted(by_metric.items())},
+        # judged but with no value (a metric not computed, with its reason stored)
+        "no_value": {m: sum(r["value"] is None for r in rs) for m, rs in sorted(by_metric.items())},
     }
+
+
+def judged_caption(report: dict[str, Any], metric: str) -> str:
+    """'40 judged' or '15 judged, none with a value (not computed)' for a histogram."""
+    judged, missing = report["judged"][metric], report.get("no_value", {}).get(metric, 0)
+    if missing == judged and judged:
+        return f"{judged} judged, none with a value (not computed)"
+    return f"{judged} judged" + (f", {missing} without a value" if missing else "")
 
 
 def build_report(
@@ -163,7 +173,10 @@ def report_markdown(report: dict[str, Any]) -> str:
         lines += ["", *notice_markdown(report["notice"])]
     lines += ["", "## Score distributions", ""]
     for metric, hist in report["histograms"].items():
-        lines += [f"### {metric} ({report['judged'][metric]} judged)", "", "```"]
+        lines += [f"### {metric} ({judged_caption(report, metric)})", ""]
+        if not sum(hist["counts"]):
+            continue
+        lines.append("```")
         edges, counts = hist["edges"], hist["counts"]
         top = max(counts, default=0)
         for i, count in enumerate(counts):

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from copyaudit.report import judged_caption
+
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #1b1b1b; max-width: 70em; }
 table { border-collapse: collapse; margin: 0.5em 0; }
@@ -108,9 +110,12 @@ def _histograms(report: dict[str, Any], thresholds: dict[str, list[float]]) -> s
     figures = []
     for metric, hist in report["histograms"].items():
         lines = thresholds.get(metric, [])
+        caption = f"{metric}: {judged_caption(report, metric)}"
+        if not sum(hist["counts"]):
+            figures.append(f"<p>{_e(caption)}</p>")
+            continue
         png = histogram_png(metric, hist["edges"], hist["counts"], lines)
         data = base64.b64encode(png).decode("ascii")
-        caption = f"{metric}: {report['judged'][metric]} judged"
         if lines:
             caption += "; threshold " + ", ".join(f"{t:g}" for t in lines)
         bins = ", ".join(

@@ -89,3 +89,26 @@ def test_html_report_to_stdout_and_escaped(tmp_path: Path, cli, db_path: Path) -
 def test_unknown_run_is_a_clear_error(literal_run: Path, cli) -> None:
     result = cli("report", "nope", "--format", "html")
     assert result.code == 2 and "no run named 'nope'" in result.err
+
+
+def test_a_metric_without_values_says_not_computed_instead_of_an_empty_histogram() -> None:
+    from copyaudit.report import report_markdown, summarize_scores
+    from copyaudit.report_html import _histograms
+
+    rows = [
+        {"metric": "notice_xling_cosine", "value": None, "flagged": None, "template": 1},
+        {"metric": "notice_xling_cosine", "value": None, "flagged": None, "template": 1},
+        {"metric": "rougeL", "value": 0.9, "flagged": 1, "template": 1},
+        {"metric": "rougeL", "value": None, "flagged": None, "template": 1},
+    ]
+    summary = summarize_scores(rows)
+    assert summary["no_value"] == {"notice_xling_cosine": 2, "rougeL": 1}
+    report = {"run": "r", "suite": "s", "kind": "notice", "model": "m", "status": "done"}
+    report |= {"n": 2, "failed": 0, **summary}
+    markdown = report_markdown(report)
+    assert "### notice_xling_cosine (2 judged, none with a value (not computed))" in markdown
+    assert "### rougeL (2 judged, 1 without a value)" in markdown
+    section = markdown.split("### notice_xling_cosine")[1].split("###")[0]
+    assert "```" not in section  # no histogram of zeros
+    html = _histograms(report, {})
+    assert html.count("<img") == 1 and "notice_xling_cosine: 2 judged, none with" in html
