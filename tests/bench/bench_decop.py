@@ -1,17 +1,17 @@
 """Benchmark: DE-COP prompts per second, batched versus one prompt per forward pass.
 
 Run: .venv/bin/python tests/bench/bench_decop.py [--passages N] [--batch-size B]
-     [--device auto|cpu|cuda] [--threads N] [--words W]
+     [--device auto|cpu|cuda] [--threads N] [--generated --words W]
 
 Both modes score the same DE-COP prompts (every passage in its 24 option orders) with
 the SAME loaded model: the embedded default SmolLM2-135M-Instruct (registry "default"),
 loaded once. "One at a time" is HFChoiceScorer with batch size 1, one call per prompt;
 "batched" is the same scorer with batch size B, one call for all prompts (left-padded
 batches, one forward pass per batch, logits of the last position only). Passages come
-from samples/decop.csv when it exists, else from generated text of about W words
-(DE-COP's shorter setting is ~64 tokens per passage). Prints prompts/s of each mode,
-the ratio (target >= 5x) and the largest difference between the two modes'
-probabilities. Not collected by pytest (bench_*.py).
+from samples/decop.csv when it exists (unless --generated), else from generated text
+of about W words (DE-COP's shorter setting is ~64 tokens per passage). Prints
+prompts/s of each mode, the ratio (target >= 5x) and the largest difference between
+the two modes' probabilities. Not collected by pytest (bench_*.py).
 """
 
 from __future__ import annotations
@@ -111,6 +111,9 @@ def main() -> int:
     parser.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--words", type=int, default=45, help="words per generated option")
+    parser.add_argument(
+        "--generated", action="store_true", help="generated passages even if samples exist"
+    )
     args = parser.parse_args()
 
     import torch
@@ -119,11 +122,11 @@ def main() -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    if SAMPLE.exists():
+    if SAMPLE.exists() and not args.generated:
         passages, source = sample_passages(args.passages), f"{SAMPLE.relative_to(ROOT)}"
     else:
         passages = generated_passages(args.passages, args.words)
-        source = f"generated text, {args.words} words per option (no samples/decop.csv)"
+        source = f"generated text, {args.words} words per option"
     prompts, _ = expand_prompts(passages)
     choices = list(ANSWER_CHOICES)
 
