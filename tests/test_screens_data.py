@@ -161,6 +161,12 @@ def score_run(store: Store, run: str, kind: str) -> None:
             by_judge.setdefault("qa", []).append(
                 (row["id"], [qa_score(output, payload["reference"])])
             )
+        if kind == "notice":  # ROUGE, LCS and copied spans; no embedding model here
+            from copyaudit.judges.notice import NoticeJudge
+            from copyaudit.types import JudgeInput
+
+            item = JudgeInput(kind="notice", payload=payload, prompt="", output=output)
+            by_judge.setdefault("notice", []).append((row["id"], NoticeJudge().judge([item])[0]))
         by_judge.setdefault("refusal", []).append((row["id"], [refusal_score(output)]))
     for judge, results in by_judge.items():
         save_judgments(store, _identity(judge), results)

@@ -192,3 +192,42 @@ def test_generation_view_snapshot(demo_db: Path, snap_compare) -> None:
         assert screen.selected is not None
 
     assert snap_compare(CopyauditApp(demo_db), terminal_size=SIZE, run_before=open_view)
+
+
+@pytest.fixture
+def notice_db(tmp_path: Path) -> Path:
+    path = tmp_path / "notice.db"
+    build_demo_like_db(path, kinds=("notice",))
+    return path
+
+
+async def test_notice_view_shows_snippet_notice_query_and_the_copied_spans(
+    notice_db: Path,
+) -> None:
+    """A repeat of a snippet under "All rights reserved.": the context pane has the
+    snippet, its notice and the query; the output highlights what was copied."""
+    app = CopyauditApp(notice_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_run("demo-notice")
+        await settle(pilot)
+        listing = app.screen
+        assert isinstance(listing, GenerationListScreen)
+        row = next(i for i, r in enumerate(listing.pager.rows) if r.case_id == "ledger-arr-repeat")
+        await pilot.press(*(["down"] * row), "enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, GenerationScreen)
+        assert screen.detail is not None and screen.detail.case_id == "ledger-arr-repeat"
+        context = str(screen.query_one("#context").render())
+        payload = screen.detail.payload
+        assert "Snippet" in context and payload["snippet"][:60] in context
+        assert "Notice (all_rights_reserved)\nAll rights reserved." in context
+        assert f"Query (repeat)\n{payload['query']}" in context
+        copied = [i for i in screen.items if i.spans and i.judgment.judge == "notice"]
+        assert copied, "the notice judge's copied spans are in the checklist"
+        output = screen.query_one("#output").render()
+        highlighted = {offset for span in output.spans for offset in range(span.start, span.end)}
+        # the output copies the snippet's opening: its first 40 characters are highlighted
+        start = str(output).index("Wren kept two books")
+        assert set(range(start, start + 40)) <= highlighted
