@@ -47,7 +47,7 @@ from copyaudit.decop import (
 )
 from copyaudit.errors import UserError
 from copyaudit.models.base import ChoiceScorer
-from copyaudit.progress import ProgressCallback, ProgressMeter
+from copyaudit.progress import ProgressCallback, ProgressMeter, announce
 
 AUTO = "auto"
 BACKENDS = ("hf", "openai")
@@ -330,11 +330,6 @@ def _run_spec(
     )
 
 
-def _notify(callback: ProgressCallback | None, run: str, phase: str, message: str) -> None:
-    if callback is not None:
-        ProgressMeter(run, phase, 0, 0, callback).advance(0, message)
-
-
 def execute_decop(
     db_path: Path,
     request: DecopRequest,
@@ -349,7 +344,7 @@ def execute_decop(
     models named in the request (tests, or a model already loaded)."""
     from db import Store
     from db.decop import suite_works
-    from db.runs import create_or_resume_run, set_run_status, suite_id
+    from db.runs import create_or_resume_run, failure_recorded, set_run_status, suite_id
 
     _check_request(request)
     cancel = cancel or threading.Event()
@@ -367,14 +362,15 @@ def execute_decop(
             for w in suite_works(store, sid)
         ]
         calibration = resolve_calibration(works, request.calibrate_on)
-        _notify(on_progress, name, "load", f"loading model {request.model}")
-        scorer = scorer or load_decop_scorer(request)
-        _check_letters(scorer)
-        if token_scorer is None:
-            token_scorer, baselines_note = _token_scorer_for(scorer, request)
-        else:
-            baselines_note = None if request.baselines else "not requested (--no-baselines)"
-            token_scorer = token_scorer if request.baselines else None
+        announce(on_progress, name, "load", f"loading model {request.model}")
+        with failure_recorded(store, name):  # a resumed run shows why it did not start
+            scorer = scorer or load_decop_scorer(request)
+            _check_letters(scorer)
+            if token_scorer is None:
+                token_scorer, baselines_note = _token_scorer_for(scorer, request)
+            else:
+                baselines_note = None if request.baselines else "not requested (--no-baselines)"
+                token_scorer = token_scorer if request.baselines else None
         provenance = dict(getattr(scorer, "provenance", dict)())
         provenance.setdefault("backend", request.backend)
         spec = _run_spec(

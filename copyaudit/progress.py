@@ -57,3 +57,9 @@ class ProgressMeter:
         if self._callback is not None:
             self._callback(event)
         return event
+
+
+def announce(callback: ProgressCallback | None, run: str, phase: str, message: str) -> None:
+    """Report a phase with no items to count yet (loading a model, say)."""
+    if callback is not None:
+        ProgressMeter(run, phase, 0, 0, callback).advance(0, message)

@@ -19,7 +19,7 @@ from copyaudit import __version__
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
 from copyaudit.models.base import GenerationRequest, Generator
-from copyaudit.progress import ProgressCallback, ProgressMeter
+from copyaudit.progress import ProgressCallback, ProgressMeter, announce
 from copyaudit.prompts import build_prompt, describe_templates
 from copyaudit.types import Case, JudgeInput
 
@@ -157,7 +157,7 @@ def execute_run(
 ) -> RunOutcome:
     """Generate what the run still lacks, then judge it. Safe to call again after a kill."""
     from db import Store
-    from db.runs import RunSpec, create_or_resume_run, set_run_status, suite_id
+    from db.runs import RunSpec, create_or_resume_run, failure_recorded, set_run_status, suite_id
     from db.work import pending_generations
 
     if request.mitigation not in MITIGATIONS:
@@ -171,10 +171,11 @@ def execute_run(
         kind = store.scalar("SELECT kind FROM suites WHERE id = ?", (sid,))
         if kind == "decop":
             raise UserError("DE-COP suites are scored with `copyaudit decop SUITE`, not generated")
-        _notify(on_progress, name, "load", f"loading model {request.model}")
-        generator = generator or load_generator(request)
-        chat = _uses_chat(generator, request.chat)
-        provenance = generator.provenance()
+        announce(on_progress, name, "load", f"loading model {request.model}")
+        with failure_recorded(store, name):  # a resumed run shows why it did not start
+            generator = generator or load_generator(request)
+            chat = _uses_chat(generator, request.chat)
+            provenance = generator.provenance()
         spec = RunSpec(
             name=name,
             suite=request.suite,
@@ -257,11 +258,6 @@ def execute_run(
             set_run_status(store, run_id, "failed", outcome.error)
             raise
     return outcome
-
-
-def _notify(callback: ProgressCallback | None, run: str, phase: str, message: str) -> None:
-    if callback is not None:
-        ProgressMeter(run, phase, 0, 0, callback).advance(0, message)
 
 
 def _memfree_factory(

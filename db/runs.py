@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,6 +118,27 @@ def set_run_status(store: Store, run_id: int, status: str, error: str | None = N
                 "UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?",
                 (status, error, finished, run_id),
             )
+
+
+def record_failure(store: Store, name: str, error: str) -> bool:
+    """Mark the run called `name` failed with `error`, if it exists (a model that fails
+    to load before a new run is created leaves nothing to mark). True if marked."""
+    row = store.conn.execute("SELECT id FROM runs WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        return False
+    set_run_status(store, int(row["id"]), "failed", error)
+    return True
+
+
+@contextmanager
+def failure_recorded(store: Store, name: str) -> Iterator[None]:
+    """Store any exception raised inside as the error of run `name` (if that run exists
+    already), then let it propagate."""
+    try:
+        yield
+    except BaseException as exc:
+        record_failure(store, name, f"{type(exc).__name__}: {exc}")
+        raise
 
 
 def import_generations(

@@ -224,6 +224,42 @@ def test_cancel_stops_between_batches(tmp_path: Path, cli, db_path: Path) -> Non
     assert runs[0]["generations"] == 6 and runs[0]["status"] == "done"
 
 
+def test_a_model_that_fails_to_load_is_stored_as_the_run_error(
+    tmp_path: Path, cli, db_path: Path
+) -> None:
+    """Resuming a run whose model is gone: the run is marked failed with the reason (the
+    app shows the same error as a notification), and a later good resume clears it."""
+    import shutil
+
+    directory = tmp_path / "m"
+    texts = [f"Case {i} of the load test." for i in range(2)]
+    build_tiny_causal_lm(directory, build_tokenizer(texts, directory))
+    records = [
+        {"id": f"c{i}", "title": "T", "input": t, "reference": t} for i, t in enumerate(texts)
+    ]
+    path = write_jsonl(tmp_path / "c.jsonl", records)
+    assert cli("import", "literal", str(path), "--suite", "s").code == 0
+    request = RunRequest(
+        suite="s", name="r", model=str(directory), device="cpu", shots=0, judges="literal",
+        max_new_tokens=4,
+    )  # fmt: skip
+    assert execute_run(db_path, request).status == "done"
+    moved = tmp_path / "moved"
+    shutil.move(directory, moved)
+    with pytest.raises(Exception) as raised:
+        execute_run(db_path, request)
+    runs = json.loads(cli("runs", "--format", "json").out)
+    assert runs[0]["status"] == "failed"
+    with Store(db_path) as store:
+        error = store.scalar("SELECT error FROM runs WHERE name = 'r'")
+    assert type(raised.value).__name__ in error and str(directory) in error
+    shutil.move(moved, directory)
+    assert execute_run(db_path, request).status == "done"
+    with Store(db_path) as store:
+        row = store.query("SELECT status, error FROM runs WHERE name = 'r'")[0]
+    assert (row[0], row[1]) == ("done", None)
+
+
 def test_paper_judges_offline_on_imported_generations(tmp_path: Path, cli) -> None:
     from tests.factories import nonliteral_record, qa_record
 
