@@ -48,6 +48,7 @@ from copyaudit.decop import (
 from copyaudit.errors import UserError
 from copyaudit.models.base import ChoiceScorer
 from copyaudit.progress import ProgressCallback, ProgressMeter, announce
+from copyaudit.run_request import ModelRequest
 
 AUTO = "auto"
 BACKENDS = ("hf", "openai")
@@ -81,25 +82,15 @@ NOTES = {
 
 
 @dataclass(frozen=True)
-class DecopRequest:
-    suite: str
-    name: str | None = None
-    model: str = "default"
-    backend: str = "hf"  # hf | openai
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+class DecopRequest(ModelRequest):
     mode: str = "completions"  # openai only: completions | chat
     letter_only: bool = False  # openai only: read the answered letter, no log-probabilities
     calibrate_on: str | tuple[str, ...] | None = None  # None | "auto" | works
     batch_size: int = 24  # prompts per forward pass (hf); 24 = one passage
-    device: str = "auto"
     baselines: bool = True
 
     def run_name(self) -> str:
-        if self.name:
-            return self.name
-        model = Path(self.model).name if self.backend == "hf" else self.model
-        return f"{self.suite}-decop-{model}".replace("/", "_")
+        return self._default_name("{suite}-decop-{model}")
 
 
 @dataclass

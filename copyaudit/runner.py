@@ -21,6 +21,7 @@ from copyaudit.hashing import stable_hash
 from copyaudit.models.base import GenerationRequest, Generator
 from copyaudit.progress import ProgressCallback, ProgressMeter, announce
 from copyaudit.prompts import build_prompt, describe_templates
+from copyaudit.run_request import ModelRequest
 from copyaudit.types import Case, JudgeInput
 
 MITIGATIONS = ("none", "system", "memfree")
@@ -28,18 +29,11 @@ JUDGE_BATCH = 32
 
 
 @dataclass(frozen=True)
-class RunRequest:
-    suite: str
-    name: str | None = None
-    model: str = "default"
-    backend: str = "hf"  # hf | openai
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+class RunRequest(ModelRequest):
     templates: tuple[int, ...] = (1,)
     shots: int | None = None
     limit: int | None = None
     mitigation: str = "none"  # none | system | memfree
-    device: str = "auto"
     batch_size: int = 8
     judges: str = "offline"
     memfree_n: int = 10
@@ -51,10 +45,7 @@ class RunRequest:
     notice_multilingual_model: str | None = None  # notice judge, translate (none: not computed)
 
     def run_name(self) -> str:
-        if self.name:
-            return self.name
-        model = Path(self.model).name if self.backend == "hf" else self.model
-        return f"{self.suite}-{model}-{self.mitigation}".replace("/", "_")
+        return self._default_name("{suite}-{model}-{mitigation}", mitigation=self.mitigation)
 
 
 @dataclass

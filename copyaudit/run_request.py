@@ -1,0 +1,28 @@
+"""What every run request names: the suite, the run and the model to load."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """Fields shared by generation runs (runner.RunRequest) and DE-COP runs
+    (decop_run.DecopRequest); each adds its own and names its runs."""
+
+    suite: str
+    name: str | None = None
+    model: str = "default"
+    backend: str = "hf"  # hf | openai
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    device: str = "auto"
+
+    def _default_name(self, pattern: str, **fields: str) -> str:
+        """`self.name`, else `pattern` with {suite}, {model} (a local path's last part)
+        and `fields` filled in, slashes made safe."""
+        if self.name:
+            return self.name
+        model = Path(self.model).name if self.backend == "hf" else self.model
+        return pattern.format(suite=self.suite, model=model, **fields).replace("/", "_")
