@@ -24,8 +24,31 @@ class Progress:
     def fraction(self) -> float:
         return 1.0 if self.total == 0 else self.done / self.total
 
+    def describe(self, label: str | None = None) -> str:
+        """'generate 12/40 (30%) · 3.10/s · ETA 9 s' — one line for a person; `label`
+        replaces the phase's name."""
+        if self.total == 0:
+            return self.message or self.phase
+        text = f"{label or self.phase} {self.done}/{self.total} ({100 * self.fraction:.0f}%)"
+        if self.rate > 0:
+            text += f" · {self.rate:.1f}/s" if self.rate >= 10 else f" · {self.rate:.2f}/s"
+        if self.eta_s is not None and self.done < self.total:
+            text += f" · ETA {format_seconds(self.eta_s)}"
+        return text
+
 
 ProgressCallback = Callable[[Progress], None]
+
+
+def format_seconds(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
 
 
 class ProgressMeter:

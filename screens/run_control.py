@@ -30,34 +30,15 @@ class ActiveRun:
         return self.state in ("done", "cancelled", "failed")
 
     def describe(self) -> str:
-        """'generate 12/40 (30%) · 3.1/s · ETA 9 s' — the live progress line."""
+        """The live progress line: Progress.describe(), or the state once finished."""
         if self.finished:
             return self.state
-        p = self.progress
-        if p is None:
+        if self.progress is None:
             return "starting"
-        if p.total == 0:
-            text = f"{p.phase}"
-        else:
-            text = f"{p.phase} {p.done}/{p.total} ({100 * p.fraction:.0f}%)"
-        if p.total and p.rate > 0:
-            text += f" · {p.rate:.1f}/s"
-        if p.eta_s is not None and p.done < p.total:
-            text += f" · ETA {format_seconds(p.eta_s)}"
+        text = self.progress.describe()
         if self.state == "cancelling":
             text += " · cancelling"
         return text
-
-
-def format_seconds(seconds: float) -> str:
-    seconds = max(0, round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
 
 
 class RunProgressed(Message):

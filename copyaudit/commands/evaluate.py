@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,16 @@ def _templates(value: str) -> tuple[int, ...]:
 
 
 class RichProgress:
-    """A Rich progress bar per phase, fed by the runner's Progress events."""
+    """A Rich progress bar per phase, fed by the runner's Progress events; where the
+    output is not a terminal (a log file), a plain line every LOG_EVERY_S seconds and
+    at the end of each phase instead."""
 
-    def __init__(self) -> None:
+    LOG_EVERY_S = 30.0
+
+    def __init__(self, console: Any = None) -> None:
+        """`console`: where to draw (default: standard error, so that a report printed
+        on standard output stays clean when redirected)."""
+        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -43,13 +51,18 @@ class RichProgress:
             TextColumn("{task.fields[rate]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
+            console=console or Console(stderr=True),
         )
         self.tasks: dict[str, Any] = {}
+        self.logged: dict[str, float] = {}  # phase -> when its last plain line was printed
 
     def __call__(self, event: Any) -> None:
         key = event.phase if event.phase != "judge" else f"judge {event.message}"
         if event.phase == "load":
-            self.bar.console.print(event.message)
+            self.bar.console.print(event.message, markup=False, highlight=False)
+            return
+        if not self.bar.console.is_terminal:
+            self._log(key, event)
             return
         if key not in self.tasks:
             self.tasks[key] = self.bar.add_task(key, total=event.total, rate="")
@@ -59,6 +72,13 @@ class RichProgress:
             total=event.total,
             rate=f"{event.rate:.2f}/s" if event.rate else "",
         )
+
+    def _log(self, key: str, event: Any) -> None:
+        now = time.monotonic()
+        last = self.logged.get(key)
+        if last is None or event.done >= event.total or now - last >= self.LOG_EVERY_S:
+            self.logged[key] = now
+            self.bar.console.print(event.describe(key), markup=False, highlight=False)
 
 
 @click.command("run")
