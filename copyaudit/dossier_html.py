@@ -12,6 +12,7 @@ from typing import Any
 
 from copyaudit.dossier import Dossier, flag_text, stable_json, verdict_text
 from copyaudit.highlight import MARK_KINDS, Segment
+from copyaudit.items import item_name, item_number
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #1b1b1b; max-width: 110em; }
@@ -139,7 +140,8 @@ def _items(d: Dossier) -> str:
             + (f" — {_e(lab['note'])}" if lab["note"] else "")
             for name, lab in sorted(item["labels"].items())
         )
-        rows.append([_e(item["target"]), _e(item["index"]), _e(item["text"]), verdicts, labels])
+        number = item_number(item["target"], item["index"])
+        rows.append([_e(item["target"]), _e(number), _e(item["text"]), verdicts, labels])
     return _table(["target", "item", "reference item", "judge verdicts", "human labels"], rows)
 
 
@@ -209,7 +211,7 @@ def _labels(d: Dossier) -> str:
             [
                 _e(lab["annotator"]),
                 _e(lab["target"]),
-                _e(lab["item_index"]),
+                _e(item_number(lab["target"], lab["item_index"])),
                 _label_html(lab["label"]),
                 _e(lab["note"]),
                 _e(lab["created_at"]),
@@ -237,7 +239,7 @@ def _review(d: Dossier) -> str:
             _e(h["created_at"]),
             _e(h["kind"]),
             _e(h["who"]),
-            _e("" if h["target"] is None else f"{h['target']} {h['item_index']}"),
+            _e("" if h["target"] is None else item_name(h["target"], h["item_index"])),
             _e(h["value"]),
             _e(h["note"]),
             f"<code>{_e(h['uuid'])}</code>"

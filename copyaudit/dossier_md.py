@@ -14,6 +14,7 @@ from typing import Any
 
 from copyaudit.dossier import Dossier, flag_text, stable_json, verdict_text
 from copyaudit.highlight import Segment
+from copyaudit.items import item_name, item_number
 
 _INLINE = re.compile(r"([\\`*_{}\[\]()<>&#|~!])")
 _BLOCK_START = re.compile(r"^(\d*)([-+=>.)])")  # "- x", "1. x", "> x" ...
@@ -107,7 +108,7 @@ def _items(d: Dossier) -> list[str]:
     rows = [
         (
             item["target"],
-            item["index"],
+            item_number(item["target"], item["index"]),
             item["text"],
             "; ".join(verdict_text(v) for v in item["verdicts"]),
             "; ".join(
@@ -177,7 +178,7 @@ def _labels(d: Dossier) -> list[str]:
             (
                 x["annotator"],
                 x["target"],
-                x["item_index"],
+                item_number(x["target"], x["item_index"]),
                 x["label"],
                 x["note"],
                 x["created_at"],
@@ -206,7 +207,7 @@ def _review(d: Dossier) -> list[str]:
                 h["created_at"],
                 h["kind"] + (f" of {h['supersedes']}" if h["supersedes"] else ""),
                 h["who"],
-                "" if h["target"] is None else f"{h['target']} {h['item_index']}",
+                "" if h["target"] is None else item_name(h["target"], h["item_index"]),
                 h["value"],
                 h["note"],
                 h["uuid"],

@@ -14,12 +14,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from copyaudit.items import NUMBERED_TARGETS
 from copyaudit.labels_io import LabelRecord
 from db.connection import Store
 from db.events import append_label
 from db.queries import GENERATION_KEY_SQL
 
-ITEM_TARGETS = ("event", "character")  # judged per reference item
+ITEM_TARGETS = NUMBERED_TARGETS  # judged per reference item
 PAYLOAD_ITEMS = {"event": "reference_events", "character": "reference_characters"}
 
 

@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from copyaudit.items import item_number
 from screens.id_pager import IdPager
 from screens.widgets.plain import DASH, plain
 from screens.widgets.tables import OpenTable
@@ -92,7 +93,8 @@ def judge_name(row: dict[str, Any]) -> str:
 
 def item_label(row: dict[str, Any]) -> str:
     """Events and characters numbered from 1, as the generation view numbers them."""
-    return DASH if row["target"] in ("refusal", "literal") else f"#{row['item'] + 1}"
+    number = item_number(row["target"], row["item"])
+    return DASH if number is None else f"#{number}"
 
 
 def paper_cell(paper: dict[str, float] | None) -> str:

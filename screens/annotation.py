@@ -24,6 +24,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from copyaudit.errors import UserError
+from copyaudit.items import item_name
 from db.browse import GenerationDetail
 from db.events import append_label
 from db.labels import CurrentLabel
@@ -255,8 +256,8 @@ class AnnotationScreen(GenerationScreen, inherit_bindings=False):
         self.query_one("#checklist", LabelChecklist).select_item(
             f"{undone.target}:{undone.item_index}"
         )
-        number = "" if undone.target in ("refusal", "literal") else f" {undone.item_index + 1}"
-        self.notify(f"undone: {undone.target}{number} {undone.label}", timeout=3, markup=False)
+        name = item_name(undone.target, undone.item_index)
+        self.notify(f"undone: {name} {undone.label}", timeout=3, markup=False)
 
     def action_note(self) -> None:
         """A one-line note on the highlighted item, stored with its label."""
@@ -275,9 +276,7 @@ class AnnotationScreen(GenerationScreen, inherit_bindings=False):
             if self._commit(item, mine.label, self._note(text)):
                 self.reload_labels()
 
-        title = f"Note on {item.target}" + (
-            "" if item.target in ("refusal", "literal") else f" {item.index + 1}"
-        )
+        title = f"Note on {item_name(item.target, item.index)}"
         existing = self._bare_note(mine.note) if mine else ""
         self.app.push_screen(
             LineInputScreen(title, item.text, value=existing, placeholder="note"), save

@@ -30,6 +30,7 @@ from textual.widgets import Footer, Static
 
 from copyaudit.dossier import Dossier, case_file, flag_text
 from copyaudit.errors import UserError
+from copyaudit.items import item_name
 from db.browse import GenerationDetail, JudgmentView, detail_from_row
 from db.events import append_review
 from db.review import current_review
@@ -164,9 +165,7 @@ def people_text(case: Dossier) -> Text:
     if not case.labels:
         out.append("none\n", style="italic dim")
     for label in case.labels:
-        item = label["target"]
-        if item in ("event", "character"):
-            item += f" {label['item_index'] + 1}"
+        item = item_name(label["target"], label["item_index"])
         line = f"{label['annotator']}: {item} {label['label']}"
         out.append_text(plain(line))
         if label["note"]:
@@ -180,7 +179,7 @@ def people_text(case: Dossier) -> Text:
         out.append_text(plain(f"{event['kind']} ", "bold"))
         out.append_text(plain(event["who"]))
         if event["target"] is not None:
-            out.append_text(plain(f" {event['target']} {event['item_index']}"))
+            out.append_text(plain(f" {item_name(event['target'], event['item_index'])}"))
         if event["kind"] == "review":
             out.append(" ")
             out.append_text(status_text(event["value"]))

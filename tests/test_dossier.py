@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from html import escape
 from pathlib import Path
@@ -165,6 +166,21 @@ def test_demo_case_dossier(cli, tmp_path: Path) -> None:
     assert cli("demo", "--no-tui", "--judges", "literal,characters,qa", db=db).code == 0
     with Store(db) as store:
         top = review_queue(store, run="demo-nonliteral", limit=1)[0]
+        append_label(
+            store,
+            generation_id=top.generation_id,
+            annotator="ann",
+            target="character",
+            item_index=1,  # the second character: "character 2", as the lists number it
+            label="yes",
+        )
+        second = json.loads(
+            store.scalar(
+                "SELECT c.payload FROM cases c JOIN generations g ON g.case_pk = c.id "
+                "WHERE g.id = ?",
+                (top.generation_id,),
+            )
+        )["reference_characters"][1]
         html = write_dossier(store, db, top.generation_id, "html", tmp_path / "d.html")
         md = write_dossier(store, db, top.generation_id, "md", tmp_path / "d.md")
     html_text = html.read_text(encoding="utf-8")
@@ -176,3 +192,8 @@ def test_demo_case_dossier(cli, tmp_path: Path) -> None:
     assert "hl-character" in html_text and "Reference characters (aliases)" in html_text
     assert "imported without its prompt" in html_text
     assert escape(top.generation_key) in html_text and "characters" in md_text
+    # Items are numbered from 1 everywhere a person reads them (lists, history, tables).
+    assert f"| character | 2 | {' / '.join(second)} |" in md_text
+    assert "| ann | character | 2 | yes |" in md_text
+    assert "| label | ann | character 2 | yes |" in md_text
+    assert "<td>character 2</td>" in html_text

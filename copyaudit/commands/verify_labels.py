@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from copyaudit.commands.output import print_json, print_table
+from copyaudit.items import item_number
 
 MAX_DISAGREEMENTS_SHOWN = 20
 MAX_STRATA_SHOWN = 12
@@ -147,7 +148,7 @@ def render_markdown(
             [
                 d["generation"],
                 d["target"],
-                d["item"],
+                item_number(d["target"], d["item"]) or "—",
                 ", ".join(f"{k}: {v}" for k, v in {**d["labels"], **d["adjudicated"]}.items()),
                 f"{d['reference'] or '—'} ({d['reference_source']})",
                 ", ".join(f"{j['judge']}: {'yes' if j['verdict'] else 'no'}" for j in d["judges"])

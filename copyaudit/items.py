@@ -1,0 +1,24 @@
+"""How a judged or labelled item is named for people.
+
+Events and characters are stored by their 0-based place in the case's reference list
+and shown by their 1-based number, as the reference lists and the highlights number
+them ("event 3" is the list's [3]); refusal and literal have one item per generation
+and are named by the target alone.
+"""
+
+from __future__ import annotations
+
+NUMBERED_TARGETS = ("event", "character")  # one item per reference event / character
+
+
+def item_number(target: str, index: int | None) -> int | None:
+    """The number people see for an item, or None for a one-item target."""
+    if target not in NUMBERED_TARGETS or index is None:
+        return None
+    return index + 1
+
+
+def item_name(target: str, index: int | None) -> str:
+    """'event 3', 'character 1', 'refusal'."""
+    number = item_number(target, index)
+    return target if number is None else f"{target} {number}"
