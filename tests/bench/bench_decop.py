@@ -10,8 +10,11 @@ loaded once. "One at a time" is HFChoiceScorer with batch size 1, one call per p
 batches, one forward pass per batch, logits of the last position only). Passages come
 from samples/decop.csv when it exists (unless --generated), else from generated text
 of about W words (DE-COP's shorter setting is ~64 tokens per passage). Prints
-prompts/s of each mode, the ratio (target >= 5x) and the largest difference between
-the two modes' probabilities. Not collected by pytest (bench_*.py).
+prompts/s of each mode, the ratio (target >= 5x), the largest difference between the
+two modes' probabilities, and each mode's arithmetic rate (~2 x non-embedding
+parameters per prompt token, plus causal attention): when one prompt at a time already
+runs the CPU near its peak, batching has nothing left to win. Not collected by pytest
+(bench_*.py).
 """
 
 from __future__ import annotations
@@ -104,6 +107,17 @@ def generated_passages(n: int, words: int) -> list[DecopPassage]:
     ]
 
 
+def approx_flops(model, tokens: int) -> float:
+    """Forward-pass FLOPs of one prompt: 2 x non-embedding parameters per token, plus
+    causal attention (4 x layers x width x tokens^2 / 2); the LM head runs on the
+    last position only."""
+    config = model.config
+    embedding = model.get_input_embeddings().weight.numel()
+    weights = sum(p.numel() for p in model.parameters()) - embedding
+    attention = 4 * config.num_hidden_layers * config.hidden_size * tokens * tokens / 2
+    return 2.0 * weights * tokens + attention + 2.0 * embedding
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passages", type=int, default=2, help="passages (x 24 prompts)")
@@ -157,6 +171,7 @@ def main() -> int:
     batched_s = time.perf_counter() - started
 
     ratio = single_s / batched_s
+    flops = sum(approx_flops(scorer.loaded.model, n) for n in lengths)
     print(f"one at a time: {len(prompts) / single_s:8.2f} prompts/s ({single_s:.2f} s)")
     print(
         f"batched (B={args.batch_size}): {len(prompts) / batched_s:8.2f} prompts/s "
@@ -167,6 +182,11 @@ def main() -> int:
         f"{'met' if ratio >= TARGET_RATIO else 'NOT met'})"
     )
     print(f"max |p_batched - p_single| = {np.max(np.abs(batched - single)):.2e}")
+    print(
+        f"arithmetic: ~{flops / 1e9:.0f} GFLOP for the prompts; one at a time "
+        f"~{flops / single_s / 1e9:.0f} GFLOP/s, batched ~{flops / batched_s / 1e9:.0f} GFLOP/s "
+        f"(the padding of batched rows is not counted)"
+    )
     return 0
 
 
