@@ -67,10 +67,10 @@ def _reference_blocks(kind: str, payload: dict[str, Any], judgments: list) -> li
         events = payload.get("reference_events") or []
         characters = payload.get("reference_characters") or []
         return [
-            _text_block("Reference events", [f"[{i}] {e}" for i, e in enumerate(events)]),
+            _text_block("Reference events", [f"[{i}] {e}" for i, e in enumerate(events, 1)]),
             _text_block(
                 "Reference characters (aliases)",
-                [f"[{i}] {' / '.join(map(str, a))}" for i, a in enumerate(characters)],
+                [f"[{i}] {' / '.join(map(str, a))}" for i, a in enumerate(characters, 1)],
             ),
         ]
     if kind == "notice":

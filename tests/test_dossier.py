@@ -197,3 +197,5 @@ def test_demo_case_dossier(cli, tmp_path: Path) -> None:
     assert "| ann | character | 2 | yes |" in md_text
     assert "| label | ann | character 2 | yes |" in md_text
     assert "<td>character 2</td>" in html_text
+    assert escape(f"[2] {' / '.join(second)}") in html_text and "[0]" not in html_text
+    assert "\\[0\\]" not in md_text
