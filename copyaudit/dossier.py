@@ -179,13 +179,19 @@ def _template(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _integrity(store: Store, db_path: Path) -> dict[str, Any]:
+def integrity_figures(store: Store, db_path: Path) -> dict[str, Any]:
+    """What ties an export to the database it came from: the file's SHA-256 (after a
+    WAL checkpoint), the audit chains' heads and whether they verify, when and by what
+    it was exported."""
     from copyaudit.runner import code_version
     from db.case_file import checkpoint
+    from db.clock import now
     from db.events import chain_heads, verify_chains
 
     complete = checkpoint(store)
     return {
+        "exported_at": now(),
+        "copyaudit": __version__,
         "database": str(db_path),
         "sha256": file_sha256(db_path),
         "checkpoint_complete": complete,
@@ -197,11 +203,8 @@ def _integrity(store: Store, db_path: Path) -> dict[str, Any]:
 
 def build_dossier(store: Store, generation_id: int, db_path: Path | None = None) -> Dossier:
     """Gather every section of one generation's dossier (reads only)."""
-    from db.clock import now
-
     dossier = case_file(store, generation_id)
-    dossier.integrity = {"exported_at": now(), "copyaudit": __version__}
-    dossier.integrity.update(_integrity(store, Path(db_path or store.path)))
+    dossier.integrity = integrity_figures(store, Path(db_path or store.path))
     return dossier
 
 

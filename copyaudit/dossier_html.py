@@ -65,19 +65,24 @@ def _pre(inner: str) -> str:
     return f'<pre class="text">{inner}</pre>'
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+def html_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     """A table; cells are already-escaped HTML."""
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _kv(pairs: Iterable[tuple[str, str]]) -> str:
+def kv_table(pairs: Iterable[tuple[str, str]]) -> str:
     rows = "".join(f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in pairs)
     return f'<table class="kv">{rows}</table>'
 
 
-def _json(value: Any) -> str:
+def folded_json(value: Any, summary: str = "config") -> str:
+    """JSON behind a <details> toggle (configurations are long)."""
+    return f"<details><summary>{_e(summary)}</summary>{json_block(value)}</details>"
+
+
+def json_block(value: Any) -> str:
     return _pre(_e(stable_json(value)))
 
 
@@ -92,7 +97,7 @@ def _section(anchor: str, title: str, body: str) -> str:
 def _case(d: Dossier) -> str:
     g = d.generation
     work = ", ".join(_e(x) for x in (g["title"], g["author"], g["year"]) if x is not None)
-    return _kv(
+    return kv_table(
         [
             ("generation", f"<code>{_e(d.key)}</code>"),
             ("run", _e(g["run"])),
@@ -142,7 +147,7 @@ def _items(d: Dossier) -> str:
         )
         number = item_number(item["target"], item["index"])
         rows.append([_e(item["target"]), _e(number), _e(item["text"]), verdicts, labels])
-    return _table(["target", "item", "reference item", "judge verdicts", "human labels"], rows)
+    return html_table(["target", "item", "reference item", "judge verdicts", "human labels"], rows)
 
 
 def _judges(d: Dossier) -> str:
@@ -158,11 +163,11 @@ def _judges(d: Dossier) -> str:
             _e(j["evidence"].get("threshold")),
             flag_text(j["flagged"]) if j["evidence"].get("threshold") is not None else "—",
             _e(j["evidence"].get("error")),
-            f"<details><summary>config</summary>{_json(j['judge_config'])}</details>",
+            folded_json(j["judge_config"]),
         ]
         for j in d.judgments
     ]
-    return _table(
+    return html_table(
         [
             "judge",
             "version",
@@ -180,17 +185,20 @@ def _judges(d: Dossier) -> str:
 
 def _provenance(d: Dossier) -> str:
     g, t = d.generation, d.template
-    return _kv(
+    return kv_table(
         [
             ("backend", _e(g["backend"])),
             ("model", f"<code>{_e(g['model'])}</code>"),
             ("model revision", f"<code>{_e(g['model_revision'] or '—')}</code>"),
-            ("prompt template", f"{_e(t['id'])} {_json(t)}"),
+            ("prompt template", f"{_e(t['id'])} {json_block(t)}"),
             ("run templates", _e(g["templates"])),
-            ("decoding", _json(g["decoding"])),
+            ("decoding", json_block(g["decoding"])),
             ("mitigation", _e(g["mitigation"])),
             ("run config hash", f"<code>{_e(g['config_hash'])}</code>"),
-            ("run config", f"<details><summary>config</summary>{_json(g['config'])}</details>"),
+            (
+                "run config",
+                folded_json(g["config"]),
+            ),
             ("code version (run)", _e(g["code_version"] or "—")),
             (
                 "run status",
@@ -205,7 +213,7 @@ def _provenance(d: Dossier) -> str:
 def _labels(d: Dossier) -> str:
     if not d.labels:
         return "<p class='muted'>No current human labels.</p>"
-    return _table(
+    return html_table(
         ["annotator", "target", "item", "label", "note", "at", "event"],
         [
             [
@@ -224,7 +232,7 @@ def _labels(d: Dossier) -> str:
 
 def _review(d: Dossier) -> str:
     r = d.review
-    current = _kv(
+    current = kv_table(
         [
             ("status", f"<strong>{_e(r['status'])}</strong>"),
             ("reviewer", _e(r["reviewer"] or "—")),
@@ -250,11 +258,11 @@ def _review(d: Dossier) -> str:
         for h in d.history
     ]
     header = ["at", "event", "who", "item", "label / status", "note", "uuid", "chain", "hash"]
-    return current + "<h3>History</h3>" + _table(header, rows)
+    return current + "<h3>History</h3>" + html_table(header, rows)
 
 
-def _integrity(d: Dossier) -> str:
-    i = d.integrity
+def integrity_html(i: dict[str, Any]) -> str:
+    """dossier.integrity_figures() as a table and the chain heads."""
     problems = i["chain_problems"]
     verified = (
         "all chains intact"
@@ -262,14 +270,14 @@ def _integrity(d: Dossier) -> str:
         else "<span class='bad'>BROKEN: " + "; ".join(_e(p) for p in problems) + "</span>"
     )
     checkpoint = "" if i["checkpoint_complete"] else " (WAL checkpoint incomplete)"
-    heads = _table(
+    heads = html_table(
         ["chain", "head hash"],
         [
             [f"<code>{_e(c)}</code>", f'<span class="hash">{_e(h)}</span>']
             for c, h in sorted(i["chain_heads"].items())
         ],
     )
-    return _kv(
+    return kv_table(
         [
             ("database", f"<code>{_e(i['database'])}</code>"),
             ("database SHA-256", f'<span class="hash">{_e(i["sha256"])}</span>{_e(checkpoint)}'),
@@ -291,7 +299,7 @@ def dossier_html(d: Dossier) -> str:
         _section("provenance", "Provenance", _provenance(d)),
         _section("labels", "Human labels", _labels(d)),
         _section("review", "Review", _review(d)),
-        _section("integrity", "Integrity", _integrity(d)),
+        _section("integrity", "Integrity", integrity_html(d.integrity)),
     ]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -24,6 +24,10 @@ th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
 figure { display: inline-block; margin: 0.5em 1em 1em 0; vertical-align: top; }
 figcaption { font-size: 0.9em; color: #444; }
 pre { white-space: pre-wrap; }
+section.facts th, section.facts td { text-align: left; vertical-align: top; }
+code, .hash { font-family: ui-monospace, monospace; font-size: 0.85em; word-break: break-all; }
+pre.text { font-size: 0.85em; margin: 0; }
+.bad { color: #a00000; font-weight: bold; }
 """
 
 # (report key, column title, how to show it) of the headline table.
@@ -130,8 +134,59 @@ def _histograms(report: dict[str, Any], thresholds: dict[str, list[float]]) -> s
     return "<h2>Score distributions</h2>" + "".join(figures)
 
 
-def report_html(report: dict[str, Any], thresholds: dict[str, list[float]]) -> str:
-    """The whole page for a build_report() dict; `thresholds`: metric -> its thresholds."""
+def _provenance(run: dict[str, Any], judges: list[dict[str, Any]]) -> str:
+    from copyaudit.dossier_html import folded_json, html_table, json_block, kv_table
+
+    rows = kv_table(
+        [
+            ("backend", _e(run["backend"])),
+            ("model", f"<code>{_e(run['model'])}</code>"),
+            ("model revision", f"<code>{_e(run['model_revision'] or '—')}</code>"),
+            ("prompt templates", _e(run["templates"])),
+            ("decoding", json_block(run["decoding"])),
+            ("mitigation", _e(run["mitigation"])),
+            ("run config hash", f"<code>{_e(run['config_hash'])}</code>"),
+            (
+                "run config",
+                folded_json(run["config"]),
+            ),
+            ("code version (run)", _e(run["code_version"] or "—")),
+            (
+                "status",
+                f"{_e(run['status'])}; created {_e(run['created_at'])}, started "
+                f"{_e(run['started_at'] or '—')}, finished {_e(run['finished_at'] or '—')}"
+                + (f"; error: {_e(run['error'])}" if run["error"] else ""),
+            ),
+        ]
+    )
+    if not judges:
+        return rows + "<h3>Judges</h3><p>Not judged.</p>"
+    table = html_table(
+        ["judge", "version", "config hash", "metrics", "judgments", "config"],
+        [
+            [
+                _e(j["judge"]),
+                _e(j["version"]),
+                f"<code>{_e(j['judge_hash'])}</code>",
+                _e(", ".join(j["metrics"])),
+                _e(j["judgments"]),
+                folded_json(j["config"]),
+            ]
+            for j in judges
+        ],
+    )
+    return rows + "<h3>Judges</h3>" + table
+
+
+def report_html(
+    report: dict[str, Any],
+    thresholds: dict[str, list[float]],
+    provenance: tuple[dict[str, Any], list[dict[str, Any]]] | None = None,
+    integrity: dict[str, Any] | None = None,
+) -> str:
+    """The whole page for a build_report() dict; `thresholds`: metric -> its thresholds;
+    `provenance`: (db.case_file.run_record, run_judges); `integrity`:
+    dossier.integrity_figures (the database hash and audit chain heads at export)."""
     title = f"Run {report['run']}"
     summary = (
         f"suite {report['suite']} ({report['kind']}), model {report['model']}, "
@@ -157,6 +212,12 @@ def report_html(report: dict[str, Any], thresholds: dict[str, list[float]]) -> s
             notice = "\n".join(notice_markdown(report["notice"]))
             body += f"<h2>Notice study</h2><pre>{_e(notice)}</pre>"
         body += _histograms(report, thresholds)
+    if provenance is not None:
+        body += f'<section class="facts"><h2>Provenance</h2>{_provenance(*provenance)}</section>'
+    if integrity is not None:
+        from copyaudit.dossier_html import integrity_html
+
+        body += f'<section class="facts"><h2>Integrity</h2>{integrity_html(integrity)}</section>'
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"

@@ -35,6 +35,44 @@ def generation_record(store: Store, generation_id: int) -> dict[str, Any]:
     return out
 
 
+def run_record(store: Store, run: str) -> dict[str, Any]:
+    """The run's provenance: model and revision, templates, decoding, mitigation,
+    configuration and its hash, code version, status and times."""
+    row = store.conn.execute(
+        "SELECT r.name AS run, s.name AS suite, s.kind, r.backend, r.model, r.model_revision, "
+        "r.templates, r.decoding, r.mitigation, r.config, r.config_hash, r.code_version, "
+        "r.status, r.error, r.created_at, r.started_at, r.finished_at "
+        "FROM runs r JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",
+        (run,),
+    ).fetchone()
+    if row is None:
+        raise UserError(f"no run named '{run}' (see `copyaudit runs`)")
+    out = dict(row)
+    for name in ("templates", "decoding", "config"):
+        out[name] = _loads(out[name])
+    return out
+
+
+def run_judges(store: Store, run: str) -> list[dict[str, Any]]:
+    """Each judge configuration that scored the run: name, version, hash, config, the
+    metrics it gave and how many judgments."""
+    rows = store.conn.execute(
+        "SELECT j.judge, jc.version, j.judge_hash, jc.config, "
+        "GROUP_CONCAT(DISTINCT j.metric) AS metrics, COUNT(*) AS judgments "
+        "FROM judgments j JOIN generations g ON g.id = j.generation_id "
+        "JOIN runs r ON r.id = g.run_id LEFT JOIN judge_configs jc ON jc.hash = j.judge_hash "
+        "WHERE r.name = ? GROUP BY j.judge, j.judge_hash ORDER BY j.judge, j.judge_hash",
+        (run,),
+    )
+    out = []
+    for row in rows:
+        item = dict(row)
+        item["config"] = _loads(item["config"])
+        item["metrics"] = sorted((item["metrics"] or "").split(","))
+        out.append(item)
+    return out
+
+
 def judgments_with_provenance(store: Store, generation_id: int) -> list[dict[str, Any]]:
     """Every judgment of the generation with its judge's version, config and hash."""
     rows = store.conn.execute(

@@ -112,3 +112,32 @@ def test_a_metric_without_values_says_not_computed_instead_of_an_empty_histogram
     assert "```" not in section  # no histogram of zeros
     html = _histograms(report, {})
     assert html.count("<img") == 1 and "notice_xling_cosine: 2 judged, none with" in html
+
+
+def test_html_report_states_provenance_and_integrity(
+    literal_run: Path, tmp_path: Path, cli
+) -> None:
+    """Where every number came from: the run's model and configuration, each judge
+    configuration with its hash, and the database hash and chain heads at export."""
+    from copyaudit.hashing import file_sha256
+    from db.events import append_review, chain_heads
+
+    with Store(literal_run) as store:
+        generation_id = int(store.scalar("SELECT MIN(id) FROM generations"))
+        append_review(store, generation_id=generation_id, reviewer="rev", status="escalated")
+        judge_hash = store.scalar("SELECT DISTINCT judge_hash FROM judgments")
+        heads = chain_heads(store)
+    out = tmp_path / "report.html"
+    assert cli("report", "r", "--format", "html", "-o", str(out)).code == 0
+    html = out.read_text(encoding="utf-8")
+    provenance = html.split("<h2>Provenance</h2>")[1].split("<h2>Integrity</h2>")[0]
+    for field in ("backend", "model revision", "decoding", "run config hash", "status"):
+        assert f"<th>{field}</th>" in provenance
+    assert "<td>imported</td>" in provenance  # the backend of imported generations
+    judges = provenance.split("<h3>Judges</h3>")[1]
+    assert f"<code>{judge_hash}</code></td><td>rougeL</td><td>4</td>" in judges
+    assert "&quot;threshold&quot;: 0.8" in judges  # the judge's configuration
+    integrity = html.split("<h2>Integrity</h2>")[1]
+    assert file_sha256(literal_run) in integrity  # nothing was written after the export
+    assert len(heads) == 1 and all(h in integrity for h in heads.values())
+    assert "all chains intact" in integrity

@@ -241,10 +241,17 @@ def report_cmd(
     with obj.store() as store:
         report = build_report(store, run, notice_thresholds=thresholds)
         if fmt == "html":
+            from copyaudit.dossier import integrity_figures
             from copyaudit.report_html import report_html
+            from db.case_file import run_judges, run_record
             from db.queries import metric_thresholds
 
-            text = report_html(report, metric_thresholds(store, run))
+            text = report_html(
+                report,
+                metric_thresholds(store, run),
+                provenance=(run_record(store, run), run_judges(store, run)),
+                integrity=integrity_figures(store, obj.db_path),
+            )
     if fmt == "json" and output is None:
         print_json(report)
         return
