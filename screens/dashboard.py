@@ -30,6 +30,14 @@ RUN_COLUMNS = (
     ("auc", "AUC"),
 )
 SUITE_COLUMNS = (("suite", "Suite"), ("kind", "Kind"), ("cases", "Cases"), ("works", "Works"))
+EMPTY_DATABASE_HINT = (
+    "This database holds no cases yet. Import some (copyaudit import KIND FILE; the README "
+    "lists the formats) or build the demo (copyaudit demo), then press r."
+)
+NO_RUNS_HINT = (
+    "No runs yet: n (or Enter on a suite) starts one; outputs made elsewhere come in with "
+    "copyaudit import-generations."
+)
 
 
 class DashboardLoaded(Message):
@@ -91,6 +99,7 @@ class DashboardScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="title", classes="title-bar")
+        yield Static(id="hint")
         yield Static(Text("Runs", style="bold"), classes="section")
         runs = OpenTable(id="runs")
         for key, label in RUN_COLUMNS:
@@ -127,6 +136,10 @@ class DashboardScreen(Screen[None]):
 
     def on_dashboard_loaded(self, message: DashboardLoaded) -> None:
         self._runs, self._suites = message.runs, message.suites
+        hint = self.query_one("#hint", Static)
+        text = "" if self._runs else NO_RUNS_HINT if self._suites else EMPTY_DATABASE_HINT
+        hint.update(Text(text, style="italic"))
+        hint.display = bool(text)
         self._fill_runs()
         table = self.query_one("#suites", DataTable)
         table.clear()

@@ -75,3 +75,27 @@ def test_dashboard_snapshot(demo_db: Path, snap_compare) -> None:
         await settle(pilot)
 
     assert snap_compare(CopyauditApp(demo_db), terminal_size=SIZE, run_before=ready)
+
+
+async def test_an_empty_database_says_how_to_start(tmp_path: Path, cli) -> None:
+    from tests.conftest import write_jsonl
+    from tests.factories import literal_record
+
+    path = tmp_path / "empty.db"
+    app = CopyauditApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        hint = app.screen.query_one("#hint")
+        assert hint.display and "copyaudit import KIND FILE" in str(hint.render())
+        cases = write_jsonl(tmp_path / "c.jsonl", [literal_record(1)])
+        assert cli("import", "literal", str(cases), "--suite", "s", db=path).code == 0
+        await pilot.press("r")
+        await settle(pilot)
+        assert hint.display and "No runs yet" in str(hint.render())
+
+
+async def test_no_hint_once_there_are_runs(demo_db: Path) -> None:
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert not app.screen.query_one("#hint").display
