@@ -121,9 +121,14 @@ def set_run_status(store: Store, run_id: int, status: str, error: str | None = N
 
 
 def record_failure(store: Store, name: str, error: str) -> bool:
-    """Mark the run called `name` failed with `error`, if it exists (a model that fails
-    to load before a new run is created leaves nothing to mark). True if marked."""
-    row = store.conn.execute("SELECT id FROM runs WHERE name = ?", (name,)).fetchone()
+    """Mark the run called `name` failed with `error` if it exists and is unfinished (a
+    model that fails to load before a new run is created leaves nothing to mark; a done
+    or imported run keeps its status). True if marked."""
+    row = store.conn.execute(
+        "SELECT id FROM runs WHERE name = ? AND status IN ('pending', 'running', 'cancelled', "
+        "'failed')",
+        (name,),
+    ).fetchone()
     if row is None:
         return False
     set_run_status(store, int(row["id"]), "failed", error)

@@ -227,9 +227,11 @@ def test_cancel_stops_between_batches(tmp_path: Path, cli, db_path: Path) -> Non
 def test_a_model_that_fails_to_load_is_stored_as_the_run_error(
     tmp_path: Path, cli, db_path: Path
 ) -> None:
-    """Resuming a run whose model is gone: the run is marked failed with the reason (the
-    app shows the same error as a notification), and a later good resume clears it."""
+    """Resuming a run whose model is gone: the unfinished run is marked failed with the
+    reason (the app shows the same error as a notification), a later good resume clears
+    it, and a finished run is left as it was."""
     import shutil
+    import threading
 
     directory = tmp_path / "m"
     texts = [f"Case {i} of the load test." for i in range(2)]
@@ -241,9 +243,17 @@ def test_a_model_that_fails_to_load_is_stored_as_the_run_error(
     assert cli("import", "literal", str(path), "--suite", "s").code == 0
     request = RunRequest(
         suite="s", name="r", model=str(directory), device="cpu", shots=0, judges="literal",
-        max_new_tokens=4,
+        max_new_tokens=4, batch_size=1,
     )  # fmt: skip
-    assert execute_run(db_path, request).status == "done"
+    cancel = threading.Event()
+
+    def stop_after_one(event) -> None:
+        if event.phase == "generate" and event.done >= 1:
+            cancel.set()
+
+    assert execute_run(db_path, request, on_progress=stop_after_one, cancel=cancel).status == (
+        "cancelled"
+    )
     moved = tmp_path / "moved"
     shutil.move(directory, moved)
     with pytest.raises(Exception) as raised:
@@ -258,6 +268,12 @@ def test_a_model_that_fails_to_load_is_stored_as_the_run_error(
     with Store(db_path) as store:
         row = store.query("SELECT status, error FROM runs WHERE name = 'r'")[0]
     assert (row[0], row[1]) == ("done", None)
+    # A finished run keeps its status when a later attempt under its name cannot load.
+    shutil.move(directory, moved)
+    with pytest.raises(type(raised.value)):
+        execute_run(db_path, request)
+    with Store(db_path) as store:
+        assert store.scalar("SELECT status FROM runs WHERE name = 'r'") == "done"
 
 
 def test_paper_judges_offline_on_imported_generations(tmp_path: Path, cli) -> None:
