@@ -25,6 +25,7 @@ from copyaudit.run_request import ModelRequest
 from copyaudit.types import Case, JudgeInput
 
 MITIGATIONS = ("none", "system", "memfree")
+NOTICE_DEFAULTS = ("before_query", "none")  # the notice study's layout, no mitigation
 JUDGE_BATCH = 32
 
 
@@ -43,9 +44,31 @@ class RunRequest(ModelRequest):
     event_model: str | None = None  # entailment model for the events judge (path or hub id)
     notice_embedding_model: str | None = None  # notice judge, paraphrase (default: preset's)
     notice_multilingual_model: str | None = None  # notice judge, translate (none: not computed)
+    notice_position: str = "before_query"  # notice suites: before_query (the study's) | start | end
+    notice_mitigation: str = "none"  # notice suites: keyword / warning / repeat_warning, combined
 
     def run_name(self) -> str:
-        return self._default_name("{suite}-{model}-{mitigation}", mitigation=self.mitigation)
+        return self._default_name("{suite}-{model}-{variant}", variant=self.variant())
+
+    def variant(self) -> str:
+        """The mitigation, plus the notice layout and mitigation where not the defaults."""
+        parts = [self.mitigation]
+        if self.notice_position != NOTICE_DEFAULTS[0]:
+            parts.append(f"notice-{self.notice_position}")
+        if self.notice_mitigation != NOTICE_DEFAULTS[1]:
+            parts.append(self.notice_mitigation)
+        return "-".join(parts)
+
+    def notice_layout(self) -> dict[str, str]:
+        """The notice options that differ from the study's layout (part of the run's
+        configuration only when set, so runs made before them still resume)."""
+        chosen = (("notice_position", self.notice_position),
+                  ("notice_mitigation", self.notice_mitigation))  # fmt: skip
+        return {
+            key: value
+            for (key, value), default in zip(chosen, NOTICE_DEFAULTS, strict=True)
+            if value != default
+        }
 
 
 @dataclass
@@ -105,6 +128,8 @@ def _generation_request(
         reminder=request.mitigation == "system",
         work_title=case.work.title,
         author=case.work.author,
+        notice_position=request.notice_position,
+        notice_mitigation=request.notice_mitigation,
     )
     budget = request.max_new_tokens or spec.max_new_tokens
     if chat:
@@ -137,6 +162,21 @@ def _uses_chat(generator: Generator, requested: bool | None) -> bool:
     return bool(getattr(tokenizer, "chat_template", None))
 
 
+def _check_notice_options(request: RunRequest) -> None:
+    from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
+
+    if request.notice_position not in NOTICE_POSITIONS:
+        raise UserError(
+            f"unknown notice position '{request.notice_position}' "
+            f"(one of {', '.join(NOTICE_POSITIONS)})"
+        )
+    if request.notice_mitigation not in NOTICE_MITIGATIONS:
+        raise UserError(
+            f"unknown notice mitigation '{request.notice_mitigation}' "
+            f"(one of {', '.join(NOTICE_MITIGATIONS)})"
+        )
+
+
 def execute_run(
     db_path: Path,
     request: RunRequest,
@@ -155,6 +195,7 @@ def execute_run(
         raise UserError(
             f"unknown mitigation '{request.mitigation}' (one of {', '.join(MITIGATIONS)})"
         )
+    _check_notice_options(request)
     cancel = cancel or threading.Event()
     name = request.run_name()
     with Store(db_path) as store:
@@ -162,6 +203,11 @@ def execute_run(
         kind = store.scalar("SELECT kind FROM suites WHERE id = ?", (sid,))
         if kind == "decop":
             raise UserError("DE-COP suites are scored with `copyaudit decop SUITE`, not generated")
+        if kind != "notice" and request.notice_layout():
+            raise UserError(
+                f"the notice placement and mitigation apply to notice suites; "
+                f"'{request.suite}' holds {kind} cases"
+            )
         announce(on_progress, name, "load", f"loading model {request.model}")
         with failure_recorded(store, name):  # a resumed run shows why it did not start
             generator = generator or load_generator(request)
@@ -197,6 +243,7 @@ def execute_run(
                     )
                     if value is not None
                 },
+                **request.notice_layout(),
                 "chat": chat,
                 "memfree_n": request.memfree_n,
                 "prompts": stable_hash(describe_templates()),

@@ -1,4 +1,5 @@
-"""Run launcher: choose suite, model, templates, mitigation and judges; start the run in
+"""Run launcher: choose suite, model, templates, mitigation (and a notice suite's notice
+placement and mitigation) and judges; start the run in
 the background and follow it (progress bar, count, rate, ETA). Esc cancels the run it
 started (the run stops after the batch in flight); ctrl+b goes back and lets it run.
 A DE-COP suite starts a DE-COP run (copyaudit.decop_run.execute_decop, as `copyaudit
@@ -15,6 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, Static
 
+from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 from screens.run_control import ActiveRun
 from screens.widgets.plain import plain
 
@@ -24,6 +26,11 @@ MITIGATIONS = (
     ("MemFree decoding", "memfree"),
 )
 JUDGE_PRESETS = (("offline (runs here)", "offline"), ("paper (needs hub models)", "paper"))
+NOTICE_PLACEMENTS = (
+    ("before the query (the study's)", "before_query"),
+    ("at the start", "start"),
+    ("at the end", "end"),
+)
 
 
 def parse_templates(value: str) -> tuple[int, ...]:
@@ -85,6 +92,25 @@ class LauncherScreen(Screen[None]):
                     yield Select(
                         JUDGE_PRESETS, id="judges", value="offline", allow_blank=False, compact=True
                     )
+            with Horizontal(classes="row"):
+                with Vertical():
+                    yield Label("Notice placement (notice suites)")
+                    yield Select(
+                        NOTICE_PLACEMENTS,
+                        id="notice_position",
+                        value=NOTICE_POSITIONS[0],
+                        allow_blank=False,
+                        compact=True,
+                    )
+                with Vertical():
+                    yield Label("Notice mitigation (notice suites)")
+                    yield Select(
+                        ((m, m) for m in NOTICE_MITIGATIONS),
+                        id="notice_mitigation",
+                        value=NOTICE_MITIGATIONS[0],
+                        allow_blank=False,
+                        compact=True,
+                    )
             yield Label("DE-COP calibration (decop suites): auto, clean works (comma list), empty")
             yield Input("", id="calibrate_on", placeholder="none", compact=True)
             yield Label("Run name (empty: suite-model-mitigation; the same name resumes)")
@@ -134,6 +160,12 @@ class LauncherScreen(Screen[None]):
                 base_url=base_url,
                 calibrate_on=self.query_one("#calibrate_on", Input).value.strip() or None,
             )
+        notice_options = {
+            key: str(self.query_one(f"#{key}", Select).value)
+            for key in ("notice_position", "notice_mitigation")
+        }
+        if self._kinds.get(str(suite)) != "notice":
+            notice_options = {}  # the study's layout; the fields apply to notice suites only
         return RunRequest(
             suite=str(suite),
             name=self.query_one("#name", Input).value.strip() or None,
@@ -144,6 +176,7 @@ class LauncherScreen(Screen[None]):
             limit=parse_limit(self.query_one("#limit", Input).value),
             mitigation=str(self.query_one("#mitigation", Select).value),
             judges=str(self.query_one("#judges", Select).value),
+            **notice_options,
         )
 
     def action_start(self) -> None:

@@ -328,3 +328,58 @@ def test_paper_judges_offline_on_imported_generations(tmp_path: Path, cli) -> No
     assert report["qa_f1"] == 1.0 and report["n"] == 1
     for key in ("n", "literal_rate", "event_rate", "character_rate", "qa_f1", "fluency"):
         assert key in report
+
+
+def test_notice_placement_and_mitigation_shape_the_prompts(
+    tmp_path: Path, cli, db_path: Path
+) -> None:
+    """The notice study's variants from `copyaudit run`: the notice at the start and the
+    keyword plus the repeated warning; the run's name and configuration say so, and the
+    options are refused for other kinds of suite."""
+    from copyaudit.demo import samples_dir
+    from copyaudit.prompts import COPYRIGHT_WARNING, WARNING_REPEATS
+
+    samples = samples_dir() / "notice.jsonl"
+    first = json.loads(samples.read_text(encoding="utf-8").splitlines()[0])
+    directory = tmp_path / "m"
+    build_tiny_causal_lm(directory, build_tokenizer([first["snippet"]], directory))
+    assert cli("import", "notice", str(samples), "--suite", "notice").code == 0
+    common = ["--model", str(directory), "--device", "cpu", "--limit", "1", "--plain"]
+    common += ["--max-new-tokens", "4", "--judges", "refusal"]
+    result = cli(
+        "run", "notice", *common, "--notice-position", "start",
+        "--notice-mitigation", "keyword+repeat_warning",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    name = "notice-m-none-notice-start-keyword+repeat_warning"
+    with Store(db_path) as store:
+        prompt = store.scalar("SELECT prompt FROM generations")
+        config = json.loads(store.scalar("SELECT config FROM runs WHERE name = ?", (name,)))
+    assert prompt.startswith(first["notice"])  # the notice first, then the snippet
+    assert prompt.index(first["snippet"]) > len(first["notice"])
+    assert prompt.count(COPYRIGHT_WARNING) == WARNING_REPEATS
+    assert "copyrighted" in prompt.split(first["snippet"])[1]  # the keyword, in the query
+    assert config["notice_position"] == "start"
+    assert config["notice_mitigation"] == "keyword+repeat_warning"
+
+    plain = cli("run", "notice", *common, "--name", "plain")
+    assert plain.code == 0, plain.err
+    with Store(db_path) as store:
+        prompt = store.scalar(
+            "SELECT g.prompt FROM generations g JOIN runs r ON r.id = g.run_id "
+            "WHERE r.name = 'plain'"
+        )
+        config = json.loads(store.scalar("SELECT config FROM runs WHERE name = 'plain'"))
+    # The study's layout: snippet, notice, query; nothing about the options in the config.
+    assert (
+        prompt.index(first["snippet"])
+        < prompt.index(first["notice"])
+        < prompt.index(first["query"])
+    )
+    assert COPYRIGHT_WARNING not in prompt and "notice_position" not in config
+
+    records = [{"id": "c0", "title": "T", "input": "a b c", "reference": "d e f"}]
+    path = write_jsonl(tmp_path / "lit.jsonl", records)
+    assert cli("import", "literal", str(path), "--suite", "lit").code == 0
+    refused = cli("run", "lit", *common, "--notice-mitigation", "keyword")
+    assert refused.code == 2 and "apply to notice suites" in refused.err

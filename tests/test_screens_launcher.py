@@ -195,3 +195,28 @@ async def test_a_real_run_on_a_tiny_model(demo_db: Path, tmp_path: Path) -> None
             )
             == 2
         )
+
+
+async def test_notice_placement_and_mitigation_reach_the_request(tmp_path: Path) -> None:
+    from textual.widgets import Select
+
+    from screens.launcher import NOTICE_PLACEMENTS
+
+    path = tmp_path / "two.db"
+    build_demo_like_db(path, kinds=("literal", "notice"))
+    app = CopyauditApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.push_screen(LauncherScreen(suite="notice"))
+        await settle(pilot)
+        launcher = app.screen
+        assert [value for _, value in NOTICE_PLACEMENTS] == ["before_query", "start", "end"]
+        launcher.query_one("#notice_position", Select).value = "end"
+        launcher.query_one("#notice_mitigation", Select).value = "keyword+warning"
+        request = launcher.build_request()
+        assert (request.notice_position, request.notice_mitigation) == ("end", "keyword+warning")
+        assert request.run_name() == "notice-default-none-notice-end-keyword+warning"
+        launcher.query_one("#suite", Select).value = "literal"
+        request = launcher.build_request()  # other kinds keep the study's layout
+        assert (request.notice_position, request.notice_mitigation) == ("before_query", "none")
+        assert request.run_name() == "literal-default-none"

@@ -12,6 +12,7 @@ import click
 
 from copyaudit.commands.options import judge_options, model_options
 from copyaudit.errors import UserError
+from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 
 
 def _templates(value: str) -> tuple[int, ...]:
@@ -95,6 +96,21 @@ class RichProgress:
     show_default=True,
 )
 @click.option(
+    "--notice-position",
+    type=click.Choice(NOTICE_POSITIONS),
+    default=NOTICE_POSITIONS[0],
+    show_default=True,
+    help="Notice suites: where the notice goes (before_query is the study's layout).",
+)
+@click.option(
+    "--notice-mitigation",
+    type=click.Choice(NOTICE_MITIGATIONS),
+    default=NOTICE_MITIGATIONS[0],
+    show_default=True,
+    help="Notice suites: the 'copyrighted' keyword in the query and/or a copyright warning "
+    "before it, once or repeated (the study's mitigations).",
+)
+@click.option(
     "--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True
 )
 @click.option("--batch-size", type=click.IntRange(1), default=8, show_default=True)
@@ -122,6 +138,8 @@ def run_cmd(
     shots: int | None,
     limit: int | None,
     mitigation: str,
+    notice_position: str,
+    notice_mitigation: str,
     device: str,
     batch_size: int,
     judges: str,
@@ -149,6 +167,8 @@ def run_cmd(
         shots=shots,
         limit=limit,
         mitigation=mitigation,
+        notice_position=notice_position,
+        notice_mitigation=notice_mitigation,
         device=device,
         batch_size=batch_size,
         judges=judges,
