@@ -45,7 +45,7 @@ from copyaudit.errors import UserError
 @click.option(
     "--no-baselines",
     is_flag=True,
-    help="Skip perplexity, zlib, lowercase and Min-K%% (they need a local model).",
+    help="Skip perplexity, zlib, lowercase and Min-K% (they need a local model).",
 )
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 @click.pass_obj
