@@ -150,6 +150,9 @@ def test_cli_list_pages_and_history(queue_store: Store, cli) -> None:
     assert table.code == 0 and "of 5" in table.out
     history = json.loads(cli("review", "history", G[6], "--format", "json").out)
     assert [h["kind"] for h in history] == ["label", "retract"]
+    assert history[0]["target"] == "event" and history[0]["item_index"] == 0  # stored
+    shown = cli("review", "history", G[4]).out
+    assert "event 1" in shown and "event 2" in shown and "event 0" not in shown  # as read
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ import click
 
 from copyaudit.commands.output import print_json, print_table
 from copyaudit.errors import UserError
+from copyaudit.items import item_name
 
 QUEUE_COLUMNS = [  # the table; --format json has every field
     "generation_key",
@@ -19,7 +20,7 @@ QUEUE_COLUMNS = [  # the table; --format json has every field
     "reviewer",
     "note",
 ]
-HISTORY_COLUMNS = ["created_at", "kind", "who", "target", "item_index", "value", "note", "uuid"]
+HISTORY_COLUMNS = ["created_at", "kind", "who", "item", "value", "note", "uuid"]
 
 
 @click.group("review")
@@ -101,9 +102,11 @@ def history_cmd(obj: Any, generation: str, fmt: str) -> None:
     with obj.store() as store:
         rows = [asdict(e) for e in case_history(store, resolve_generation(store, generation))]
     if fmt == "json":
-        print_json(rows)
-    else:
-        print_table(rows, HISTORY_COLUMNS, f"History of {generation}")
+        print_json(rows)  # the stored fields: item_index counts from 0
+        return
+    for row in rows:  # as people read it: "event 3" is the reference list's [3]
+        row["item"] = "" if row["target"] is None else item_name(row["target"], row["item_index"])
+    print_table(rows, HISTORY_COLUMNS, f"History of {generation}")
 
 
 def register(group: click.Group) -> None:
