@@ -88,9 +88,14 @@ class DecopRequest(ModelRequest):
     calibrate_on: str | tuple[str, ...] | None = None  # None | "auto" | works
     batch_size: int = 24  # prompts per forward pass (hf); 24 = one passage
     baselines: bool = True
+    passages_per_work: int | None = None  # a screening run: the first N passages of each work
 
     def run_name(self) -> str:
-        return self._default_name("{suite}-decop-{model}")
+        if self.passages_per_work is None:
+            return self._default_name("{suite}-decop-{model}")
+        return self._default_name(
+            "{suite}-decop-{model}-{n}-per-work", n=str(self.passages_per_work)
+        )
 
 
 @dataclass
@@ -249,6 +254,8 @@ def _check_request(request: DecopRequest) -> None:
         )
     if request.batch_size < 1:
         raise UserError("--batch-size must be at least 1")
+    if request.passages_per_work is not None and request.passages_per_work < 1:
+        raise UserError("--passages-per-work must be at least 1")
 
 
 def _token_scorer_for(scorer: Any, request: DecopRequest) -> tuple[Any | None, str | None]:
@@ -315,6 +322,12 @@ def _run_spec(
             },
             "baselines": baselines,
             "baselines_note": baselines_note,
+            # only when set, so that runs made before the option still resume
+            **(
+                {"passages_per_work": request.passages_per_work}
+                if request.passages_per_work is not None
+                else {}
+            ),
             "model": provenance,
         },
         code_version=code_version(),
@@ -416,7 +429,7 @@ def _score_pending(
     from db.decop import add_decop_scores, scored_case_pks
     from db.work import run_cases
 
-    cases = run_cases(store, sid, None)
+    cases = run_cases(store, sid, None, per_work=request.passages_per_work)
     done = scored_case_pks(store, run_id)
     pending = [(pk, case) for pk, case in cases if pk not in done]
     outcome.already_scored = len(cases) - len(pending)

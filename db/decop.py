@@ -125,14 +125,19 @@ def scored_case_pks(store: Store, run_id: int) -> set[int]:
 
 
 def decop_progress(store: Store, run_id: int) -> tuple[int, int]:
-    """(passages scored, passages in the run's suite)."""
+    """(passages scored, passages the run scores: its suite's, or the first
+    `passages_per_work` of each work when the run was limited so)."""
+    from db.work import run_case_count
+
     row = store.conn.execute(
-        "SELECT (SELECT COUNT(*) FROM decop_scores d WHERE d.run_id = r.id) AS scored, "
-        "(SELECT COUNT(*) FROM cases c WHERE c.suite_id = r.suite_id) AS total "
-        "FROM runs r WHERE r.id = ?",
+        "SELECT suite_id, config, (SELECT COUNT(*) FROM decop_scores d WHERE d.run_id = r.id) "
+        "AS scored FROM runs r WHERE r.id = ?",
         (run_id,),
     ).fetchone()
-    return (0, 0) if row is None else (int(row["scored"]), int(row["total"]))
+    if row is None:
+        return 0, 0
+    per_work = json.loads(row["config"] or "{}").get("passages_per_work")
+    return int(row["scored"]), run_case_count(store, int(row["suite_id"]), per_work)
 
 
 def decop_score_rows(store: Store, run_id: int) -> list[dict[str, Any]]:

@@ -41,10 +41,9 @@ def runs_summary(store: Store) -> list[dict[str, Any]]:
         # An imported run has no fixed template list: its total is what was imported.
         row["total"] = cases * len(templates) if templates else row["generations"]
         if row["kind"] == "decop":  # DE-COP runs score passages, they generate nothing
-            row["generations"] = int(
-                store.scalar("SELECT COUNT(*) FROM decop_scores WHERE run_id = ?", (row["id"],))
-            )
-            row["total"] = cases
+            from db.decop import decop_progress
+
+            row["generations"], row["total"] = decop_progress(store, row["id"])
         out.append(row)
     return out
 

@@ -27,17 +27,38 @@ class GenerationToJudge:
     output: str
 
 
-def run_cases(store: Store, suite_id: int, limit: int | None) -> list[tuple[int, Case]]:
-    """The run's cases in import order, the first `limit` of them if given."""
+# The first N cases of each work of a suite, in import order (a DE-COP screening run).
+_FIRST_PER_WORK_SQL = (
+    "SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY work_id ORDER BY id) AS k "
+    "FROM cases WHERE suite_id = ?) WHERE k <= ?"
+)
+
+
+def run_cases(
+    store: Store, suite_id: int, limit: int | None, per_work: int | None = None
+) -> list[tuple[int, Case]]:
+    """The run's cases in import order: the first `limit` of them, or the first
+    `per_work` of each work, if given."""
     sql = (
         f"SELECT {CASE_COLUMNS} FROM cases c JOIN suites s ON s.id = c.suite_id "
-        "JOIN works w ON w.id = c.work_id WHERE c.suite_id = ? ORDER BY c.id"
+        "JOIN works w ON w.id = c.work_id WHERE c.suite_id = ?"
     )
     params: tuple[Any, ...] = (suite_id,)
+    if per_work is not None:
+        sql += f" AND c.id IN ({_FIRST_PER_WORK_SQL})"
+        params += (suite_id, per_work)
+    sql += " ORDER BY c.id"
     if limit is not None:
         sql += " LIMIT ?"
         params += (limit,)
     return [(int(r["case_pk"]), case_from_row(r)) for r in store.conn.execute(sql, params)]
+
+
+def run_case_count(store: Store, suite_id: int, per_work: int | None = None) -> int:
+    """How many cases `run_cases(store, suite_id, None, per_work)` gives."""
+    if per_work is None:
+        return int(store.scalar("SELECT COUNT(*) FROM cases WHERE suite_id = ?", (suite_id,)))
+    return int(store.scalar(f"SELECT COUNT(*) FROM ({_FIRST_PER_WORK_SQL})", (suite_id, per_work)))
 
 
 def pending_generations(

@@ -3,7 +3,8 @@ placement and mitigation) and judges; start the run in
 the background and follow it (progress bar, count, rate, ETA). Esc cancels the run it
 started (the run stops after the batch in flight); ctrl+b goes back and lets it run.
 A DE-COP suite starts a DE-COP run (copyaudit.decop_run.execute_decop, as `copyaudit
-decop`): suite, model, endpoint, calibration and name apply; the rest is ignored."""
+decop`): suite, model, endpoint, limit (passages per work), calibration and name apply;
+the rest is ignored."""
 
 from __future__ import annotations
 
@@ -79,7 +80,7 @@ class LauncherScreen(Screen[None]):
                     yield Label("Templates")
                     yield Input("1", id="templates", placeholder="1,2,3", compact=True)
                 with Vertical():
-                    yield Label("Limit (first N cases)")
+                    yield Label("Limit (first N cases; DE-COP: of each work)")
                     yield Input("", id="limit", placeholder="all", compact=True)
             with Horizontal(classes="row"):
                 with Vertical():
@@ -159,6 +160,7 @@ class LauncherScreen(Screen[None]):
                 backend="openai" if base_url else "hf",
                 base_url=base_url,
                 calibrate_on=self.query_one("#calibrate_on", Input).value.strip() or None,
+                passages_per_work=parse_limit(self.query_one("#limit", Input).value),
             )
         notice_options = {
             key: str(self.query_one(f"#{key}", Select).value)

@@ -524,3 +524,39 @@ def test_unreadable_prompts_are_stored_and_left_out_without_baselines(
     markdown = decop_markdown(report)
     assert f"{unreadable} prompts without readable probabilities left out" in markdown
     assert "| Perplexity | — |" in markdown and "No calibration" in markdown
+
+
+def test_a_screening_run_scores_the_first_passages_of_each_work(
+    setup: DecopSetup, cli, db_path: Path
+) -> None:
+    """--passages-per-work 1: one passage of every work (in import order), a total that
+    says so in the report, the run list and the progress, and a name of its own."""
+    _import(cli, setup)
+    args = ("decop", "bt", "--model", str(setup.model_dir), "--device", "cpu")
+    result = cli(*args, "--passages-per-work", "1", "--no-baselines", "--format", "json")
+    assert result.code == 0, result.err
+    n_works = len(SUSPECT) + len(CLEAN)
+    name = f"bt-decop-{setup.model_dir.name}-1-per-work"
+    report = json.loads(result.out)
+    assert report["run"] == name
+    decop = report["decop"]
+    assert decop["passages"] == {"scored": n_works, "total": n_works}
+    assert {w["work"] for w in decop["per_work"]} == set(SUSPECT) | set(CLEAN)
+    assert all(w["n_passages"] == 1 for w in decop["per_work"])
+    with Store(db_path) as store:
+        scored = store.query(
+            "SELECT c.case_id FROM decop_scores d JOIN cases c ON c.id = d.case_pk ORDER BY c.id"
+        )
+        first_of_each = store.query(
+            "SELECT MIN(id) FROM cases GROUP BY work_id ORDER BY MIN(id)"
+        )  # the first passage of each work, in import order
+        assert [r[0] for r in store.query("SELECT case_pk FROM decop_scores ORDER BY case_pk")] == [
+            r[0] for r in first_of_each
+        ]
+        config = json.loads(store.scalar("SELECT config FROM runs WHERE name = ?", (name,)))
+    assert len(scored) == n_works and config["passages_per_work"] == 1
+    run = next(r for r in json.loads(cli("runs", "--format", "json").out) if r["name"] == name)
+    assert run["generations"] == run["total"] == n_works and run["status"] == "done"
+    assert f"score {n_works}/{n_works} (100%)" in result.err  # progress: standard error
+    again = cli(*args, "--passages-per-work", "1", "--no-baselines")
+    assert again.code == 0 and f"{n_works} already stored" in again.out

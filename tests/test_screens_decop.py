@@ -312,8 +312,12 @@ async def test_launcher_starts_a_decop_run(built: Built, tmp_path: Path) -> None
         launcher.query_one("#model").value = str(built.model_dir)
         launcher.query_one("#calibrate_on").value = "auto"
         launcher.query_one("#name").value = "from-app"
+        launcher.query_one("#limit").value = "2"  # DE-COP: the first 2 passages of each work
         request = launcher.build_request()
         assert isinstance(request, DecopRequest) and request.calibrate_on == "auto"
+        assert request.passages_per_work == 2
+        launcher.query_one("#limit").value = ""
+        assert launcher.build_request().passages_per_work is None
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: app.active_runs["from-app"].finished, timeout=120)
         run = app.active_runs["from-app"]

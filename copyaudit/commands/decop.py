@@ -33,6 +33,11 @@ from copyaudit.errors import UserError
     "list of clean works to fit the label calibration on; they are left out of the evaluation.",
 )
 @click.option(
+    "--passages-per-work",
+    type=click.IntRange(1),
+    help="A screening run: only the first N passages of each work (the default name says so).",
+)
+@click.option(
     "--batch-size",
     type=click.IntRange(1),
     default=24,
@@ -60,6 +65,7 @@ def decop_cmd(
     mode: str,
     letter_only: bool,
     calibrate_on: str | None,
+    passages_per_work: int | None,
     batch_size: int,
     device: str,
     no_baselines: bool,
@@ -79,20 +85,18 @@ def decop_cmd(
         mode=mode,
         letter_only=letter_only,
         calibrate_on=calibrate_on,
+        passages_per_work=passages_per_work,
         batch_size=batch_size,
         device=device,
         baselines=not no_baselines,
     )
     cancel = threading.Event()
-    try:
-        if fmt == "json":  # stdout carries the JSON only
-            outcome = execute_decop(obj.db_path, request, cancel=cancel)
-        else:
-            from copyaudit.commands.evaluate import RichProgress
+    from copyaudit.commands.evaluate import RichProgress
 
-            progress = RichProgress()
-            with progress.bar:
-                outcome = execute_decop(obj.db_path, request, on_progress=progress, cancel=cancel)
+    progress = RichProgress()  # on standard error: standard output carries the report only
+    try:
+        with progress.bar:
+            outcome = execute_decop(obj.db_path, request, on_progress=progress, cancel=cancel)
     except KeyboardInterrupt:
         cancel.set()
         raise
