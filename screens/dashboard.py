@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from screens.run_control import ActiveRun
-from screens.widgets.plain import DASH, number, one_line, percent, plain
+from screens.widgets.plain import DASH, middle_cut, number, one_line, percent, plain
 from screens.widgets.tables import OpenTable
 
 RUN_COLUMNS = (
@@ -29,6 +29,7 @@ RUN_COLUMNS = (
     ("qa_f1", "QA F1"),
     ("auc", "AUC"),
 )
+RUN_NAME_WIDTH = 32  # longer names are cut in the middle (the table keys keep them whole)
 SUITE_COLUMNS = (("suite", "Suite"), ("kind", "Kind"), ("cases", "Cases"), ("works", "Works"))
 EMPTY_DATABASE_HINT = (
     "This database holds no cases yet. Import some (copyaudit import KIND FILE; the README "
@@ -161,7 +162,7 @@ class DashboardScreen(Screen[None]):
             active = app.active_runs.get(row["name"])
             figures = row["figures"]
             table.add_row(
-                plain(row["name"]),
+                middle_cut(row["name"], RUN_NAME_WIDTH),
                 _suite_cell(row["suite"], row["kind"]),
                 one_line(row["model"] or DASH, 16),
                 _status_cell(row["status"], active),

@@ -99,3 +99,13 @@ async def test_no_hint_once_there_are_runs(demo_db: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert not app.screen.query_one("#hint").display
+
+
+def test_long_run_names_are_cut_in_the_middle() -> None:
+    from screens.widgets.plain import middle_cut
+
+    name = "notice-default-none-notice-start-keyword+repeat_warning"
+    cut = middle_cut(name, 32).plain
+    assert len(cut) == 32 and cut.startswith("notice-default-") and cut.endswith("repeat_warning")
+    assert "…" in cut and middle_cut("short-name", 32).plain == "short-name"
+    assert middle_cut("[b]x[/b]" * 6, 11).plain == "[b]x[…x[/b]"  # still plain text

@@ -41,6 +41,16 @@ def one_line(text: str, width: int) -> Text:
     return Text(flat, end="", no_wrap=True, overflow="ellipsis")
 
 
+def middle_cut(text: str, width: int) -> Text:
+    """A name cut in the middle at `width` (its start and its distinguishing end stay:
+    'notice-default-none-…-keyword+warning')."""
+    flat = " ".join(visible(text).split())
+    if len(flat) > width:
+        head = (width - 1) // 2
+        flat = flat[:head] + "…" + flat[len(flat) - (width - 1 - head) :]
+    return Text(flat, end="", no_wrap=True)
+
+
 DASH = "—"
 
 
