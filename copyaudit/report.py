@@ -102,7 +102,7 @@ def build_report(
         **summary,
     }
     if report["kind"] == "decop":
-        from copyaudit.decop_run import decop_report
+        from copyaudit.decop_report import decop_report
 
         report["decop"] = decop_report(store, run)
     if report["kind"] == "notice":
@@ -122,7 +122,7 @@ def _bar(count: int, top: int, width: int = 30) -> str:
 
 def report_markdown(report: dict[str, Any]) -> str:
     if report.get("decop") is not None:
-        from copyaudit.decop_run import decop_markdown
+        from copyaudit.decop_report import decop_markdown
 
         return decop_markdown(report)
     lines = [

@@ -194,7 +194,7 @@ def report_html(
         + (f", {report['failed']} failed" if report["failed"] else "")
     )
     if report.get("decop") is not None:
-        from copyaudit.decop_run import decop_markdown
+        from copyaudit.decop_report import decop_markdown
 
         body = f"<pre>{_e(decop_markdown(report))}</pre>"
     else:

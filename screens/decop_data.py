@@ -90,7 +90,8 @@ def work_rows(report: dict[str, Any], ids: dict[str, int]) -> list[WorkRow]:
 
 def load_decop_view(store: Any, run: str) -> DecopView:
     """Everything the DE-COP screen shows for `run` (one full report computation)."""
-    from copyaudit.decop_run import SuiteWork, decop_markdown, decop_report, work_names
+    from copyaudit.decop_report import decop_markdown, decop_report
+    from copyaudit.decop_works import SuiteWork, work_names
     from db.decop import suite_works
     from db.runs import run_row
 

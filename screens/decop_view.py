@@ -4,7 +4,7 @@ and the label-position bias before and after calibration. Enter on a work lists 
 passages; `r` shows the full text report.
 
 DE-COP runs score passages (no generations): the figures come from
-copyaudit.decop_run.decop_report, computed in a worker (screens.decop_data)."""
+copyaudit.decop_report.decop_report, computed in a worker (screens.decop_data)."""
 
 from __future__ import annotations
 

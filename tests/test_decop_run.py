@@ -43,15 +43,9 @@ import torch
 from scipy import stats
 
 from copyaudit.decop import ANSWER_CHOICES, ANSWER_LETTERS, DecopPassage, log_perplexity
-from copyaudit.decop_run import (
-    DecopRequest,
-    SuiteWork,
-    decop_markdown,
-    decop_report,
-    execute_decop,
-    resolve_calibration,
-    split_work_list,
-)
+from copyaudit.decop_report import decop_markdown, decop_report
+from copyaudit.decop_run import DecopRequest, execute_decop
+from copyaudit.decop_works import SuiteWork, resolve_calibration, split_work_list
 from copyaudit.errors import UserError
 from copyaudit.models.hf_loading import load_causal_lm
 from copyaudit.models.hf_scoring import HFChoiceScorer, HFTokenScorer

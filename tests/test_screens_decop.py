@@ -18,7 +18,8 @@ import pytest
 from rich.console import Console
 
 from copyaudit.decop import ANSWER_LETTERS, DecopPassage, all_orders, roc_auc
-from copyaudit.decop_run import DecopRequest, decop_report, execute_decop
+from copyaudit.decop_report import decop_report
+from copyaudit.decop_run import DecopRequest, execute_decop
 from copyaudit.formats import load_cases
 from copyaudit.models.hf_loading import load_causal_lm
 from copyaudit.models.hf_scoring import HFChoiceScorer, HFTokenScorer

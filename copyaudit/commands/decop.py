@@ -73,7 +73,8 @@ def decop_cmd(
 ) -> None:
     """Run DE-COP on SUITE: every passage in all 24 option orders, the answer-letter
     probabilities from one forward pass per prompt; resumes if the run exists."""
-    from copyaudit.decop_run import DecopRequest, decop_markdown, decop_report, execute_decop
+    from copyaudit.decop_report import decop_markdown, decop_report
+    from copyaudit.decop_run import DecopRequest, execute_decop
 
     request = DecopRequest(
         suite=suite,

@@ -75,7 +75,7 @@ def ci_text(interval: Sequence[float] | None) -> str:
 def methods_table(report: Mapping[str, Any]) -> Table:
     """Method x (AUC, 95% CI, Welch p, works): the four baselines, then DE-COP before
     and after calibration, as the paper's Table 2."""
-    from copyaudit.decop_run import BASELINE_LABELS
+    from copyaudit.decop_report import BASELINE_LABELS
 
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
     table.add_column("Method")
