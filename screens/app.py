@@ -23,6 +23,7 @@ from screens.run_control import ActiveRun, RunProgressed
 
 RUN_GROUP = "runs"
 PROGRESS_INTERVAL_S = 0.1
+QUIT_CONFIRM_S = 4.0  # with a run in progress, a second q within this time quits
 
 
 class CopyauditApp(App[None]):
@@ -46,6 +47,7 @@ class CopyauditApp(App[None]):
         self.data = DataAccess(self.db_path)
         self.active_runs: dict[str, ActiveRun] = {}
         self.run_signal: Signal[ActiveRun] = Signal(self, "runs")
+        self._quit_asked_at = -QUIT_CONFIRM_S
 
     def on_mount(self) -> None:
         from screens.dashboard import DashboardScreen
@@ -219,6 +221,23 @@ class CopyauditApp(App[None]):
         self.run_signal.publish(run)
 
     # --- actions -----------------------------------------------------------------------
+
+    async def action_quit(self) -> None:
+        """Quit; while a run started here is in progress, only on a second q (quitting
+        stops the run after its batch in flight; starting it again resumes it)."""
+        running = [run.name for run in self.active_runs.values() if not run.finished]
+        now = time.monotonic()
+        if running and now - self._quit_asked_at > QUIT_CONFIRM_S:
+            self._quit_asked_at = now
+            self.notify(
+                f"run {', '.join(running)} is in progress: press q again to stop it and quit "
+                "(starting the same run again resumes it)",
+                severity="warning",
+                timeout=QUIT_CONFIRM_S,
+                markup=False,
+            )
+            return
+        self.exit()
 
     def action_help(self) -> None:
         from screens.help import HelpScreen

@@ -34,7 +34,7 @@ class CopyauditCommands(Provider):
             ("New run", app.action_new_run, "Open the run launcher"),
             ("Runs dashboard", app.action_dashboard, "Back to the list of suites and runs"),
             ("Help: keys", app.action_help, "Every key of every screen"),
-            ("Quit", app.exit, "Leave copyaudit"),
+            ("Quit", app.action_quit, "Leave copyaudit"),
             (
                 "Agreement & judge quality",
                 app.action_agreement,

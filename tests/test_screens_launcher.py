@@ -3,6 +3,7 @@ launcher or the dashboard, worker failures as notifications, one real (tiny) run
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
@@ -220,3 +221,42 @@ async def test_notice_placement_and_mitigation_reach_the_request(tmp_path: Path)
         request = launcher.build_request()  # other kinds keep the study's layout
         assert (request.notice_position, request.notice_mitigation) == ("before_query", "none")
         assert request.run_name() == "literal-default-none"
+
+
+async def test_quitting_during_a_run_asks_first(demo_db: Path, monkeypatch) -> None:
+    """q with a run in progress warns and quits only on a second q; the run is then
+    stopped (cancelled, resumable), not left running."""
+    monkeypatch.setattr(runner, "execute_run", fake_execute_run)
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await _start_from_launcher(pilot)
+        run = app.active_runs["literal-default-none"]
+        await wait_until(pilot, lambda: run.progress is not None and run.progress.done > 5)
+        await pilot.press("ctrl+b")  # the dashboard, where q is not typed into a field
+        await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen))
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.is_running and not run.cancel.is_set()
+        await wait_until(pilot, lambda: len(app.screen.query("Toast")) > 0)
+        toasts = [str(toast.render()) for toast in app.screen.query("Toast")]
+        assert any("press q again" in text for text in toasts)
+        await pilot.press("q")
+        await pilot.pause()
+    assert run.cancel.is_set()  # on_unmount stops the run
+    await asyncio.to_thread(_wait_for_status, demo_db, "literal-default-none", "cancelled")
+
+
+def _wait_for_status(path: Path, run: str, status: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while _status(path, run) != status:
+        assert time.monotonic() < deadline, _status(path, run)
+        time.sleep(0.05)
+
+
+async def test_q_quits_at_once_without_a_run(demo_db: Path) -> None:
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running
