@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from copyaudit import __version__
 from copyaudit.errors import UserError
-from copyaudit.hashing import file_sha256, stable_hash
+from copyaudit.hashing import stable_hash
 from copyaudit.highlight import Segment, output_marks, reference_marks, segments
 
 if TYPE_CHECKING:
@@ -187,13 +187,14 @@ def integrity_figures(store: Store, db_path: Path) -> dict[str, Any]:
     from db.case_file import checkpoint
     from db.clock import now
     from db.events import chain_heads, verify_chains
+    from db.file_digest import database_file_sha256
 
     complete = checkpoint(store)
     return {
         "exported_at": now(),
         "copyaudit": __version__,
         "database": str(db_path),
-        "sha256": file_sha256(db_path),
+        "sha256": database_file_sha256(db_path),
         "checkpoint_complete": complete,
         "chain_heads": chain_heads(store),
         "chain_problems": [str(p) for p in verify_chains(store)],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 
 import sqlite_utils
 
+from db import live_files
 from db.migrations import migrate
 
 BUSY_TIMEOUT_MS = 30_000
@@ -46,6 +48,8 @@ class Store:
             timeout=BUSY_TIMEOUT_MS / 1000,
             check_same_thread=False,
         )
+        # released on close(), or when the Store is collected without one
+        self._released = weakref.finalize(self, live_files.release, live_files.register(self.path))
         self.conn.row_factory = sqlite3.Row
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self.conn.execute("PRAGMA journal_mode = WAL")
@@ -87,6 +91,7 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+        self._released()
 
     def __enter__(self) -> Store:
         return self
