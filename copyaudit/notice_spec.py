@@ -73,8 +73,7 @@ NO_MULTILINGUAL_MODEL = (
 
 
 def notice_target(snippet: str, notice: str) -> str:
-    """What the output is compared with: snippet + "\\n" + notice, as in the study's
-    evaluation code; for the "none" level (empty notice) just the snippet (the
-    reference code kept a trailing "\\n", which can change the LCS by one character)."""
-    notice = notice.strip()
-    return f"{snippet}\n{notice}" if notice else snippet
+    """What the output is compared with, exactly the study's `f"{sample}\\n{notice}"`
+    (src/eval_pred.py): the notice raw (a "\\r\\n" in it kept), and the "\\n" also
+    for the "none" level, whose notice is empty."""
+    return f"{snippet}\n{notice}"

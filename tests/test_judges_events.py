@@ -17,7 +17,8 @@ from copyaudit.judges.entailment_lexical import (
     content_stems,
     split_sentences,
 )
-from copyaudit.judges.events import WINDOW_TOKEN_PATTERN, EntailmentModel, EventJudge, split_windows
+from copyaudit.judges.events import EntailmentModel, EventJudge
+from copyaudit.judges.windows import REGEX_TOKEN_PATTERN, split_windows
 from copyaudit.types import JudgeInput
 
 
@@ -74,10 +75,10 @@ def _item(output: str, events: list[str]) -> JudgeInput:
     )
 
 
-def test_windows_are_128_regex_tokens_with_original_offsets() -> None:
+def test_regex_fallback_windows_are_128_tokens_with_original_offsets() -> None:
     output = (_words("w", 100) + ",\n" + _words("v", 100) + ".\n\n" + _words("u", 60)).strip()
-    windows = split_windows(output)
-    token_counts = [len(re.findall(WINDOW_TOKEN_PATTERN, w.text)) for w in windows]
+    windows = split_windows(output, tokenizer="regex")
+    token_counts = [len(re.findall(REGEX_TOKEN_PATTERN, w.text)) for w in windows]
     assert token_counts == [128, 128, 6]  # 263 tokens: 260 words, ",", "."
     for window in windows:
         assert window.text == output[window.start : window.end].replace("\n", " ")
@@ -87,11 +88,12 @@ def test_windows_are_128_regex_tokens_with_original_offsets() -> None:
         output.index("v27 "),  # 100 w-words, ",", then v0..v26 fill window 0
         output.index("u54"),  # v27..v99, ".", u0..u53 fill window 1
     ]
-    assert split_windows("") == [] and split_windows(" \n ") == []
+    assert split_windows("", tokenizer="regex") == []
+    assert split_windows(" \n ", tokenizer="regex") == []
 
 
 def test_regex_tokenizer_splits_words_and_punctuation() -> None:
-    assert re.findall(WINDOW_TOKEN_PATTERN, "Don't stop... now!") == [
+    assert re.findall(REGEX_TOKEN_PATTERN, "Don't stop... now!") == [
         "Don", "'", "t", "stop", ".", ".", ".", "now", "!"
     ]  # fmt: skip
 
@@ -164,7 +166,12 @@ def test_config_records_backend_and_window_settings() -> None:
     assert isinstance(judge.model, EntailmentModel)
     config = judge.config()
     assert config["window_tokens"] == 128
-    assert config["window_tokenizer"] == WINDOW_TOKEN_PATTERN
+    assert config["window_tokenizer"].startswith("spacy ")  # spaCy is installed
+    regex = EventJudge(KeywordEntailment(), window_tokenizer="regex")
+    assert regex.config()["window_tokenizer"] == f"regex {REGEX_TOKEN_PATTERN}"
+    assert regex.config_hash() != judge.config_hash()
+    with pytest.raises(ValueError):
+        EventJudge(KeywordEntailment(), window_tokenizer="words")
     assert config["entailment"] == {"backend": "keyword"}
     assert config["entailment_threshold"] == 0.5
 

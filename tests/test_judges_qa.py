@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import string
+from collections import Counter
+
 import pytest
 
 from copyaudit.judges.qa import QAJudge, exact_match, extract_answer, f1_score, normalize_answer
@@ -59,21 +63,18 @@ def test_without_markers_the_whole_output_is_the_answer() -> None:
     assert (span.start, span.end) == (2, 11)
 
 
-def test_missing_end_marker_paper_versus_after_start() -> None:
+def test_missing_end_marker_scores_the_whole_output() -> None:
     output = "[Output_Start] San Jose\nQuestion: Who was it?"
-    paper = _scores(output, marker_fallback="whole")
-    lenient = _scores(output)
+    scores = _scores(output)
     # CopyBench's regex fails, so its scorer uses the whole output
-    assert paper["qa_em"].value == 0.0
-    assert paper["qa_f1"].value == pytest.approx(2 * (2 / 7) / (2 / 7 + 1))
-    assert lenient["qa_em"].value == 1.0
-    assert extract_answer(output, "after_start") == (14, 23)
-    assert extract_answer(output, "whole") == (0, len(output))
+    assert scores["qa_em"].value == 0.0
+    assert scores["qa_f1"].value == pytest.approx(2 * (2 / 7) / (2 / 7 + 1))
+    assert extract_answer(output) == (0, len(output))
 
 
 def test_paper_regex_is_greedy_on_one_line() -> None:
     output = "[Output_Start] a [Output_End] b [Output_End]"
-    start, end = extract_answer(output, "whole")
+    start, end = extract_answer(output)
     assert output[start:end] == " a [Output_End] b "
 
 
@@ -87,8 +88,76 @@ def test_missing_reference_is_an_error() -> None:
     assert all(s.value is None and s.error for s in QAJudge().judge([item])[0])
 
 
-def test_config_records_marker_handling() -> None:
-    assert QAJudge("whole").config()["marker_fallback"] == "whole"
-    assert QAJudge("whole").config_hash() != QAJudge().config_hash()
-    with pytest.raises(ValueError):
-        QAJudge("guess")
+def test_config_records_the_answer_rule() -> None:
+    assert "Output_Start" in QAJudge().config()["answer"]
+
+
+# --- CopyBench's scripts/eval_qa.py, transcribed (normalisation, F1/EM, markers) ---------
+
+
+def _copybench_normalize(s: str) -> str:
+    def remove_articles(text: str) -> str:
+        return re.sub(r"\b(a|an|the)\b", " ", text)
+
+    def white_space_fix(text: str) -> str:
+        return " ".join(text.split())
+
+    def remove_punc(text: str) -> str:
+        exclude = set(string.punctuation)
+        return "".join(ch for ch in text if ch not in exclude)
+
+    return white_space_fix(remove_articles(remove_punc(s.lower())))
+
+
+def _copybench_f1(prediction: str, ground_truth: str) -> float:
+    prediction_tokens = _copybench_normalize(prediction).split()
+    ground_truth_tokens = _copybench_normalize(ground_truth).split()
+    common = Counter(prediction_tokens) & Counter(ground_truth_tokens)
+    num_same = sum(common.values())
+    if num_same == 0:
+        return 0
+    precision = 1.0 * num_same / len(prediction_tokens)
+    recall = 1.0 * num_same / len(ground_truth_tokens)
+    return (2 * precision * recall) / (precision + recall)
+
+
+def _copybench_scores(output_text: str, label_text: str) -> tuple[float, float]:
+    """(em, f1) as eval_qa.py's main loop computes them."""
+    pattern = re.compile(r"\[Output_Start\](.*)\[Output_End\]")
+    match = pattern.search(output_text)
+    if match:
+        output_text = match.group(1)
+    em = float(_copybench_normalize(output_text) == _copybench_normalize(label_text))
+    return em, _copybench_f1(output_text, label_text)
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "[Output_Start]\nhis little daughter\n[Output_End]",  # F1 0.75 in CopyBench
+        "[Output_Start] his little daughter [Output_End]",
+        "[Output_Start] his daughter\n[Output_End]",
+        "[Output_Start]\nhis little daughter [Output_End]",
+        "[Output_Start] his little daughter",  # no end marker
+        "his little daughter [Output_End]",  # no start marker
+        "His little daughter.",  # no markers
+        "[Output_Start] the daughter [Output_End]\n[Output_Start] his son [Output_End]",
+        "[Output_Start] a [Output_End] his [Output_End] daughter",
+        "Answer:\n\n[Output_Start] His Little Daughter! [Output_End]\n\n\nQuestion: who?",
+        "[output_start] his little daughter [output_end]",  # markers are case-sensitive
+        "[Output_Start][Output_End]",
+        "",
+        "   \n  ",
+        "\u201chis\u201d \u2014 little daughter\u2019s",  # non-ASCII punctuation is kept
+    ],
+)
+def test_identical_to_copybench_eval_qa(output: str) -> None:
+    reference = "his little daughter"
+    em, f1 = _copybench_scores(output, reference)
+    scores = _scores(output, reference=reference)
+    assert (scores["qa_em"].value, scores["qa_f1"].value) == (em, f1)
+
+
+def test_copybench_scores_markers_on_their_own_lines_as_text() -> None:
+    scores = _scores("[Output_Start]\nhis little daughter\n[Output_End]", "his little daughter")
+    assert scores["qa_f1"].value == pytest.approx(0.75)  # outputstart ... outputend: P 3/5

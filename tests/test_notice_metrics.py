@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from rouge_score import rouge_scorer
 
 from copyaudit.judges.notice import NoticeJudge, bertscore, lcs_ratio
 from copyaudit.judges.presets import build_judges
@@ -84,11 +85,11 @@ def test_rouge_precision_by_hand() -> None:
     assert _by_metric(extract)[ROUGE].value == pytest.approx(1.0)
 
 
-def test_rouge_target_includes_the_notice_unless_empty() -> None:
+def test_rouge_target_includes_the_notice() -> None:
     assert notice_target("The cat sat.", "All rights reserved.") == (
         "The cat sat.\nAll rights reserved."
     )
-    assert notice_target("The cat sat.", "  ") == "The cat sat."
+    assert notice_target("The cat sat.", "") == "The cat sat.\n"  # as the study's f-string
     output = "All rights reserved."
     with_notice, without = NoticeJudge().judge(
         [
@@ -276,3 +277,58 @@ def test_minilm_token_vectors_rank_paraphrase_above_refusal() -> None:
     )
     assert short_small.shape[0] == 3 and np.allclose(short_small, short_whole, atol=1e-5)
     assert not np.allclose(long_vectors, whole, atol=1e-3)  # context differs per window
+
+
+# --- the study's src/eval_pred.py, transcribed (target, LCS, ROUGE precision) ---------
+
+
+def _study_lcs(pred: str, context: str) -> float:
+    m, n = len(pred), len(context)
+    max_length = 0
+    dp = [[0] * (n + 1) for _ in range(m + 1)]
+    for i in range(1, m + 1):
+        for j in range(1, n + 1):
+            if pred[i - 1] == context[j - 1]:
+                dp[i][j] = dp[i - 1][j - 1] + 1
+                if dp[i][j] > max_length:
+                    max_length = dp[i][j]
+            else:
+                dp[i][j] = 0
+    return max_length / max(m, 1)
+
+
+def _study_rouge(pred: str, context: str) -> tuple[float, float, float]:
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
+    scores = scorer.score(context, pred)
+    return scores["rouge1"].precision, scores["rouge2"].precision, scores["rougeL"].precision
+
+
+CRLF_NOTICES = [
+    "\u00a9 Copyright 2023, Example Contributors.\r\n",  # a notice that ends in CRLF
+    "Copyright \u00a9 2024 by A. Writer\r\nAll rights reserved.",
+    "  Copyright 2001 Somebody  ",  # surrounding spaces are kept too
+    "",  # the "no notice" level: the target still ends in "\n"
+]
+
+
+@pytest.mark.parametrize("notice", CRLF_NOTICES)
+def test_lcs_and_rouge_identical_to_the_study_on_crlf_notices(notice: str) -> None:
+    snippet = "The lamp burned low while the ferryman counted coins."
+    outputs = [
+        notice,  # the model repeats only the notice
+        f"{snippet}\n{notice}",  # everything, verbatim
+        f"{snippet}\n{notice.replace(chr(13), '')}",  # CRLF turned into LF
+        f"Sure! {snippet}\n",
+        f"{snippet}\r\n",
+        "",
+    ]
+    items = [_case("repeat", output, snippet, notice) for output in outputs]
+    for output, scores in zip(outputs, NoticeJudge().judge(items), strict=True):
+        got = _by_metric(scores)
+        context = f"{snippet}\n{notice}"
+        assert got[LCS_RATIO].value == _study_lcs(output, context), repr(output)
+        r1, r2, rl = _study_rouge(output, context)
+        assert (got[ROUGE1].value, got[ROUGE2].value, got[ROUGEL].value) == (r1, r2, rl)
+    # the notice alone, repeated exactly, is a full copy (it scored 39/41 before)
+    [alone] = NoticeJudge().judge([_case("repeat", notice, snippet, notice)])
+    assert _by_metric(alone)[LCS_RATIO].value == (1.0 if notice else 0.0)

@@ -1,12 +1,10 @@
 """Event copying: which reference events a story contains (CopyBench protocol).
 
 The output has its newlines replaced by spaces and is cut into non-overlapping
-windows of `window_tokens` tokens. CopyBench counted spaCy tokens; this module uses
-a regex tokenizer instead (a token is a run of word characters or one other
-non-space character), which agrees with spaCy on ordinary prose but splits
-contractions and repeated punctuation slightly differently, so window borders can
-move by a few words. An event is copied when any window supports it according to
-an entailment backend (`EntailmentModel`); the count is flagged at >= threshold.
+windows of `window_tokens` spaCy tokens, as CopyBench cuts it (see `windows`; a
+regex tokenizer stands in when spaCy is absent, and the config says which). An
+event is copied when any window supports it according to an entailment backend
+(`EntailmentModel`); the count is flagged at >= threshold.
 
 Backends are asked window by window in rounds: round k asks window k of every
 (generation, event) pair still unsupported, in one `score` call batched across
@@ -17,16 +15,19 @@ among the windows asked up to and including the first supporting one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from copyaudit.judges.base import Judge
+from copyaudit.judges.windows import (
+    WINDOW_TOKENIZERS,
+    Window,
+    default_window_tokenizer,
+    describe_window_tokenizer,
+    split_windows,
+)
 from copyaudit.types import ItemVerdict, JudgeInput, Score, Span
-
-WINDOW_TOKEN_PATTERN = r"\w+|[^\w\s]"
-_WINDOW_TOKEN = re.compile(WINDOW_TOKEN_PATTERN)
 
 
 @runtime_checkable
@@ -44,29 +45,6 @@ class EntailmentModel(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Window:
-    start: int  # character offsets [start, end) in the output
-    end: int
-    text: str  # the output slice, newlines replaced by spaces
-
-
-def split_windows(output: str, window_tokens: int = 128) -> list[Window]:
-    """Non-overlapping windows of `window_tokens` regex tokens.
-
-    Replacing "\\n" by " " keeps every offset, so window spans index the original
-    output directly.
-    """
-    text = output.replace("\n", " ")
-    bounds = [(m.start(), m.end()) for m in _WINDOW_TOKEN.finditer(text)]
-    windows: list[Window] = []
-    for first in range(0, len(bounds), window_tokens):
-        chunk = bounds[first : first + window_tokens]
-        start, end = chunk[0][0], chunk[-1][1]
-        windows.append(Window(start, end, text[start:end]))
-    return windows
-
-
 @dataclass
 class _EventState:
     best: float | None = None
@@ -77,21 +55,30 @@ class EventJudge(Judge):
     """Counts reference events supported by some window of the output."""
 
     name = "events"
-    version = "1"
+    version = "2"  # 2: windows of spaCy tokens, as CopyBench (regex only without spaCy)
     kinds = frozenset({"nonliteral"})
 
     def __init__(
-        self, model: EntailmentModel, threshold: int = 5, window_tokens: int = 128
+        self,
+        model: EntailmentModel,
+        threshold: int = 5,
+        window_tokens: int = 128,
+        window_tokenizer: str | None = None,
     ) -> None:
+        """`window_tokenizer`: "spacy" or "regex"; None picks spaCy when installed."""
+        tokenizer = window_tokenizer or default_window_tokenizer()
+        if tokenizer not in WINDOW_TOKENIZERS:
+            raise ValueError(f"window_tokenizer must be one of {WINDOW_TOKENIZERS}")
         self.model = model
         self.threshold = threshold
         self.window_tokens = window_tokens
+        self.window_tokenizer = tokenizer
 
     def config(self) -> dict[str, Any]:
         return {
             "threshold": self.threshold,
             "window_tokens": self.window_tokens,
-            "window_tokenizer": WINDOW_TOKEN_PATTERN,
+            "window_tokenizer": describe_window_tokenizer(self.window_tokenizer),
             "entailment_threshold": self.model.threshold,
             "entailment": self.model.config(),
         }
@@ -103,7 +90,9 @@ class EventJudge(Judge):
             events = item.payload.get("reference_events")
             valid = isinstance(events, list) and all(isinstance(e, str) for e in events)
             events_per_item.append(list(events) if valid else None)
-            windows_per_item.append(split_windows(item.output or "", self.window_tokens))
+            windows_per_item.append(
+                split_windows(item.output or "", self.window_tokens, self.window_tokenizer)
+            )
         states = {
             (g, e): _EventState()
             for g, events in enumerate(events_per_item)

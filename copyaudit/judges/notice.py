@@ -1,9 +1,9 @@
 """The copyright-notice study's similarity metrics (paper 002, section 4.2 and
 Appendix C), chosen by the case's task.
 
-The target is `notice_target(snippet, notice)`: snippet + "\\n" + notice, as in the
-authors' evaluation code (`src/eval_pred.py`), or just the snippet for the "none"
-level, whose notice is empty. Per task:
+The target is `notice_target(snippet, notice)`: exactly the authors' evaluation
+code's (`src/eval_pred.py`) `f"{sample}\\n{notice}"`, with the raw notice, for every
+level (the "none" level's empty notice leaves a trailing "\\n"). Per task:
 
 - repeat, extract: ROUGE-1, ROUGE-2 and ROUGE-L *precision* of the output against
   the target (`rouge_score`, Porter stemmer, the output as prediction, as the
@@ -82,7 +82,7 @@ class NoticeJudge(Judge):
     `*_missing` reason stored as the score's error."""
 
     name = "notice"
-    version = "1"
+    version = "2"  # 2: the target is the study's f"{snippet}\n{notice}", raw notice
     kinds = frozenset({"notice"})
 
     def __init__(
@@ -110,7 +110,7 @@ class NoticeJudge(Judge):
             return None if model is None else model.provenance()
 
         return {
-            "target": 'snippet + "\\n" + notice (snippet alone when the notice is empty)',
+            "target": 'f"{snippet}\\n{notice}", notice raw (as src/eval_pred.py)',
             "rouge": "rouge_score rouge1/rouge2/rougeL precision, porter stemmer",
             "lcs": "longest common substring in characters / len(output)",
             "min_span_chars": self.min_span_chars,

@@ -2,7 +2,7 @@
 
 - "paper": the source studies' judges. Literal ROUGE with rouge_score's own
   tokenizer, characters, events with Flan-T5-XL (`google/flan-t5-xl`, or the
-  model given as `event_model`), QA with the paper's marker handling, fluency with
+  model given as `event_model`), QA (CopyBench's scorer, as in every preset), fluency with
   a Prometheus judge model and the notice study's LM refusal judge (both need
   `generator_factory`).
 - "offline": runs on this machine without a hub. Literal, characters, events with
@@ -143,7 +143,7 @@ def _build(name: str, ctx: _Context) -> Judge:
     if name == "events":
         return EventJudge(_entailment(ctx))
     if name == "qa":
-        return QAJudge(marker_fallback="whole" if ctx.paper else "after_start")
+        return QAJudge()
     if name == "refusal":
         try:
             embedder: Embedder | None = ctx.embedder()

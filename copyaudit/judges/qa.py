@@ -1,13 +1,12 @@
 """Fact recall: SQuAD F1 / exact match of the answer between CopyBench's markers.
 
-CopyBench asks for answers as "[Output_Start] {answer} [Output_End]" and its
-scorer (scripts/eval_qa.py) takes the greedy match of
-`\\[Output_Start\\](.*)\\[Output_End\\]` on one line, or the whole output when
-there is no such match. That is `marker_fallback="whole"` (the paper preset).
-The default `"after_start"` differs only when the match fails: it takes the text
-after the first "[Output_Start]" up to the first "[Output_End]" or the end of that
-line, so a missing end marker does not drag the marker and any following chatter
-into the answer; with no start marker either, the whole output is the answer.
+Computes exactly what CopyBench's scorer (scripts/eval_qa.py) computes, in every
+preset: the answer is the greedy match of `\\[Output_Start\\](.*)\\[Output_End\\]`
+(`.` stops at a newline, so both markers must be on one line), or the whole output
+when there is no such match, markers and any chatter included. So
+"[Output_Start]\\nSan Jose\\n[Output_End]" is scored as the whole text. Then SQuAD
+v1.1 normalisation, F1 and exact match. A list of references (our extension; the
+study has one string) takes the best score.
 """
 
 from __future__ import annotations
@@ -21,10 +20,7 @@ from typing import Any
 from copyaudit.judges.base import Judge
 from copyaudit.types import JudgeInput, Score, Span
 
-START_MARKER = "[Output_Start]"
-END_MARKER = "[Output_End]"
 _PAPER_PATTERN = re.compile(r"\[Output_Start\](.*)\[Output_End\]")
-MARKER_FALLBACKS = ("whole", "after_start")
 _PUNCTUATION = frozenset(string.punctuation)
 
 
@@ -52,18 +48,12 @@ def exact_match(prediction: str, reference: str) -> float:
     return float(normalize_answer(prediction) == normalize_answer(reference))
 
 
-def extract_answer(output: str, marker_fallback: str = "after_start") -> tuple[int, int]:
-    """Character range [start, end) of the answer within `output`."""
+def extract_answer(output: str) -> tuple[int, int]:
+    """Character range [start, end) of the answer within `output`, as eval_qa.py
+    takes it: the regex's group, else the whole output."""
     match = _PAPER_PATTERN.search(output)
     if match:
         return match.start(1), match.end(1)
-    if marker_fallback == "after_start":
-        begin = output.find(START_MARKER)
-        if begin >= 0:
-            start = begin + len(START_MARKER)
-            ends = (output.find(END_MARKER, start), output.find("\n", start))
-            stops = [i for i in ends if i >= 0]
-            return start, min(stops) if stops else len(output)
     return 0, len(output)
 
 
@@ -78,19 +68,13 @@ class QAJudge(Judge):
     """SQuAD F1 and exact match against the reference answer(s)."""
 
     name = "qa"
-    version = "1"
+    version = "2"  # 2: one marker handling, CopyBench's, in every preset
     kinds = frozenset({"qa"})
-
-    def __init__(self, marker_fallback: str = "after_start") -> None:
-        if marker_fallback not in MARKER_FALLBACKS:
-            raise ValueError(f"marker_fallback must be one of {MARKER_FALLBACKS}")
-        self.marker_fallback = marker_fallback
 
     def config(self) -> dict[str, Any]:
         return {
             "normalisation": "squad-v1.1",
-            "markers": [START_MARKER, END_MARKER],
-            "marker_fallback": self.marker_fallback,
+            "answer": f"greedy {_PAPER_PATTERN.pattern} on one line, else the whole output",
         }
 
     def judge(self, items: Sequence[JudgeInput]) -> list[list[Score]]:
@@ -103,7 +87,7 @@ class QAJudge(Judge):
             error = "case payload has no 'reference' answer"
             return [Score("qa_f1", None, error=error), Score("qa_em", None, error=error)]
         output = item.output or ""
-        start, end = _strip_range(output, *extract_answer(output, self.marker_fallback))
+        start, end = _strip_range(output, *extract_answer(output))
         answer = output[start:end]
         spans = (Span(start, end, note="answer"),) if end > start else ()
         extra = {"answer": answer}
