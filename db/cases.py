@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from copyaudit.errors import InputError, UserError
 from copyaudit.formats import LocatedCase
 from copyaudit.hashing import stable_hash
+from copyaudit.rows import RowProblem, skipped_note
 from copyaudit.types import Case, Work
 from db.clock import now
 from db.connection import Store
@@ -82,9 +84,12 @@ def import_cases(
     *,
     source: str,
     replace: bool = False,
+    skipped: Sequence[RowProblem] = (),
 ) -> ImportSummary:
     """Import all cases or none. Unchanged cases are skipped (re-import is idempotent);
-    a changed case under an existing id is an error unless `replace`."""
+    a changed case under an existing id is an error unless `replace`. `skipped`: the
+    file's rows left out (--skip-invalid); they replace what an earlier import of the
+    same source recorded, in the same transaction."""
     added = unchanged = replaced = 0
     with store.transaction():
         suite_id = ensure_suite(store, suite, kind)
@@ -130,4 +135,43 @@ def import_cases(
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             inserts,
         )
+        _record_skipped(store, suite_id, source, skipped, created)
     return ImportSummary(added, unchanged, replaced)
+
+
+def _record_skipped(
+    store: Store, suite_id: int, source: str, skipped: Sequence[RowProblem], created: str
+) -> None:
+    store.conn.execute(
+        "DELETE FROM skipped_rows WHERE suite_id = ? AND source = ?", (suite_id, source)
+    )
+    store.conn.executemany(
+        "INSERT INTO skipped_rows (suite_id, source, unit, line, field, reason, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(suite_id, source, p.unit, p.line, p.field, p.reason, created) for p in skipped],
+    )
+
+
+def suite_skipped(store: Store, suite_id: int) -> list[dict[str, Any]]:
+    """The rows left out of the suite's imports, by source and line."""
+    return [
+        dict(r)
+        for r in store.conn.execute(
+            "SELECT source, unit, line, field, reason FROM skipped_rows WHERE suite_id = ? "
+            "ORDER BY source, line, id",
+            (suite_id,),
+        )
+    ]
+
+
+def suite_import_note(store: Store, suite: str) -> str | None:
+    """The line every listing and report of a suite shows when its imports skipped
+    rows ("1,548 of 1,549 rows; 1 skipped: row 615 Example_A: ..."); None otherwise."""
+    row = store.conn.execute(
+        "SELECT s.id, (SELECT COUNT(*) FROM cases c WHERE c.suite_id = s.id) AS n "
+        "FROM suites s WHERE s.name = ?",
+        (suite,),
+    ).fetchone()
+    if row is None:
+        return None
+    return skipped_note(int(row["n"]), suite_skipped(store, int(row["id"])))

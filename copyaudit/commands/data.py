@@ -16,26 +16,48 @@ from copyaudit.types import TASK_KINDS
 FORMAT_TABLE_JSON = click.Choice(["table", "json"])
 
 
+SKIP_INVALID = click.option(
+    "--skip-invalid",
+    is_flag=True,
+    help="Import the usable records and record the unusable ones as skipped "
+    "(default: list every unusable record and import nothing).",
+)
+
+
 @click.command("import")
 @click.argument("kind", metavar=f"KIND ({'|'.join(TASK_KINDS)})")
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--suite", help="Suite name (default: the file name without extension).")
 @click.option("--replace", is_flag=True, help="Overwrite cases whose content changed.")
+@SKIP_INVALID
 @click.pass_obj
-def import_cmd(obj: Any, kind: str, file: Path, suite: str | None, replace: bool) -> None:
+def import_cmd(
+    obj: Any, kind: str, file: Path, suite: str | None, replace: bool, skip_invalid: bool
+) -> None:
     """Import cases of KIND from FILE in the source study's format."""
-    from copyaudit.formats import load_cases
+    from copyaudit.formats import read_cases
     from db.cases import import_cases
 
-    cases = load_cases(kind, file)  # validates the whole file before touching the database
+    loaded = read_cases(kind, file)  # validates the whole file before touching the database
+    cases = loaded.accept(skip_invalid)
+    name = suite or file.stem
     with obj.store() as store:
         summary = import_cases(
-            store, suite or file.stem, kind, cases, source=str(file), replace=replace
+            store, name, kind, cases, source=str(file), replace=replace, skipped=loaded.problems
         )
     click.echo(
-        f"{suite or file.stem}: {summary.added} added, {summary.unchanged} unchanged, "
-        f"{summary.replaced} replaced ({len(cases)} {kind} cases in {file})"
+        f"{name}: {summary.added} added, {summary.unchanged} unchanged, "
+        f"{summary.replaced} replaced ({len(cases)} {kind} cases in {file}"
+        + (f"; {len(loaded.problems)} of {loaded.total} records skipped" if loaded.problems else "")
+        + ")"
     )
+    _echo_skipped(loaded.problems)
+
+
+def _echo_skipped(problems: Any) -> None:
+    """Each skipped record on standard error, so the result line stays one line."""
+    for problem in problems:
+        click.echo(f"skipped {problem.describe()}", err=True)
 
 
 @click.command("import-generations")
@@ -70,15 +92,22 @@ def import_generations_cmd(
 @click.option("--format", "fmt", type=FORMAT_TABLE_JSON, default="table", show_default=True)
 @click.pass_obj
 def suites_cmd(obj: Any, fmt: str) -> None:
-    """List suites with their kind and size."""
+    """List suites with their kind and size, and the rows their imports skipped."""
+    from db.cases import suite_import_note
     from db.queries import suites_summary
 
     with obj.store() as store:
         rows = suites_summary(store)
+        notes = {row["name"]: suite_import_note(store, row["name"]) for row in rows}
     if fmt == "json":
         print_json(rows)
-    else:
-        print_table(rows, ["name", "kind", "cases", "works", "created_at"], "Suites")
+        return
+    for row in rows:
+        row["skipped"] = len(row["skipped"])
+    print_table(rows, ["name", "kind", "cases", "works", "skipped", "created_at"], "Suites")
+    for name, note in notes.items():
+        if note is not None:
+            click.echo(f"{name}: {note}")
 
 
 @click.command("runs")
