@@ -192,6 +192,7 @@ def report_html(
         f"suite {report['suite']} ({report['kind']}), model {report['model']}, "
         f"status {report['status']}; {report['n']} generations"
         + (f", {report['failed']} failed" if report["failed"] else "")
+        + (f". Suite rows: {report['import_note']}" if report.get("import_note") else "")
     )
     if report.get("decop") is not None:
         from copyaudit.decop_report import decop_markdown

@@ -164,14 +164,11 @@ def suite_skipped(store: Store, suite_id: int) -> list[dict[str, Any]]:
     ]
 
 
-def suite_import_note(store: Store, suite: str) -> str | None:
+def suite_import_note(store: Store, suite_id: int) -> str | None:
     """The line every listing and report of a suite shows when its imports skipped
     rows ("1,548 of 1,549 rows; 1 skipped: row 615 Example_A: ..."); None otherwise."""
-    row = store.conn.execute(
-        "SELECT s.id, (SELECT COUNT(*) FROM cases c WHERE c.suite_id = s.id) AS n "
-        "FROM suites s WHERE s.name = ?",
-        (suite,),
-    ).fetchone()
-    if row is None:
+    skipped = suite_skipped(store, suite_id)
+    if not skipped:
         return None
-    return skipped_note(int(row["n"]), suite_skipped(store, int(row["id"])))
+    cases = store.conn.execute("SELECT COUNT(*) FROM cases WHERE suite_id = ?", (suite_id,))
+    return skipped_note(int(cases.fetchone()[0]), skipped)

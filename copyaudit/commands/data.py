@@ -93,15 +93,15 @@ def import_generations_cmd(
 @click.pass_obj
 def suites_cmd(obj: Any, fmt: str) -> None:
     """List suites with their kind and size, and the rows their imports skipped."""
-    from db.cases import suite_import_note
+    from copyaudit.rows import skipped_note
     from db.queries import suites_summary
 
     with obj.store() as store:
         rows = suites_summary(store)
-        notes = {row["name"]: suite_import_note(store, row["name"]) for row in rows}
     if fmt == "json":
         print_json(rows)
         return
+    notes = {row["name"]: skipped_note(row["cases"], row["skipped"]) for row in rows}
     for row in rows:
         row["skipped"] = len(row["skipped"])
     print_table(rows, ["name", "kind", "cases", "works", "skipped", "created_at"], "Suites")
