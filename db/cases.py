@@ -135,33 +135,49 @@ def import_cases(
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             inserts,
         )
-        _record_skipped(store, suite_id, source, skipped, created)
+        record_skipped(store, suite_id, None, source, skipped)
     return ImportSummary(added, unchanged, replaced)
 
 
-def _record_skipped(
-    store: Store, suite_id: int, source: str, skipped: Sequence[RowProblem], created: str
+def record_skipped(
+    store: Store, suite_id: int, run_id: int | None, source: str, skipped: Sequence[RowProblem]
 ) -> None:
+    """Replace what an earlier import of `source` into the suite's cases (run_id None)
+    or into a run's generations recorded as skipped. Call inside the import's
+    transaction."""
     store.conn.execute(
-        "DELETE FROM skipped_rows WHERE suite_id = ? AND source = ?", (suite_id, source)
+        "DELETE FROM skipped_rows WHERE suite_id = ? AND run_id IS ? AND source = ?",
+        (suite_id, run_id, source),
     )
+    created = now()
     store.conn.executemany(
-        "INSERT INTO skipped_rows (suite_id, source, unit, line, field, reason, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(suite_id, source, p.unit, p.line, p.field, p.reason, created) for p in skipped],
+        "INSERT INTO skipped_rows (suite_id, run_id, source, unit, line, field, reason, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(suite_id, run_id, source, p.unit, p.line, p.field, p.reason, created) for p in skipped],
     )
 
 
-def suite_skipped(store: Store, suite_id: int) -> list[dict[str, Any]]:
-    """The rows left out of the suite's imports, by source and line."""
+def suite_skipped(store: Store, suite_id: int, run_id: int | None = None) -> list[dict[str, Any]]:
+    """The rows left out of the suite's case imports (or, with `run_id`, of that
+    run's generation imports), by source and line."""
     return [
         dict(r)
         for r in store.conn.execute(
-            "SELECT source, unit, line, field, reason FROM skipped_rows WHERE suite_id = ? "
-            "ORDER BY source, line, id",
-            (suite_id,),
+            "SELECT source, unit, line, field, reason FROM skipped_rows "
+            "WHERE suite_id = ? AND run_id IS ? ORDER BY source, line, id",
+            (suite_id, run_id),
         )
     ]
+
+
+def run_import_note(store: Store, run_id: int) -> str | None:
+    """The same line for a run's imported generations; None when none was skipped."""
+    row = store.conn.execute("SELECT suite_id FROM runs WHERE id = ?", (run_id,)).fetchone()
+    skipped = suite_skipped(store, int(row["suite_id"]), run_id) if row else []
+    if not skipped:
+        return None
+    n = store.conn.execute("SELECT COUNT(*) FROM generations WHERE run_id = ?", (run_id,))
+    return skipped_note(int(n.fetchone()[0]), skipped)
 
 
 def suite_import_note(store: Store, suite_id: int) -> str | None:

@@ -66,26 +66,40 @@ def _echo_skipped(problems: Any) -> None:
 @click.option("--suite", required=True, help="Suite whose cases they answer.")
 @click.option("--model", help="Label of the model that produced them (new runs: 'imported').")
 @click.option("--replace", is_flag=True, help="Overwrite generations whose output changed.")
+@SKIP_INVALID
 @click.pass_obj
 def import_generations_cmd(
-    obj: Any, file: Path, run_name: str, suite: str, model: str | None, replace: bool
+    obj: Any,
+    file: Path,
+    run_name: str,
+    suite: str,
+    model: str | None,
+    replace: bool,
+    skip_invalid: bool,
 ) -> None:
     """Import generations produced elsewhere (JSONL {case_id, output[, template]})."""
-    from copyaudit.formats import load_generations
-    from db.runs import import_generations
+    from copyaudit.formats import read_generations
+    from db.cases import run_import_note
+    from db.runs import import_generations, run_row
 
-    rows = load_generations(file)
+    loaded = read_generations(file)  # unusable rows are listed with those naming no case
     with obj.store() as store:
         added, unchanged, replaced = import_generations(
             store,
             run=run_name,
             suite=suite,
             model=model,
-            rows=rows,
+            rows=loaded.items,
             source=str(file),
             replace=replace,
+            skipped=loaded.problems,
+            skip_invalid=skip_invalid,
         )
-    click.echo(f"{run_name}: {added} added, {unchanged} unchanged, {replaced} replaced")
+        note = run_import_note(store, int(run_row(store, run_name)["id"]))
+    click.echo(
+        f"{run_name}: {added} added, {unchanged} unchanged, {replaced} replaced"
+        + (f" ({note})" if note else "")
+    )
 
 
 @click.command("suites")
