@@ -10,18 +10,17 @@ from typing import IO, Any
 
 import click
 
-from copyaudit.commands.output import print_json, print_table, write_csv, write_jsonl
+from copyaudit.commands.options import skip_invalid_option
+from copyaudit.commands.output import (
+    echo_skipped,
+    print_json,
+    print_table,
+    write_csv,
+    write_jsonl,
+)
 from copyaudit.types import TASK_KINDS
 
 FORMAT_TABLE_JSON = click.Choice(["table", "json"])
-
-
-SKIP_INVALID = click.option(
-    "--skip-invalid",
-    is_flag=True,
-    help="Import the usable records and record the unusable ones as skipped "
-    "(default: list every unusable record and import nothing).",
-)
 
 
 @click.command("import")
@@ -29,7 +28,7 @@ SKIP_INVALID = click.option(
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--suite", help="Suite name (default: the file name without extension).")
 @click.option("--replace", is_flag=True, help="Overwrite cases whose content changed.")
-@SKIP_INVALID
+@skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_cmd(
     obj: Any, kind: str, file: Path, suite: str | None, replace: bool, skip_invalid: bool
@@ -51,13 +50,7 @@ def import_cmd(
         + (f"; {len(loaded.problems)} of {loaded.total} records skipped" if loaded.problems else "")
         + ")"
     )
-    _echo_skipped(loaded.problems)
-
-
-def _echo_skipped(problems: Any) -> None:
-    """Each skipped record on standard error, so the result line stays one line."""
-    for problem in problems:
-        click.echo(f"skipped {problem.describe()}", err=True)
+    echo_skipped(loaded.problems)
 
 
 @click.command("import-generations")
@@ -66,7 +59,7 @@ def _echo_skipped(problems: Any) -> None:
 @click.option("--suite", required=True, help="Suite whose cases they answer.")
 @click.option("--model", help="Label of the model that produced them (new runs: 'imported').")
 @click.option("--replace", is_flag=True, help="Overwrite generations whose output changed.")
-@SKIP_INVALID
+@skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_generations_cmd(
     obj: Any,
