@@ -114,6 +114,10 @@ def read_json_records(path: str | Path) -> Iterator[Record]:
             ) from None
         if not isinstance(value, dict):
             raise InputError(path, number, None, "expected a JSON object on each line")
+        if value and all(isinstance(v, dict | list) for v in value.values()):
+            # a record holds some text; an object of only containers is a whole data
+            # set in one object ({"cases": [...]}, pandas' default column layout)
+            _reject_whole_document(path, text)
         yield Record(str(path), number, value)
 
 
@@ -401,17 +405,8 @@ def require_fields(path: str | Path, records: Sequence[Record], required: Sequen
     if not records:
         raise InputError(path, None, None, "no records found")
     missing = [f for f in required if not any(f in r.data for r in records)]
-    if not missing:
-        return
-    if len(records) == 1 and records[0].unit == "line":
-        raise InputError(
-            path,
-            None,
-            None,
-            "expected a JSON array of objects or JSON Lines, got one JSON object without "
-            f"the field(s) {', '.join(missing)}",
-        )
-    raise InputError(path, None, missing[0], "missing from every record (a required field)")
+    if missing:
+        raise InputError(path, None, missing[0], "missing from every record (a required field)")
 
 
 def collect(
