@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
@@ -102,6 +103,7 @@ def read_json_records(path: str | Path) -> Iterator[Record]:
     if stripped.startswith("["):
         yield from _read_json_array(str(path), text)
         return
+    checked = False
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -114,10 +116,12 @@ def read_json_records(path: str | Path) -> Iterator[Record]:
             ) from None
         if not isinstance(value, dict):
             raise InputError(path, number, None, "expected a JSON object on each line")
-        if value and all(isinstance(v, dict | list) for v in value.values()):
-            # a record holds some text; an object of only containers is a whole data
-            # set in one object ({"cases": [...]}, pandas' default column layout)
-            _reject_whole_document(path, text)
+        if not checked:
+            checked = True
+            if value and all(isinstance(v, dict | list) for v in value.values()):
+                # a record holds some text; an object of only containers is a whole
+                # data set in one object ({"cases": [...]}, pandas' column layout)
+                _reject_whole_document(path, text)
         yield Record(str(path), number, value)
 
 
@@ -399,16 +403,6 @@ def check_kind(kind: str, path: str | Path) -> None:
         )
 
 
-def require_fields(path: str | Path, records: Sequence[Record], required: Sequence[str]) -> None:
-    """A field no record has is a structural problem (the JSON counterpart of a CSV
-    column absent from the header): the whole file is rejected."""
-    if not records:
-        raise InputError(path, None, None, "no records found")
-    missing = [f for f in required if not any(f in r.data for r in records)]
-    if missing:
-        raise InputError(path, None, missing[0], "missing from every record (a required field)")
-
-
 def collect(
     path: str | Path,
     records: Iterable[Record],
@@ -419,13 +413,18 @@ def collect(
     duplicate: Callable[[T, int], RowProblem] | None = None,
 ) -> Loaded[T]:
     """Parse every record; a record that raises InputError, or whose `key` repeats an
-    earlier one (`duplicate` words it), becomes a RowProblem instead of stopping."""
-    listed = list(records)
-    require_fields(path, listed, required)
+    earlier one (`duplicate` words it), becomes a RowProblem instead of stopping. A
+    `required` field that no record has is a structural problem (the JSON counterpart
+    of a CSV column absent from the header): InputError, the whole file rejected."""
     items: list[T] = []
     problems: list[RowProblem] = []
     seen: dict[Hashable, int] = {}
-    for record in listed:
+    absent = set(required)
+    count = 0
+    for record in records:
+        count += 1
+        if absent:
+            absent.difference_update(record.data)
         try:
             item = parse(record)
         except InputError as exc:
@@ -438,6 +437,11 @@ def collect(
                 continue
             seen[k] = record.line
         items.append(item)
+    if not count:
+        raise InputError(path, None, None, "no records found")
+    if absent:
+        field = next(f for f in required if f in absent)
+        raise InputError(path, None, field, "missing from every record (a required field)")
     return Loaded(str(path), items, problems)
 
 
@@ -457,16 +461,17 @@ def read_cases(kind: str, path: str | Path) -> Loaded[LocatedCase]:
             lambda r: LocatedCase(r.line, _parse_decop_row(r, counters)),
             required=() if is_csv else DECOP_COLUMNS,
         )
-    listed = list(read_json_records(path))
+    records = read_json_records(path)
+    first = next(records, None)
     parse, required = PARSERS[kind], REQUIRED[kind]
-    if kind == "notice":
+    if kind == "notice" and first is not None:
         from copyaudit import notice_study  # its parser builds on this module's helpers
 
-        if notice_study.is_study_layout(listed):
+        if notice_study.is_study_layout(first):
             parse, required = notice_study.parse_row, notice_study.REQUIRED
     return collect(
         path,
-        listed,
+        itertools.chain([first] if first is not None else [], records),
         lambda r: LocatedCase(r.line, parse(r)),
         required=required,
         key=lambda c: c.case.case_id,

@@ -21,7 +21,6 @@ repeated exactly is reported as a duplicate id.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from copyaudit.formats import NOTICE_TASKS, Record, _string, _weight
@@ -48,9 +47,9 @@ LEVELS: dict[str, str] = {
 }
 
 
-def is_study_layout(records: Sequence[Record]) -> bool:
-    """True when the records carry the study's namespaced fields (and no `id`)."""
-    return any("notice/level" in r.data or "query/task" in r.data for r in records[:50])
+def is_study_layout(first: Record) -> bool:
+    """True when the file's first record carries the study's namespaced fields."""
+    return "notice/level" in first.data or "query/task" in first.data
 
 
 def _title(source_name: str) -> str:
