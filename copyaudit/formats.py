@@ -301,8 +301,9 @@ def _parse_notice(record: Record) -> Case:
     )
 
 
-def _weight(record: Record, field: str, key: str = "query_rewriting_weight") -> dict[str, float]:
-    """{key: value} for an optional number (the notice study's query weight), else {}."""
+def _weight(record: Record, field: str) -> dict[str, float]:
+    """{"query_rewriting_weight": value} from the optional number in `field` (the
+    notice study's weight of a rewritten query in its averages), else {}."""
     value = record.data.get(field)
     if value is None:
         return {}
@@ -310,7 +311,7 @@ def _weight(record: Record, field: str, key: str = "query_rewriting_weight") -> 
         raise record.error(field, f"expected a number, got {type(value).__name__}")
     if not math.isfinite(value):
         raise record.error(field, f"expected a finite number, got {value}")
-    return {key: value}
+    return {"query_rewriting_weight": value}
 
 
 def parse_decop_id(value: str) -> tuple[str, str | None]:
