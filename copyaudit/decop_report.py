@@ -48,6 +48,7 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
     calibrated {...}, delta, per_work [{work, label, accuracy, ...}], label_position_bias
     {before, after}, calibration {...}, baselines {perplexity, zlib, lowercase,
     min_k_20: {auc, ...}} or None, passages {scored, total}, failed_prompts, notes."""
+    from db.cases import suite_import_note
     from db.decop import decop_progress, load_calibration
     from db.runs import run_row
 
@@ -117,6 +118,7 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
         "passages": {"scored": scored, "total": total},
         "failed_prompts": sum(r.failed_prompts for r in grouped.values()),
         "notes": NOTES,
+        "import_note": suite_import_note(store, sid),
     }
 
 
@@ -181,6 +183,8 @@ def accuracy_bar(accuracy: float, width: int = BAR_WIDTH, chance: float = CHANCE
 
 
 def decop_markdown(report: Mapping[str, Any]) -> str:
+    from copyaudit.report import suite_note_lines
+
     """The run's DE-COP figures: method rows x AUC as in the paper's Table 2, the
     calibration and the per-work accuracies against the chance line (0.25). Takes the
     full report (with a "decop" key) or the decop block alone."""
@@ -192,6 +196,7 @@ def decop_markdown(report: Mapping[str, Any]) -> str:
             "",
             f"suite {report.get('suite')}, model {report.get('model')}, "
             f"status {report.get('status')}",
+            *suite_note_lines(block),
             "",
         ]
     passages = block["passages"]

@@ -213,10 +213,13 @@ def case_file(store: Store, generation_id: int) -> Dossier:
     """Every section of the dossier but the integrity figures (the database hash and
     chain heads, which read the whole file): what the reviewer's case view shows."""
     from db.case_file import generation_record, judgments_with_provenance
+    from db.cases import suite_import_note
     from db.labels import current_labels
     from db.review import case_history, current_review
+    from db.runs import suite_id
 
     record = generation_record(store, generation_id)
+    record["suite_note"] = suite_import_note(store, suite_id(store, record["suite"]))
     judgments = judgments_with_provenance(store, generation_id)
     labels = [
         {k: v for k, v in asdict(label).items() if k != "run"}

@@ -102,6 +102,7 @@ def _case(d: Dossier) -> str:
             ("generation", f"<code>{_e(d.key)}</code>"),
             ("run", _e(g["run"])),
             ("suite (task kind)", f"{_e(g['suite'])} ({_e(g['kind'])})"),
+            *([("suite rows", _e(g["suite_note"]))] if g.get("suite_note") else []),
             (
                 "case",
                 f"{_e(g['case_id'])} <span class='muted'>content hash "

@@ -76,6 +76,7 @@ def _case(d: Dossier) -> list[str]:
             ("generation", d.key),
             ("run", g["run"]),
             ("suite (task kind)", f"{g['suite']} ({g['kind']})"),
+            *([("suite rows", g["suite_note"])] if g.get("suite_note") else []),
             ("case", f"{g['case_id']} (content hash {g['content_hash']})"),
             ("work", f"{work} (membership {g['membership']})"),
             ("generation source", g["source"]),

@@ -10,22 +10,35 @@ Formats by kind:
   decop         BookTection / arXivTection CSV: Example_A..Example_D, Answer, ID, Label
                 [, Length]; ID is Title_-_Author; Label 1 = suspect, 0 = clean.
                 (JSONL with the same columns is accepted too: that is what export writes.)
-  notice        {id, title, source_type, snippet, notice_level, notice, task, query}
+  notice        {id, title, source_type, snippet, notice_level, notice, task, query
+                 [, query_rewriting_weight]}, or the notice study's own
+                dataset_<config>.json (see copyaudit.notice_study), detected by its fields
   generations   {case_id, output[, template]} (template defaults to 1)
+
+A file whose structure is wrong (not UTF-8, not JSON/CSV, a required column absent
+from every record) is rejected whole. A record whose content cannot be used is a
+`RowProblem`: readers collect every one of them (`Loaded.problems`) and the caller
+either stops (`InvalidRows`, the default) or imports the other records and keeps
+the problems as the skipped rows (`--skip-invalid`).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
-from collections.abc import Callable, Iterator
+import math
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from copyaudit.errors import InputError
+from copyaudit.rows import Loaded, RowProblem
 from copyaudit.types import TASK_KINDS, Case, Work
+
+T = TypeVar("T")
 
 DECOP_LETTERS = ("A", "B", "C", "D")
 DECOP_COLUMNS = ("Example_A", "Example_B", "Example_C", "Example_D", "Answer", "ID", "Label")
@@ -90,18 +103,39 @@ def read_json_records(path: str | Path) -> Iterator[Record]:
     if stripped.startswith("["):
         yield from _read_json_array(str(path), text)
         return
+    checked = False
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
+            _reject_whole_document(path, text)
             raise InputError(
                 path, number, None, f"malformed JSON: {exc.msg} (column {exc.colno})"
             ) from None
         if not isinstance(value, dict):
             raise InputError(path, number, None, "expected a JSON object on each line")
+        if not checked:
+            checked = True
+            if value and all(isinstance(v, dict | list) for v in value.values()):
+                # a record holds some text; an object of only containers is a whole
+                # data set in one object ({"cases": [...]}, pandas' column layout)
+                _reject_whole_document(path, text)
         yield Record(str(path), number, value)
+
+
+def _reject_whole_document(path: str | Path, text: str) -> None:
+    """A file that is one valid JSON document but not an array (a top-level object
+    spread over several lines) gets a message saying so, not "malformed JSON"."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return
+    got = "object" if isinstance(value, dict) else type(value).__name__
+    raise InputError(
+        path, None, None, f"expected a JSON array of objects or JSON Lines, got one JSON {got}"
+    )
 
 
 def _read_json_array(path: str, text: str) -> Iterator[Record]:
@@ -196,8 +230,9 @@ def _alias_lists(record: Record, field: str) -> list[list[str]]:
     value = record.data.get(field)
     if value is None:
         raise record.error(field, "missing")
-    if not isinstance(value, list) or not value:
-        raise record.error(field, "expected a non-empty list of alias lists")
+    # an empty list is valid: CopyBench scores such a case as 0 characters
+    if not isinstance(value, list):
+        raise record.error(field, "expected a list of alias lists")
     for i, aliases in enumerate(value):
         if not isinstance(aliases, list):
             raise record.error(f"{field}[{i}]", "expected a list of aliases")
@@ -261,8 +296,22 @@ def _parse_notice(record: Record) -> Case:
             "notice": _string(record, "notice", allow_empty=True),
             "task": _choice(record, "task", NOTICE_TASKS),
             "query": _string(record, "query"),
+            **_weight(record, "query_rewriting_weight"),
         },
     )
+
+
+def _weight(record: Record, field: str) -> dict[str, float]:
+    """{"query_rewriting_weight": value} from the optional number in `field` (the
+    notice study's weight of a rewritten query in its averages), else {}."""
+    value = record.data.get(field)
+    if value is None:
+        return {}
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise record.error(field, f"expected a number, got {type(value).__name__}")
+    if not math.isfinite(value):
+        raise record.error(field, f"expected a finite number, got {value}")
+    return {"query_rewriting_weight": value}
 
 
 def parse_decop_id(value: str) -> tuple[str, str | None]:
@@ -272,38 +321,52 @@ def parse_decop_id(value: str) -> tuple[str, str | None]:
     return clean(title), (clean(author) if sep else None)
 
 
-def _parse_decop_row(record: Record, counters: dict[str, int]) -> Case:
-    data = record.data
+def _decop_options(record: Record) -> list[str]:
     options = []
     for letter in DECOP_LETTERS:
         field = f"Example_{letter}"
-        value = data.get(field)
+        value = record.data.get(field)
         if not isinstance(value, str) or not value.strip():
             raise record.error(field, "missing or empty passage")
         options.append(value)
-    answer = str(data.get("Answer", "")).strip().upper()
-    if answer not in DECOP_LETTERS:
-        raise record.error("Answer", f"'{data.get('Answer')}' is not one of A, B, C, D")
+    for i, option in enumerate(options):
+        same = [f"Example_{DECOP_LETTERS[j]}" for j in range(i) if options[j] == option]
+        if same:
+            raise record.error(
+                f"Example_{DECOP_LETTERS[i]}",
+                f"identical to {same[0]} (the four options must be distinct)",
+            )
+    return options
+
+
+def _parse_decop_row(record: Record, counters: dict[str, int]) -> Case:
+    data = record.data
     raw_id = data.get("ID")
     if not isinstance(raw_id, str) or not raw_id.strip():
         raise record.error("ID", "missing (expected Title_-_Author)")
+    work_id = raw_id.strip()
+    # numbered by position among the work's rows, valid or not: a skipped row leaves
+    # a gap, so fixing it later does not renumber the work's other passages
+    counters[work_id] = counters.get(work_id, 0) + 1
+    number = counters[work_id]
+    options = _decop_options(record)
+    answer = str(data.get("Answer", "")).strip().upper()
+    if answer not in DECOP_LETTERS:
+        raise record.error("Answer", f"'{data.get('Answer')}' is not one of A, B, C, D")
     label = str(data.get("Label", "")).strip()
     if label not in ("0", "1"):
         raise record.error("Label", f"'{data.get('Label')}' is not 0 (clean) or 1 (suspect)")
-    if len(set(options)) != 4:
-        raise record.error("Example_A", "the four options are not distinct")
-    title, author = parse_decop_id(raw_id.strip())
-    counters[raw_id] = counters.get(raw_id, 0) + 1
+    title, author = parse_decop_id(work_id)
     payload: dict[str, Any] = {
         "options": options,
         "answer": DECOP_LETTERS.index(answer),
-        "id": raw_id.strip(),
+        "id": work_id,
     }
     length = data.get("Length")
     if length not in (None, ""):
         payload["length"] = str(length)
     return Case(
-        case_id=f"{raw_id.strip()}/{counters[raw_id]}",
+        case_id=f"{work_id}/{number}",
         kind="decop",
         work=Work(title=title, author=author, membership="suspect" if label == "1" else "clean"),
         payload=payload,
@@ -316,6 +379,22 @@ PARSERS: dict[str, Callable[[Record], Case]] = {
     "nonliteral": _parse_nonliteral,
     "notice": _parse_notice,
 }
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "literal": ("id", "title", "input", "reference"),
+    "qa": ("id", "title", "input", "reference"),
+    "nonliteral": ("id", "title", "input", "reference_events", "reference_characters"),
+    "notice": (
+        "id",
+        "title",
+        "source_type",
+        "snippet",
+        "notice_level",
+        "notice",
+        "task",
+        "query",
+    ),
+    "decop": DECOP_COLUMNS,
+}
 
 
 def check_kind(kind: str, path: str | Path) -> None:
@@ -325,57 +404,121 @@ def check_kind(kind: str, path: str | Path) -> None:
         )
 
 
-def load_cases(kind: str, path: str | Path) -> list[LocatedCase]:
-    """Parse and validate a whole case file; raise InputError at the first problem."""
+def collect(
+    path: str | Path,
+    records: Iterable[Record],
+    parse: Callable[[Record], T],
+    *,
+    required: Sequence[str] = (),
+    key: Callable[[T], Hashable] | None = None,
+    duplicate: Callable[[T, int], RowProblem] | None = None,
+) -> Loaded[T]:
+    """Parse every record; a record that raises InputError, or whose `key` repeats an
+    earlier one (`duplicate` words it), becomes a RowProblem instead of stopping. A
+    `required` field that no record has is a structural problem (the JSON counterpart
+    of a CSV column absent from the header): InputError, the whole file rejected."""
+    items: list[T] = []
+    problems: list[RowProblem] = []
+    seen: dict[Hashable, int] = {}
+    absent = set(required)
+    count = 0
+    for record in records:
+        count += 1
+        if absent:
+            absent.difference_update(record.data)
+        try:
+            item = parse(record)
+        except InputError as exc:
+            problems.append(RowProblem.from_error(exc))
+            continue
+        if key is not None and duplicate is not None:
+            k = key(item)
+            if k in seen:
+                problems.append(duplicate(item, seen[k]))
+                continue
+            seen[k] = record.line
+        items.append(item)
+    if not count:
+        raise InputError(path, None, None, "no records found")
+    if absent:
+        field = next(f for f in required if f in absent)
+        raise InputError(path, None, field, "missing from every record (a required field)")
+    return Loaded(str(path), items, problems)
+
+
+def read_cases(kind: str, path: str | Path) -> Loaded[LocatedCase]:
+    """Every usable case of the file and the problems of the others; structural
+    problems (not UTF-8, not JSON/CSV, a required field absent) raise InputError."""
     check_kind(kind, path)
     if not Path(path).is_file():
         raise InputError(path, None, None, "no such file")
-    cases: list[LocatedCase] = []
-    seen: dict[str, int] = {}
     if kind == "decop":
         counters: dict[str, int] = {}
         is_csv = Path(path).suffix.lower() not in (".jsonl", ".json")
         records = read_csv_records(path, DECOP_COLUMNS) if is_csv else read_json_records(path)
-        for record in records:
-            cases.append(LocatedCase(record.line, _parse_decop_row(record, counters)))
-        return cases
-    parse = PARSERS[kind]
-    for record in read_json_records(path):
-        case = parse(record)
-        if case.case_id in seen:
-            raise record.error(
-                "id", f"duplicate id '{case.case_id}' (first on line {seen[case.case_id]})"
-            )
-        seen[case.case_id] = record.line
-        cases.append(LocatedCase(record.line, case))
-    if not cases:
-        raise InputError(path, None, None, "no records found")
-    return cases
+        return collect(
+            path,
+            records,
+            lambda r: LocatedCase(r.line, _parse_decop_row(r, counters)),
+            required=() if is_csv else DECOP_COLUMNS,
+        )
+    records = read_json_records(path)
+    first = next(records, None)
+    parse, required = PARSERS[kind], REQUIRED[kind]
+    if kind == "notice" and first is not None:
+        from copyaudit import notice_study  # its parser builds on this module's helpers
+
+        if notice_study.is_study_layout(first):
+            parse, required = notice_study.parse_row, notice_study.REQUIRED
+    return collect(
+        path,
+        itertools.chain([first] if first is not None else [], records),
+        lambda r: LocatedCase(r.line, parse(r)),
+        required=required,
+        key=lambda c: c.case.case_id,
+        duplicate=lambda c, first: RowProblem(
+            c.line, "id", f"duplicate id '{c.case.case_id}' (first on line {first})"
+        ),
+    )
 
 
-def load_generations(path: str | Path) -> list[LocatedGeneration]:
-    """Parse a generations file {case_id, output[, template]}."""
+def load_cases(kind: str, path: str | Path, *, skip_invalid: bool = False) -> list[LocatedCase]:
+    """The file's cases; raises InvalidRows listing every unusable record unless
+    `skip_invalid` (then those are left out)."""
+    return read_cases(kind, path).accept(skip_invalid)
+
+
+def _parse_generation(record: Record) -> LocatedGeneration:
+    case_id = _string(record, "case_id")
+    output = _string(record, "output", allow_empty=True)
+    template = record.data.get("template", 1)
+    if isinstance(template, bool) or not isinstance(template, int) or template < 1:
+        raise record.error("template", f"expected a positive integer, got {template!r}")
+    return LocatedGeneration(record.line, case_id, template, output)
+
+
+def read_generations(path: str | Path) -> Loaded[LocatedGeneration]:
+    """A generations file {case_id, output[, template]}: usable rows and problems."""
     if not Path(path).is_file():
         raise InputError(path, None, None, "no such file")
-    rows: list[LocatedGeneration] = []
-    seen: dict[tuple[str, int], int] = {}
-    for record in read_json_records(path):
-        case_id = _string(record, "case_id")
-        output = _string(record, "output", allow_empty=True)
-        template = record.data.get("template", 1)
-        if isinstance(template, bool) or not isinstance(template, int) or template < 1:
-            raise record.error("template", f"expected a positive integer, got {template!r}")
-        if (case_id, template) in seen:
-            raise record.error(
-                "case_id",
-                f"duplicate generation for case '{case_id}' template "
-                f"{template} (first on line {seen[(case_id, template)]})",
-            )
-        seen[(case_id, template)] = record.line
-        rows.append(LocatedGeneration(record.line, case_id, template, output))
-    if not rows:
-        raise InputError(path, None, None, "no records found")
-    return rows
+    return collect(
+        path,
+        read_json_records(path),
+        _parse_generation,
+        required=("case_id", "output"),
+        key=lambda g: (g.case_id, g.template),
+        duplicate=lambda g, first: RowProblem(
+            g.line,
+            "case_id",
+            f"duplicate generation for case '{g.case_id}' template {g.template} "
+            f"(first on line {first})",
+        ),
+    )
+
+
+def load_generations(path: str | Path, *, skip_invalid: bool = False) -> list[LocatedGeneration]:
+    """Parse a generations file {case_id, output[, template]}."""
+    return read_generations(path).accept(skip_invalid)
 
 
 # --- export: back to the source formats ---------------------------------------------------

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from copyaudit.errors import InputError
-from copyaudit.formats import Record, read_json_records
+from copyaudit.formats import Record, collect, read_json_records
+from copyaudit.rows import Loaded
 
 TARGETS: tuple[str, ...] = ("event", "character", "refusal", "literal")
 LABELS: tuple[str, ...] = ("yes", "no", "unsure")
@@ -140,26 +141,32 @@ def parse_label_record(record: Record) -> LabelRecord:
     )
 
 
-def read_label_file(path: str | Path) -> list[LabelRecord]:
-    """Every record of the file, validated; errors name the file, line and field."""
+def read_labels(path: str | Path) -> Loaded[LabelRecord]:
+    """The file's usable records and the problems of the others (each naming its
+    line and field); a retraction of a record that is not usable is not usable."""
     if not Path(path).is_file():
         raise InputError(path, None, None, "no such file")
-    records: list[LabelRecord] = []
     uuids: dict[str, LabelRecord] = {}
-    for raw in read_json_records(path):
+
+    def parse(raw: Record) -> LabelRecord:
         record = parse_label_record(raw)
-        if record.uuid is not None:
-            if record.uuid in uuids:
-                raise record.error(
-                    "uuid", f"duplicate uuid (first on line {uuids[record.uuid].line})"
-                )
-            uuids[record.uuid] = record
+        if record.uuid is not None and record.uuid in uuids:
+            raise record.error("uuid", f"duplicate uuid (first on line {uuids[record.uuid].line})")
         if record.action == "retract":
             _check_retraction(record, uuids)
-        records.append(record)
-    if not records:
-        raise InputError(path, None, None, "no records found")
-    return records
+        if record.uuid is not None:
+            uuids[record.uuid] = record
+        return record
+
+    return collect(
+        path, read_json_records(path), parse, required=("annotator", "generation", "target")
+    )
+
+
+def read_label_file(path: str | Path, *, skip_invalid: bool = False) -> list[LabelRecord]:
+    """Every record of the file, validated; unusable records are all listed (file,
+    line and field) and stop the import unless `skip_invalid`."""
+    return read_labels(path).accept(skip_invalid)
 
 
 def _check_retraction(record: LabelRecord, earlier: dict[str, LabelRecord]) -> None:

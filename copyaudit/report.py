@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -85,10 +85,11 @@ def judged_caption(report: dict[str, Any], metric: str) -> str:
 def build_report(
     store: Any, run: str, notice_thresholds: dict[str, tuple[float, float]] | None = None
 ) -> dict[str, Any]:
+    from db.cases import run_import_note, suite_import_note
     from db.queries import iter_scores, run_overview
     from db.runs import run_row
 
-    run_row(store, run)  # a clear error for an unknown run
+    row = run_row(store, run)  # a clear error for an unknown run
     overview = run_overview(store, run)
     summary = summarize_scores(iter_scores(store, run))
     report = {
@@ -99,6 +100,8 @@ def build_report(
         "status": overview["status"],
         "n": overview["generations"] - overview["failed"],
         "failed": overview["failed"],
+        "import_note": suite_import_note(store, int(row["suite_id"])),
+        "generations_note": run_import_note(store, int(row["id"])),
         **summary,
     }
     if report["kind"] == "decop":
@@ -120,6 +123,20 @@ def _bar(count: int, top: int, width: int = 30) -> str:
     return "█" * (0 if top == 0 else round(width * count / top))
 
 
+NOTE_LABELS = {"import_note": "Suite rows", "generations_note": "Imported generations"}
+
+
+def import_notes(report: Mapping[str, Any]) -> list[str]:
+    """What the suite's and the run's imports skipped, one sentence each (none when
+    nothing was skipped)."""
+    return [f"{label}: {report[key]}" for key, label in NOTE_LABELS.items() if report.get(key)]
+
+
+def suite_note_lines(report: Mapping[str, Any]) -> list[str]:
+    """The import notes as Markdown lines, each after a blank line."""
+    return [line for note in import_notes(report) for line in ("", note)]
+
+
 def report_markdown(report: dict[str, Any]) -> str:
     if report.get("decop") is not None:
         from copyaudit.decop_report import decop_markdown
@@ -131,6 +148,7 @@ def report_markdown(report: dict[str, Any]) -> str:
         f"suite {report['suite']} ({report['kind']}), model {report['model']}, "
         f"status {report['status']}; {report['n']} generations"
         + (f", {report['failed']} failed" if report["failed"] else ""),
+        *suite_note_lines(report),
         "",
         "| literal % | events % | characters % | fact recall F1 | fluency | refusal % |",
         "|---|---|---|---|---|---|",

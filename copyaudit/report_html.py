@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from copyaudit.report import judged_caption
+from copyaudit.report import import_notes, judged_caption
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #1b1b1b; max-width: 70em; }
@@ -193,6 +193,8 @@ def report_html(
         f"status {report['status']}; {report['n']} generations"
         + (f", {report['failed']} failed" if report["failed"] else "")
     )
+    # a DE-COP body (its Markdown) carries the notes itself
+    notes = "" if report.get("decop") else "".join(f"<p>{_e(n)}</p>" for n in import_notes(report))
     if report.get("decop") is not None:
         from copyaudit.decop_report import decop_markdown
 
@@ -221,5 +223,5 @@ def report_html(
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
-        f"<h1>{_e(title)}</h1><p>{_e(summary)}</p>{body}</body></html>\n"
+        f"<h1>{_e(title)}</h1><p>{_e(summary)}</p>{notes}{body}</body></html>\n"
     )

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from copyaudit.errors import InputError, UserError
 from copyaudit.formats import LocatedCase
 from copyaudit.hashing import stable_hash
+from copyaudit.rows import RowProblem, skipped_note
 from copyaudit.types import Case, Work
 from db.clock import now
 from db.connection import Store
@@ -82,9 +84,12 @@ def import_cases(
     *,
     source: str,
     replace: bool = False,
+    skipped: Sequence[RowProblem] = (),
 ) -> ImportSummary:
     """Import all cases or none. Unchanged cases are skipped (re-import is idempotent);
-    a changed case under an existing id is an error unless `replace`."""
+    a changed case under an existing id is an error unless `replace`. `skipped`: the
+    file's rows left out (--skip-invalid); they replace what an earlier import of the
+    same source recorded, in the same transaction."""
     added = unchanged = replaced = 0
     with store.transaction():
         suite_id = ensure_suite(store, suite, kind)
@@ -130,4 +135,56 @@ def import_cases(
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             inserts,
         )
+        record_skipped(store, suite_id, None, source, skipped)
     return ImportSummary(added, unchanged, replaced)
+
+
+def record_skipped(
+    store: Store, suite_id: int, run_id: int | None, source: str, skipped: Sequence[RowProblem]
+) -> None:
+    """Replace what an earlier import of `source` into the suite's cases (run_id None)
+    or into a run's generations recorded as skipped. Call inside the import's
+    transaction."""
+    store.conn.execute(
+        "DELETE FROM skipped_rows WHERE suite_id = ? AND run_id IS ? AND source = ?",
+        (suite_id, run_id, source),
+    )
+    created = now()
+    store.conn.executemany(
+        "INSERT INTO skipped_rows (suite_id, run_id, source, unit, line, field, reason, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(suite_id, run_id, source, p.unit, p.line, p.field, p.reason, created) for p in skipped],
+    )
+
+
+def suite_skipped(store: Store, suite_id: int, run_id: int | None = None) -> list[dict[str, Any]]:
+    """The rows left out of the suite's case imports (or, with `run_id`, of that
+    run's generation imports), by source and line."""
+    return [
+        dict(r)
+        for r in store.conn.execute(
+            "SELECT source, unit, line, field, reason FROM skipped_rows "
+            "WHERE suite_id = ? AND run_id IS ? ORDER BY source, line, id",
+            (suite_id, run_id),
+        )
+    ]
+
+
+def run_import_note(store: Store, run_id: int) -> str | None:
+    """The same line for a run's imported generations; None when none was skipped."""
+    row = store.conn.execute("SELECT suite_id FROM runs WHERE id = ?", (run_id,)).fetchone()
+    skipped = suite_skipped(store, int(row["suite_id"]), run_id) if row else []
+    if not skipped:
+        return None
+    n = store.conn.execute("SELECT COUNT(*) FROM generations WHERE run_id = ?", (run_id,))
+    return skipped_note(int(n.fetchone()[0]), skipped)
+
+
+def suite_import_note(store: Store, suite_id: int) -> str | None:
+    """The line every listing and report of a suite shows when its imports skipped
+    rows ("1,548 of 1,549 rows; 1 skipped: row 615 Example_A: ..."); None otherwise."""
+    skipped = suite_skipped(store, suite_id)
+    if not skipped:
+        return None
+    cases = store.conn.execute("SELECT COUNT(*) FROM cases WHERE suite_id = ?", (suite_id,))
+    return skipped_note(int(cases.fetchone()[0]), skipped)

@@ -217,12 +217,37 @@ def m005_sort_and_flag_indexes(db: sqlite_utils.Database) -> None:
     )
 
 
+def m006_import_skips(db: sqlite_utils.Database) -> None:
+    """The rows an import left out with --skip-invalid, kept with their suite (cases)
+    or run (imported generations) and source file, so that listings and reports can
+    say what the suite or run lacks."""
+    db["skipped_rows"].create(
+        {
+            "id": int,
+            "suite_id": int,
+            "run_id": int,
+            "source": str,
+            "unit": str,
+            "line": int,
+            "field": str,
+            "reason": str,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={"suite_id", "source", "unit", "line", "reason"},
+        foreign_keys=[("suite_id", "suites", "id"), ("run_id", "runs", "id")],
+    )
+    db["skipped_rows"].create_index(["suite_id", "source"])
+    db["skipped_rows"].create_index(["run_id"])
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
     m003_browse_indexes,
     migrate_queues,
     m005_sort_and_flag_indexes,
+    m006_import_skips,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

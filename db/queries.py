@@ -7,20 +7,26 @@ from collections.abc import Iterator
 from typing import Any
 
 from copyaudit.types import Case, Work
+from db.cases import suite_skipped
 from db.connection import Store
 
 GENERATION_KEY_SQL = "r.name || '/' || c.case_id || '/' || g.template"
 
 
 def suites_summary(store: Store) -> list[dict[str, Any]]:
-    return [
-        dict(r)
-        for r in store.conn.execute(
-            "SELECT s.name, s.kind, COUNT(c.id) AS cases, COUNT(DISTINCT c.work_id) AS works, "
-            "s.created_at FROM suites s LEFT JOIN cases c ON c.suite_id = s.id "
-            "GROUP BY s.id ORDER BY s.name"
-        )
-    ]
+    """Each suite's name, kind, case and work counts, creation time and the rows its
+    imports skipped (source, unit, line, field, reason)."""
+    rows = store.conn.execute(
+        "SELECT s.id, s.name, s.kind, COUNT(c.id) AS cases, COUNT(DISTINCT c.work_id) AS works, "
+        "s.created_at FROM suites s LEFT JOIN cases c ON c.suite_id = s.id "
+        "GROUP BY s.id ORDER BY s.name"
+    ).fetchall()
+    out = []
+    for r in rows:
+        row = dict(r)
+        row["skipped"] = suite_skipped(store, row.pop("id"))
+        out.append(row)
+    return out
 
 
 def runs_summary(store: Store) -> list[dict[str, Any]]:

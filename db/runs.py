@@ -12,7 +12,9 @@ from typing import Any
 from copyaudit.errors import InputError, UserError
 from copyaudit.formats import LocatedGeneration
 from copyaudit.hashing import stable_hash
+from copyaudit.rows import InvalidRows, RowProblem
 from copyaudit.types import Score
+from db.cases import record_skipped
 from db.clock import now
 from db.connection import Store
 
@@ -155,9 +157,14 @@ def import_generations(
     rows: Sequence[LocatedGeneration],
     source: str,
     replace: bool = False,
+    skipped: Sequence[RowProblem] = (),
+    skip_invalid: bool = False,
 ) -> tuple[int, int, int]:
     """Import generations made elsewhere into run `run` (created if new).
-    Returns (added, unchanged, replaced). All or nothing."""
+    Returns (added, unchanged, replaced). All or nothing. A row naming no case of the
+    suite joins `skipped` (the file's unusable rows): unless `skip_invalid`, any such
+    row stops the import (InvalidRows, every one listed); with it, they are recorded
+    as the run's skipped rows."""
     added = unchanged = replaced = 0
     with store.transaction():
         row = store.conn.execute(
@@ -190,13 +197,19 @@ def import_generations(
                 (run_id,),
             )
         }
+        unknown = [
+            RowProblem(g.line, "case_id", f"no case '{g.case_id}' in suite '{suite}'")
+            for g in rows
+            if g.case_id not in case_pks
+        ]
+        problems = sorted([*skipped, *unknown], key=lambda p: p.line)
+        usable = [g for g in rows if g.case_id in case_pks]
+        if problems and (not skip_invalid or not usable):
+            raise InvalidRows(source, problems, len(usable))
+        record_skipped(store, sid, run_id, source, problems)
         stamp = now()
         inserts = []
-        for g in rows:
-            if g.case_id not in case_pks:
-                raise InputError(
-                    source, g.line, "case_id", f"no case '{g.case_id}' in suite '{suite}'"
-                )
+        for g in usable:
             key = (case_pks[g.case_id], g.template)
             if key not in existing:
                 inserts.append((run_id, key[0], g.template, "", g.output, "imported", stamp))

@@ -54,7 +54,10 @@ def test_import_generations_keys_and_idempotence(
     ("records", "expected"),
     [
         ([{"case_id": "lit-9", "output": "x"}], "line 1: field 'case_id': no case 'lit-9'"),
-        ([{"case_id": "lit-1"}], "line 1: field 'output': missing"),
+        (
+            [{"case_id": "lit-1", "output": "x"}, {"case_id": "lit-2"}],
+            "line 2: field 'output': missing",
+        ),
         (
             [{"case_id": "lit-1", "output": "x", "template": 0}],
             "line 1: field 'template': expected a positive integer",

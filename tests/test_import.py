@@ -28,7 +28,14 @@ def test_each_json_kind_imports_from_jsonl(kind: str, tmp_path: Path, cli) -> No
     assert "3 added" in result.out
     suites = json.loads(cli("suites", "--format", "json").out)
     assert suites == [
-        {"name": kind, "kind": kind, "cases": 3, "works": 1, "created_at": suites[0]["created_at"]}
+        {
+            "name": kind,
+            "kind": kind,
+            "cases": 3,
+            "works": 1,
+            "created_at": suites[0]["created_at"],
+            "skipped": [],
+        }
     ]
 
 
@@ -75,7 +82,11 @@ BAD_JSONL = [
         '{"id": "a", "title": "T", "input": "x", "reference": "y"}\n{"id": "b", "title": ',
         "line 2: malformed JSON",
     ),
-    ('{"id": "a", "title": "T", "input": "x"}\n', "line 1: field 'reference': missing"),
+    (
+        '{"id": "a", "title": "T", "input": "x", "reference": "y"}\n'
+        '{"id": "b", "title": "T", "input": "x"}\n',
+        "line 2: field 'reference': missing",
+    ),
     (
         '{"id": "a", "title": "T", "input": 5, "reference": "y"}\n',
         "line 1: field 'input': expected a string, got int",

@@ -10,7 +10,14 @@ from typing import IO, Any
 
 import click
 
-from copyaudit.commands.output import print_json, print_table, write_csv, write_jsonl
+from copyaudit.commands.options import skip_invalid_option
+from copyaudit.commands.output import (
+    echo_skipped,
+    print_json,
+    print_table,
+    write_csv,
+    write_jsonl,
+)
 from copyaudit.types import TASK_KINDS
 
 FORMAT_TABLE_JSON = click.Choice(["table", "json"])
@@ -21,21 +28,29 @@ FORMAT_TABLE_JSON = click.Choice(["table", "json"])
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--suite", help="Suite name (default: the file name without extension).")
 @click.option("--replace", is_flag=True, help="Overwrite cases whose content changed.")
+@skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
-def import_cmd(obj: Any, kind: str, file: Path, suite: str | None, replace: bool) -> None:
+def import_cmd(
+    obj: Any, kind: str, file: Path, suite: str | None, replace: bool, skip_invalid: bool
+) -> None:
     """Import cases of KIND from FILE in the source study's format."""
-    from copyaudit.formats import load_cases
+    from copyaudit.formats import read_cases
     from db.cases import import_cases
 
-    cases = load_cases(kind, file)  # validates the whole file before touching the database
+    loaded = read_cases(kind, file)  # validates the whole file before touching the database
+    cases = loaded.accept(skip_invalid)
+    name = suite or file.stem
     with obj.store() as store:
         summary = import_cases(
-            store, suite or file.stem, kind, cases, source=str(file), replace=replace
+            store, name, kind, cases, source=str(file), replace=replace, skipped=loaded.problems
         )
     click.echo(
-        f"{suite or file.stem}: {summary.added} added, {summary.unchanged} unchanged, "
-        f"{summary.replaced} replaced ({len(cases)} {kind} cases in {file})"
+        f"{name}: {summary.added} added, {summary.unchanged} unchanged, "
+        f"{summary.replaced} replaced ({len(cases)} {kind} cases in {file}"
+        + (f"; {len(loaded.problems)} of {loaded.total} records skipped" if loaded.problems else "")
+        + ")"
     )
+    echo_skipped(loaded.problems)
 
 
 @click.command("import-generations")
@@ -44,41 +59,62 @@ def import_cmd(obj: Any, kind: str, file: Path, suite: str | None, replace: bool
 @click.option("--suite", required=True, help="Suite whose cases they answer.")
 @click.option("--model", help="Label of the model that produced them (new runs: 'imported').")
 @click.option("--replace", is_flag=True, help="Overwrite generations whose output changed.")
+@skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_generations_cmd(
-    obj: Any, file: Path, run_name: str, suite: str, model: str | None, replace: bool
+    obj: Any,
+    file: Path,
+    run_name: str,
+    suite: str,
+    model: str | None,
+    replace: bool,
+    skip_invalid: bool,
 ) -> None:
     """Import generations produced elsewhere (JSONL {case_id, output[, template]})."""
-    from copyaudit.formats import load_generations
-    from db.runs import import_generations
+    from copyaudit.formats import read_generations
+    from db.cases import run_import_note
+    from db.runs import import_generations, run_row
 
-    rows = load_generations(file)
+    loaded = read_generations(file)  # unusable rows are listed with those naming no case
     with obj.store() as store:
         added, unchanged, replaced = import_generations(
             store,
             run=run_name,
             suite=suite,
             model=model,
-            rows=rows,
+            rows=loaded.items,
             source=str(file),
             replace=replace,
+            skipped=loaded.problems,
+            skip_invalid=skip_invalid,
         )
-    click.echo(f"{run_name}: {added} added, {unchanged} unchanged, {replaced} replaced")
+        note = run_import_note(store, int(run_row(store, run_name)["id"]))
+    click.echo(
+        f"{run_name}: {added} added, {unchanged} unchanged, {replaced} replaced"
+        + (f" ({note})" if note else "")
+    )
 
 
 @click.command("suites")
 @click.option("--format", "fmt", type=FORMAT_TABLE_JSON, default="table", show_default=True)
 @click.pass_obj
 def suites_cmd(obj: Any, fmt: str) -> None:
-    """List suites with their kind and size."""
+    """List suites with their kind and size, and the rows their imports skipped."""
+    from copyaudit.rows import skipped_note
     from db.queries import suites_summary
 
     with obj.store() as store:
         rows = suites_summary(store)
     if fmt == "json":
         print_json(rows)
-    else:
-        print_table(rows, ["name", "kind", "cases", "works", "created_at"], "Suites")
+        return
+    notes = {row["name"]: skipped_note(row["cases"], row["skipped"]) for row in rows}
+    for row in rows:
+        row["skipped"] = len(row["skipped"])
+    print_table(rows, ["name", "kind", "cases", "works", "skipped", "created_at"], "Suites")
+    for name, note in notes.items():
+        if note is not None:
+            click.echo(f"{name}: {note}")
 
 
 @click.command("runs")

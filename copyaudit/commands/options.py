@@ -74,3 +74,14 @@ def judge_options(command: Callable[..., Any]) -> Any:
         ),
         command,
     )
+
+
+def skip_invalid_option(what_happens: str) -> Callable[..., Any]:
+    """--skip-invalid for an importer: import the usable records and `what_happens`
+    (default: list every unusable record and import nothing)."""
+    return click.option(
+        "--skip-invalid",
+        is_flag=True,
+        help=f"Import the usable records and {what_happens} "
+        "(default: list every unusable record and import nothing).",
+    )

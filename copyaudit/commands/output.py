@@ -57,3 +57,10 @@ def write_csv(rows: Iterable[dict[str, Any]], out: IO[str]) -> int:
 
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def echo_skipped(problems: Iterable[Any]) -> None:
+    """Each record an import skipped (a copyaudit.rows.RowProblem), on standard error,
+    so that the result on standard output stays one line."""
+    for problem in problems:
+        sys.stderr.write(f"skipped {problem.describe()}\n")

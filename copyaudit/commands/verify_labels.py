@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from copyaudit.commands.output import print_json, print_table
+from copyaudit.commands.options import skip_invalid_option
+from copyaudit.commands.output import echo_skipped, print_json, print_table
 from copyaudit.items import item_number
 
 MAX_DISAGREEMENTS_SHOWN = 20
@@ -207,22 +208,27 @@ def agreement_cmd(
 
 @click.command("import-labels")
 @click.argument("file", type=click.Path(path_type=Path))
+@skip_invalid_option("list the unusable ones on standard error")
 @click.pass_obj
-def import_labels_cmd(obj: Any, file: Path) -> None:
+def import_labels_cmd(obj: Any, file: Path, skip_invalid: bool) -> None:
     """Import human labels (JSONL {annotator, generation: run/case_id/template, target,
     index, label[, note]}, or a file written by `export labels`). All or nothing; a label
     equal to the annotator's current one is skipped, so re-importing adds nothing."""
-    from copyaudit.labels_io import fold_current, read_label_file
+    from copyaudit.labels_io import fold_current, read_labels
     from db.labels import import_labels
 
-    records = read_label_file(file)  # the whole file is validated before any write
+    loaded = read_labels(file)  # the whole file is validated before any write
+    records = loaded.accept(skip_invalid)
     current = fold_current(records)
     with obj.store() as store:
         summary = import_labels(store, current)
     click.echo(
         f"{file}: {summary.added} labels added, {summary.unchanged} unchanged "
-        f"({len(records)} records, {len(current)} current labels)"
+        f"({len(records)} records, {len(current)} current labels"
+        + (f"; {len(loaded.problems)} of {loaded.total} records skipped" if loaded.problems else "")
+        + ")"
     )
+    echo_skipped(loaded.problems)
 
 
 # ---------------------------------------------------------------------------
