@@ -150,7 +150,7 @@ async def test_bad_form_values_are_refused(demo_db: Path, monkeypatch) -> None:
     app = CopyauditApp(demo_db)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)
-        await pilot.press("n")
+        await pilot.press("s")  # new run
         await settle(pilot)
         await pilot.press("ctrl+s")  # no suite chosen
         await pilot.pause()
@@ -170,7 +170,7 @@ async def test_a_real_run_on_a_tiny_model(demo_db: Path, tmp_path: Path) -> None
     app = CopyauditApp(demo_db)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)
-        await pilot.press("n")
+        await pilot.press("s")  # new run
         await settle(pilot)
         launcher = app.screen
         launcher.query_one("#model").value = str(model)

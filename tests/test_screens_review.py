@@ -87,8 +87,12 @@ async def test_reviewer_walks_three_cases_and_exports_a_dossier(demo_db: Path) -
         with Store(demo_db) as store:
             detail = generation_detail(store, case.generation_id)
         assert detail is not None
-        expected = Content.from_rich_text(render_output(detail.output, evidence_items(detail)).text)
-        shown = case.query_one("#case-output").render()
+        output = case.query_one("#case-output")
+        width = output.content_size.width
+        expected = Content.from_rich_text(
+            render_output(detail.output, evidence_items(detail), width=width).text
+        )
+        shown = output.render()
         assert shown.plain == expected.plain and shown.spans == expected.spans
         assert len(expected.spans) > 3  # characters and event windows really are marked
         # every judge figure with its threshold, version and config; the run's provenance
@@ -106,28 +110,28 @@ async def test_reviewer_walks_three_cases_and_exports_a_dossier(demo_db: Path) -
         await settle(pilot)
         assert _reviews(demo_db) == []  # a note alone writes nothing
         assert NOTE_1 in str(case.query_one("#case-status").render())
-        await pilot.press("e")
+        await pilot.press("3")
         assert _reviews(demo_db) == [(order[0], "escalated", NOTE_1, REVIEWER)]
         people = str(case.query_one("#case-people").render())
         assert f"escalated by {REVIEWER}" in people and NOTE_1 in people
-        await pilot.press("e")  # the same status again, no note: nothing new
+        await pilot.press("3")  # the same status again, no note: nothing new
         assert len(_reviews(demo_db)) == 1
 
         # case 2: cleared without a note
-        await pilot.press("n")
+        await pilot.press("N")
         assert case.case.key == order[1]
-        await pilot.press("c")
+        await pilot.press("2")
         assert _reviews(demo_db)[-1] == (order[1], "cleared", None, REVIEWER)
 
         # case 3: a note and "needs second look", then the dossier
-        await pilot.press("n")
+        await pilot.press("N")
         assert case.case.key == order[2]
         assert "case 3 of 25" in str(case.query_one("#case-title").render())
         await pilot.press("m")
         await settle(pilot)
         await pilot.press(*NOTE_3, "enter")
         await settle(pilot)
-        await pilot.press("s")
+        await pilot.press("4")
         assert _reviews(demo_db)[-1] == (order[2], "needs_second_look", NOTE_3, REVIEWER)
         await pilot.press("D")
         await settle(pilot)
@@ -135,8 +139,8 @@ async def test_reviewer_walks_three_cases_and_exports_a_dossier(demo_db: Path) -
         assert path.parent == demo_db.parent and path.is_file()
         assert any(str(path) in notice for notice in _notices(app))
 
-        # p goes back; the status shown is the one stored
-        await pilot.press("p")
+        # P goes back; the status shown is the one stored
+        await pilot.press("P")
         assert case.case.key == order[1] and case.case.review["status"] == "cleared"
 
         await pilot.press("escape")
@@ -169,7 +173,7 @@ async def test_status_keys_are_refused_without_a_reviewer(demo_db: Path) -> None
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, CaseScreen)
-        await pilot.press("e", "c", "s", "o")
+        await pilot.press("3", "2", "4", "1")
         await settle(pilot)
         assert _reviews(demo_db) == []
         assert any("no reviewer name" in notice for notice in _notices(app))

@@ -184,7 +184,8 @@ class RenderedOutput:
     line starts in the stored output, so a span's line is known without re-wrapping."""
 
     text: Text
-    line_starts: list[int] = field(default_factory=list)
+    line_starts: list[int] = field(default_factory=list)  # in the stored output
+    shown_starts: list[int] = field(default_factory=list)  # the same lines in `text`
 
     def line_of(self, position: int) -> int | None:
         """The shown line (0-based) holding stored character `position`, when the
@@ -192,6 +193,13 @@ class RenderedOutput:
         if not self.line_starts:
             return None
         return max(0, bisect.bisect_right(self.line_starts, position) - 1)
+
+    def display_offset(self, position: int) -> int:
+        """Where stored character `position` is in the shown text (after the gutters)."""
+        line = self.line_of(position)
+        if line is None:
+            return position
+        return self.shown_starts[line] + position - self.line_starts[line]
 
 
 def _clip(start: int, end: int, length: int) -> tuple[int, int] | None:
@@ -274,6 +282,7 @@ def render_output(
     for number, (start, end) in enumerate(ranges):
         here = by_line.get(number)
         result.append_text(_gutter(here) if here else Text(" " * GUTTER, end=""))
+        rendered.shown_starts.append(len(result))
         result.append_text(base[start:end])
         if number < len(ranges) - 1:
             result.append("\n")
