@@ -68,7 +68,9 @@ async def _start_from_launcher(pilot) -> LauncherScreen:
     return launcher
 
 
-async def test_progress_shows_live_and_the_cancel_button_cancels(demo_db: Path, monkeypatch) -> None:
+async def test_progress_shows_live_and_the_cancel_button_cancels(
+    demo_db: Path, monkeypatch
+) -> None:
     monkeypatch.setattr(runner, "execute_run", fake_execute_run)
     app = CopyauditApp(demo_db)
     async with app.run_test(size=SIZE, notifications=True) as pilot:

@@ -81,7 +81,6 @@ async def test_selecting_an_event_scrolls_the_output_to_its_window(demo_db: Path
         assert pane.scroll_y <= line < pane.scroll_y + pane.scrollable_content_region.height
         # the selected window is reversed, and only it
         shown = screen.rendered.text
-        first = screen.rendered.display_offset(start)
         reversed_chars = _styled(shown, SELECTED_STYLE)
         window = {screen.rendered.display_offset(p) for p in range(start, end)}
         assert reversed_chars == window
