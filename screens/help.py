@@ -96,6 +96,8 @@ def help_table(app: Any, current: type[DOMNode] | None = None) -> Table:
     table = Table(show_edge=False, box=None, padding=(0, 2))
     table.add_column("Key", style="bold cyan", no_wrap=True, min_width=12)
     table.add_column("Does", min_width=30)
+    from screens.keymap import key_display
+
     palette = getattr(app, "COMMAND_PALETTE_BINDING", None)
     sections = ordered_sections(current)
     for number, (title, cls) in enumerate(sections):
@@ -109,7 +111,7 @@ def help_table(app: Any, current: type[DOMNode] | None = None) -> Table:
             bindings.append(Binding(palette, "command_palette", "Command palette"))
         for binding in bindings:
             table.add_row(
-                plain(app.get_key_display(binding)), plain(binding.description or binding.action)
+                plain(key_display(binding)), plain(binding.description or binding.action)
             )
         table.add_row(Text(""), Text(""))
     return table

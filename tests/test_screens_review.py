@@ -276,3 +276,110 @@ def test_reviewer_queue_snapshot(demo_db: Path, snap_compare) -> None:
 
     app = CopyauditApp(demo_db, annotator=REVIEWER)
     assert snap_compare(app, terminal_size=SIZE, run_before=open_queue)
+
+
+async def test_a_review_decision_is_undone_by_a_new_event(demo_db: Path) -> None:
+    order = _queue_keys(demo_db)
+    app = CopyauditApp(demo_db, annotator=REVIEWER)
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_queue(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        case = app.screen
+        assert isinstance(case, CaseScreen)
+        await pilot.press("3", "2")  # escalated, then cleared
+        assert case.case.review["status"] == "cleared"
+        await pilot.press("z")  # cleared withdrawn: escalated again
+        assert case.case.review["status"] == "escalated"
+        assert "escalated" in str(case.query_one("#case-status").render())
+        await pilot.press("z")  # escalated withdrawn: open, as before any decision
+        assert case.case.review["status"] == "open"
+        await pilot.press("z")  # nothing of mine left in force
+        assert any("no decision of yours" in notice for notice in _notices(app))
+    reviews = _reviews(demo_db)
+    assert [(key, status) for key, status, _, _ in reviews] == [
+        (order[0], "escalated"),
+        (order[0], "cleared"),
+        (order[0], "escalated"),
+        (order[0], "open"),
+    ]
+    assert reviews[2][2].endswith("withdrew cleared") and reviews[3][2].endswith(
+        "withdrew escalated"
+    )
+    with Store(demo_db) as store:
+        assert verify_chains(store) == []
+
+
+def test_only_your_own_decision_in_force_can_be_undone(demo_db: Path) -> None:
+    from db.review import current_review, undo_review
+
+    with Store(demo_db) as store:
+        generation = review_queue(store, limit=1)[0].generation_id
+        assert undo_review(store, generation_id=generation, reviewer="ann") is None
+        append_review(store, generation_id=generation, reviewer="ann", status="escalated")
+        append_review(store, generation_id=generation, reviewer="bob", status="cleared")
+        assert undo_review(store, generation_id=generation, reviewer="ann") is None  # bob's
+        assert undo_review(store, generation_id=generation, reviewer="bob") == (
+            "cleared",
+            "escalated",
+        )
+        assert current_review(store, generation)["status"] == "escalated"
+        assert undo_review(store, generation_id=generation, reviewer="ann") == (
+            "escalated",
+            "open",
+        )
+        assert current_review(store, generation)["status"] == "open"
+        assert verify_chains(store) == []
+
+
+async def test_a_case_note_is_stored_when_moving_on(demo_db: Path) -> None:
+    order = _queue_keys(demo_db)
+    app = CopyauditApp(demo_db, annotator=REVIEWER)
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_queue(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        case = app.screen
+        await pilot.press("m")
+        await settle(pilot)
+        await pilot.press(*NOTE_3, "enter")
+        await settle(pilot)
+        assert _reviews(demo_db) == []  # pending until a status key or a move
+        await pilot.press("N")  # moving on stores it, the status unchanged
+        assert case.case.key == order[1]
+        assert _reviews(demo_db) == [(order[0], "open", NOTE_3, REVIEWER)]
+        await pilot.press("m")
+        await settle(pilot)
+        await pilot.press(*"second", "enter")
+        await settle(pilot)
+        await pilot.press("escape")  # so does going back
+        await settle(pilot)
+        assert isinstance(app.screen, ReviewQueueScreen)
+    assert _reviews(demo_db)[-1] == (order[1], "open", "second", REVIEWER)
+
+
+async def test_case_view_names_labels_by_their_item_text(demo_db: Path) -> None:
+    from db.events import append_label
+
+    order = _queue_keys(demo_db)
+    app = CopyauditApp(demo_db, annotator=REVIEWER)
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_queue(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        case = app.screen
+        payload = case.case.generation["payload"]
+        with Store(demo_db) as store:
+            append_label(
+                store,
+                generation_id=case.generation_id,
+                annotator="ann",
+                target="event",
+                item_index=1,
+                label="yes",
+            )
+        case.show(case.generation_id)
+        people = str(case.query_one("#case-people").render())
+        event = payload["reference_events"][1]
+        assert f"ann: event 2 “{event}” yes" in people
+        assert case.case.key == order[0]
