@@ -57,13 +57,21 @@ class AnnotationScreen(GenerationScreen):
         Binding("u", "label('unsure')", "Unsure", id="annotate.unsure"),
         Binding("z", "undo", "Undo", id="annotate.undo"),
         Binding("m", "note", "Note", id="annotate.note"),
-        Binding("b", "blind", "Blind on/off", id="annotate.blind"),
-        Binding("U", "next_unlabelled", "Next unlabelled", id="annotate.next_unlabelled"),
-        Binding("t", "auto_advance", "Auto-advance on/off", id="annotate.auto_advance"),
+        Binding("b", "blind", "Blind", id="annotate.blind"),
+        Binding("U", "next_unlabelled", "Next open", id="annotate.next_unlabelled"),
+        Binding("t", "auto_advance", "Auto-advance on/off", id="annotate.auto_advance", show=False),
         Binding("j", "item(1)", "Next item", id="annotate.item_down", show=False),
         Binding("k", "item(-1)", "Previous item", id="annotate.item_up", show=False),
-        Binding("a", "leave", "View mode", id="annotate.leave"),
+        Binding("a", "leave", "View", id="annotate.leave"),
         Binding("escape", "back", "Back", id="annotate.back"),
+        # the view's evidence and legend keys work here too, out of the crowded footer
+        Binding(
+            "right_square_bracket", "span(1)", "Next evidence", id="view.next_span", show=False
+        ),
+        Binding(
+            "left_square_bracket", "span(-1)", "Prev evidence", id="view.previous_span", show=False
+        ),
+        Binding("l", "legend", "Legend", id="view.legend", show=False),
     ]
 
     def __init__(

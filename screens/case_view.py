@@ -219,7 +219,7 @@ class CaseScreen(Screen[None]):
     DEFAULT_CSS = """
     CaseScreen #case-status { height: auto; max-height: 2; padding: 0 1; }
     CaseScreen #case-scores { height: auto; max-height: 2; padding: 0 1; }
-    CaseScreen #case-legend { height: auto; margin-top: 1; }
+    CaseScreen #case-legend { height: auto; max-height: 2; padding: 0 1; }
     CaseScreen .case-row { height: 3fr; }
     CaseScreen #case-bottom { height: 2fr; }
     CaseScreen .case-pane { width: 1fr; border: round $primary; padding: 0 1; }
@@ -242,11 +242,11 @@ class CaseScreen(Screen[None]):
         yield Static(id="case-title", classes="title-bar")
         yield Static(id="case-status")
         yield Static(id="case-scores")
+        yield Static(id="case-legend")
         with Horizontal(classes="case-row"):
             with VerticalScroll(id="case-output-pane", classes="case-pane") as pane:
                 pane.border_title = "Output"
                 yield Static(id="case-output")
-                yield Static(id="case-legend")
             with VerticalScroll(id="case-context-pane", classes="case-pane") as pane:
                 pane.border_title = "Prompt & reference"
                 yield Static(id="case-context")

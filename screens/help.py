@@ -110,9 +110,7 @@ def help_table(app: Any, current: type[DOMNode] | None = None) -> Table:
         if cls.__name__ == "CopyauditApp" and palette:
             bindings.append(Binding(palette, "command_palette", "Command palette"))
         for binding in bindings:
-            table.add_row(
-                plain(key_display(binding)), plain(binding.description or binding.action)
-            )
+            table.add_row(plain(key_display(binding)), plain(binding.description or binding.action))
         table.add_row(Text(""), Text(""))
     return table
 

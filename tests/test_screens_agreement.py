@@ -216,3 +216,11 @@ async def test_command_palette_opens_the_agreement_screen(labelled_db: Path) -> 
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, AgreementScreen)
+
+
+def test_agreement_snapshot(labelled_db: Path, snap_compare) -> None:
+    async def open_agreement(pilot) -> None:
+        await _open_agreement(pilot)
+
+    app = CopyauditApp(labelled_db, annotator="judy")
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_agreement)

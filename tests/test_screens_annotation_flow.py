@@ -262,3 +262,22 @@ def _key(store: Store, generation_id: int) -> str:
 def _gid(path: Path, key: str) -> int:
     with Store(path) as store:
         return gid(store, key)
+
+
+def test_annotation_mode_snapshot(queue_db: Path, snap_compare) -> None:
+    with Store(queue_db) as store:
+        first = queue_items(store, "q3")[0]
+        key = _key(store, first)
+        label(store, key, "ann", "event", 0, "yes", note="[b]not markup[/b]")
+        label(store, key, "ann", "event", 1, "no")
+
+    async def annotate(pilot) -> None:
+        screen = await _open_queue(pilot)
+        await pilot.press("m", *"a pending note", "enter")  # on event 3
+        await settle(pilot)
+        assert "note pending" in _mode(screen)
+        pilot.app.clear_notifications()
+        await settle(pilot)
+
+    app = CopyauditApp(queue_db, annotator="ann")
+    assert snap_compare(app, terminal_size=SIZE, run_before=annotate)

@@ -95,3 +95,15 @@ async def test_command_palette_opens_runs_and_the_launcher(demo_db: Path) -> Non
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, LauncherScreen)
+
+
+def test_help_snapshot(demo_db: Path, snap_compare) -> None:
+    async def open_help(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("enter", "enter")  # a run's list, its first generation
+        await settle(pilot)
+        await pilot.press("question_mark")  # opens at the generation view's keys
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, HelpScreen)
+
+    assert snap_compare(CopyauditApp(demo_db), terminal_size=SIZE, run_before=open_help)

@@ -383,3 +383,25 @@ async def test_case_view_names_labels_by_their_item_text(demo_db: Path) -> None:
         event = payload["reference_events"][1]
         assert f"ann: event 2 “{event}” yes" in people
         assert case.case.key == order[0]
+
+
+def test_case_view_snapshot(demo_db: Path, snap_compare, monkeypatch) -> None:
+    import db.events
+    from db.events import append_label
+
+    monkeypatch.setattr(db.events, "now", lambda: "2026-01-02T10:11:12.000+00:00")
+    with Store(demo_db) as store:
+        first = review_queue(store, limit=1)[0].generation_id
+        append_label(
+            store, generation_id=first, annotator="ann", target="event", item_index=0, label="yes"
+        )
+        append_review(store, generation_id=first, reviewer="rita", status="escalated", note="why")
+
+    async def open_case(pilot) -> None:
+        await _open_queue(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, CaseScreen)
+
+    app = CopyauditApp(demo_db, annotator=REVIEWER)
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_case)

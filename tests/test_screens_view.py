@@ -71,9 +71,12 @@ async def test_selecting_an_event_scrolls_the_output_to_its_window(demo_db: Path
         start, end = last.spans[0]
         line = screen.rendered.line_of(start)
         drawn = _lines(output)[line]
-        gutter, text = drawn[:GUTTER], drawn[GUTTER:]
+        width = screen.rendered.gutter
+        assert width >= GUTTER
+        gutter, text = drawn[:width], drawn[width:]
         assert str(last.number) in gutter and gutter.startswith("[")
-        without_gutters = "".join(row[GUTTER:] for row in screen.rendered.text.plain.split("\n"))
+        rows = screen.rendered.text.plain.split("\n")
+        without_gutters = "".join(row[width:] for row in rows)
         assert without_gutters == screen.detail.output.replace("\n", "")
         assert text.rstrip() in screen.detail.output
         assert line > pane.scrollable_content_region.height  # it was out of view

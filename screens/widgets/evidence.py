@@ -175,7 +175,8 @@ def span_style(item: EvidenceItem) -> Style:
     return SPAN_STYLES.get(item.judgment.target or "", DEFAULT_SPAN_STYLE)
 
 
-GUTTER = 7  # cells left of the output for event markers ("[12] ")
+GUTTER = 5  # the narrowest gutter ("[1]  "); it widens to the longest marker here
+MAX_GUTTER = 12  # markers longer than this are cut ("[1,2,3,4,5…")
 
 
 @dataclass
@@ -186,6 +187,7 @@ class RenderedOutput:
     text: Text
     line_starts: list[int] = field(default_factory=list)  # in the stored output
     shown_starts: list[int] = field(default_factory=list)  # the same lines in `text`
+    gutter: int = 0  # cells of the gutter before every line (0: no gutter)
 
     def line_of(self, position: int) -> int | None:
         """The shown line (0-based) holding stored character `position`, when the
@@ -233,12 +235,15 @@ def wrap_ranges(text: str, width: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def _gutter(numbers: Sequence[int]) -> Text:
+def _marker(numbers: Sequence[int]) -> str:
     label = "[" + ",".join(str(n) for n in sorted(numbers)) + "]"
-    if len(label) > GUTTER - 1:
-        label = label[: GUTTER - 2] + "…"
+    return label if len(label) < MAX_GUTTER else label[: MAX_GUTTER - 2] + "…"
+
+
+def _gutter(numbers: Sequence[int] | None, width: int) -> Text:
+    label = _marker(numbers) if numbers else ""
     text = Text(label, style=MARKER_STYLE, end="")
-    text.append(" " * (GUTTER - len(label)))
+    text.append(" " * (width - len(label)))
     return text
 
 
@@ -269,19 +274,24 @@ def render_output(
             clipped = _clip(start, end, length)
             if clipped is not None:
                 base.stylize(SELECTED_STYLE, *clipped)
-    if not markers or width is None or width <= GUTTER + 4:
+    if not markers or width is None or width <= MAX_GUTTER + 8:
         return RenderedOutput(base)
     shown = base.plain.replace("\t", " ")  # tabs one cell wide, as wrapped here
     base = Text(shown, spans=base.spans, end="")
-    ranges = wrap_ranges(shown, width - GUTTER)
-    rendered = RenderedOutput(Text(end=""), [start for start, _ in ranges])
-    by_line: dict[int, list[int]] = {}
-    for at, numbers in markers.items():
-        by_line.setdefault(rendered.line_of(at) or 0, []).extend(numbers)
+    gutter = GUTTER
+    for _ in range(2):  # the gutter fits the longest marker of its lines
+        ranges = wrap_ranges(shown, width - gutter)
+        rendered = RenderedOutput(Text(end=""), [start for start, _ in ranges], gutter=gutter)
+        by_line: dict[int, list[int]] = {}
+        for at, numbers in markers.items():
+            by_line.setdefault(rendered.line_of(at) or 0, []).extend(numbers)
+        needed = max(len(_marker(numbers)) + 1 for numbers in by_line.values())
+        if needed <= gutter:
+            break
+        gutter = needed
     result = rendered.text
     for number, (start, end) in enumerate(ranges):
-        here = by_line.get(number)
-        result.append_text(_gutter(here) if here else Text(" " * GUTTER, end=""))
+        result.append_text(_gutter(by_line.get(number), rendered.gutter))
         rendered.shown_starts.append(len(result))
         result.append_text(base[start:end])
         if number < len(ranges) - 1:
@@ -330,9 +340,10 @@ def legend(items: Sequence[EvidenceItem]) -> Text:
         line.append_text(_swatch(style, name))
     characters = [item for item in shown if item.kind == "character"]
     if characters:
-        line.append("  characters:", style="dim")
-        for item in characters:
-            line.append(" ")
+        line.append("  characters: ", style="dim")
+        for number, item in enumerate(characters):
+            if number:
+                line.append(", ", style="dim")
             line.append(visible(item.label.split(" / ")[0]), style=span_style(item))
     line.append("  selected: ", style="dim")
     line.append("reversed", style=SELECTED_STYLE)
