@@ -34,7 +34,7 @@ from copyaudit.identity import remember_setting, setting
 from copyaudit.items import item_name
 from db.events import append_label
 from db.labels import CurrentLabel, label_progress
-from screens.generation_view import GenerationScreen
+from screens.generation_view import GenerationScreen, evidence_keys
 from screens.labelling import ItemKey, labels_by_item, undo_latest
 from screens.line_input import LineInputScreen
 from screens.paging import GenerationPager
@@ -64,14 +64,7 @@ class AnnotationScreen(GenerationScreen):
         Binding("k", "item(-1)", "Previous item", id="annotate.item_up", show=False),
         Binding("a", "leave", "View", id="annotate.leave"),
         Binding("escape", "back", "Back", id="annotate.back"),
-        # the view's evidence and legend keys work here too, out of the crowded footer
-        Binding(
-            "right_square_bracket", "span(1)", "Next evidence", id="view.next_span", show=False
-        ),
-        Binding(
-            "left_square_bracket", "span(-1)", "Prev evidence", id="view.previous_span", show=False
-        ),
-        Binding("l", "legend", "Legend", id="view.legend", show=False),
+        *evidence_keys(show=False),  # the view's keys, out of the crowded footer
     ]
 
     def __init__(

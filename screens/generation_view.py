@@ -38,19 +38,29 @@ from screens.widgets.scores import scores_text
 CONTEXT_LINES = 2  # lines shown above the evidence when scrolling to it
 
 
+def evidence_keys(*, show: bool) -> list[BindingType]:
+    """]/[ through the evidence and l for the legend (annotation mode hides them from its
+    crowded footer)."""
+    return [
+        Binding("right_square_bracket", "span(1)", "Next evidence", id="view.next_span", show=show),
+        Binding(
+            "left_square_bracket", "span(-1)", "Prev evidence", id="view.previous_span", show=show
+        ),
+        Binding("l", "legend", "Legend", id="view.legend", show=show),
+    ]
+
+
 class GenerationScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="view.back"),
         Binding("N", "step(1)", "Next gen", id="view.next"),
         Binding("P", "step(-1)", "Prev gen", id="view.previous"),
-        Binding("right_square_bracket", "span(1)", "Next evidence", id="view.next_span"),
-        Binding("left_square_bracket", "span(-1)", "Prev evidence", id="view.previous_span"),
+        *evidence_keys(show=True),
         Binding("o", "focus_pane('output-pane')", "Output pane", id="view.output", show=False),
         Binding("e", "focus_pane('checklist')", "List pane", id="view.evidence", show=False),
         Binding(
             "c", "focus_pane('context-pane')", "Prompt/ref pane", id="view.context", show=False
         ),
-        Binding("l", "legend", "Legend", id="view.legend"),
         Binding("a", "annotate", "Label", id="view.annotate"),
     ]
 

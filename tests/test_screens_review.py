@@ -278,15 +278,20 @@ def test_reviewer_queue_snapshot(demo_db: Path, snap_compare) -> None:
     assert snap_compare(app, terminal_size=SIZE, run_before=open_queue)
 
 
+async def _open_first_case(pilot: Any) -> CaseScreen:
+    await _open_queue(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+    case = pilot.app.screen
+    assert isinstance(case, CaseScreen)
+    return case
+
+
 async def test_a_review_decision_is_undone_by_a_new_event(demo_db: Path) -> None:
     order = _queue_keys(demo_db)
     app = CopyauditApp(demo_db, annotator=REVIEWER)
     async with app.run_test(size=SIZE) as pilot:
-        await _open_queue(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        case = app.screen
-        assert isinstance(case, CaseScreen)
+        case = await _open_first_case(pilot)
         await pilot.press("3", "2")  # escalated, then cleared
         assert case.case.review["status"] == "cleared"
         await pilot.press("z")  # cleared withdrawn: escalated again
@@ -336,10 +341,7 @@ async def test_a_case_note_is_stored_when_moving_on(demo_db: Path) -> None:
     order = _queue_keys(demo_db)
     app = CopyauditApp(demo_db, annotator=REVIEWER)
     async with app.run_test(size=SIZE) as pilot:
-        await _open_queue(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        case = app.screen
+        case = await _open_first_case(pilot)
         await pilot.press("m")
         await settle(pilot)
         await pilot.press(*NOTE_3, "enter")
@@ -364,10 +366,7 @@ async def test_case_view_names_labels_by_their_item_text(demo_db: Path) -> None:
     order = _queue_keys(demo_db)
     app = CopyauditApp(demo_db, annotator=REVIEWER)
     async with app.run_test(size=SIZE) as pilot:
-        await _open_queue(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        case = app.screen
+        case = await _open_first_case(pilot)
         payload = case.case.generation["payload"]
         with Store(demo_db) as store:
             append_label(
@@ -398,10 +397,7 @@ def test_case_view_snapshot(demo_db: Path, snap_compare, monkeypatch) -> None:
         append_review(store, generation_id=first, reviewer="rita", status="escalated", note="why")
 
     async def open_case(pilot) -> None:
-        await _open_queue(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(pilot.app.screen, CaseScreen)
+        await _open_first_case(pilot)
 
     app = CopyauditApp(demo_db, annotator=REVIEWER)
     assert snap_compare(app, terminal_size=SIZE, run_before=open_case)
