@@ -388,9 +388,7 @@ class AnnotationScreen(GenerationScreen):
                 if current is not None:
                     batch.append(current)
             progress = label_progress(app.data.ui, batch, self.writer)
-            found = next(
-                (g for g in batch if progress.get(g, (0, 1))[0] < progress.get(g, (0, 1))[1]), None
-            )
+            found = next((g for g in batch if _open_items(progress.get(g))), None)
             if found is not None:
                 return found
         return None
@@ -440,3 +438,8 @@ class AnnotationScreen(GenerationScreen):
         if self.origin is not None:
             self.origin.focus_generation = self.generation_id
         self.app.pop_screen()
+
+
+def _open_items(progress: tuple[int, int] | None) -> bool:
+    """Whether a generation's (labelled, total) leaves items to label."""
+    return progress is not None and progress[0] < progress[1]
