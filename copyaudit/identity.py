@@ -82,3 +82,20 @@ def resolve_annotator(cli_value: str | None) -> str | None:
         remember_annotator(cli_value)
         return cli_value.strip()
     return remembered_annotator()
+
+
+def setting(key: str, default: Any) -> Any:
+    """A remembered app setting (`default` when unset or unreadable)."""
+    try:
+        value = load_config().get(key, default)
+    except UserError:
+        return default
+    return value if isinstance(value, type(default)) else default
+
+
+def remember_setting(key: str, value: Any) -> None:
+    """Store an app setting beside the annotator name."""
+    config = load_config()
+    if config.get(key) != value:
+        config[key] = value
+        save_config(config)

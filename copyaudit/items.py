@@ -22,3 +22,16 @@ def item_name(target: str, index: int | None) -> str:
     """'event 3', 'character 1', 'refusal'."""
     number = item_number(target, index)
     return target if number is None else f"{target} {number}"
+
+
+def item_label(target: str, index: int | None, payload: dict | None) -> str:
+    """'event 3 “The wolf eats her”', 'character 1 “Red / Riding Hood”', 'refusal': the
+    item's name with its reference text from the case payload, where there is one."""
+    name = item_name(target, index)
+    field = {"event": "reference_events", "character": "reference_characters"}.get(target)
+    reference = (payload or {}).get(field) if field else None
+    if not isinstance(reference, list) or index is None or not 0 <= index < len(reference):
+        return name
+    value = reference[index]
+    text = " / ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+    return f"{name} “{text}”"

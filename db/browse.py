@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from db.connection import Store
-from db.labels import current_label_events_sql
+from db.labels import current_label_events_sql, item_count_sql
 from db.queries import runs_summary
 
 # Dashboard headline figures: key -> (metric, how). "flagged" is the share of the
@@ -77,7 +77,8 @@ class GenerationFilter:
 
     run_id: int
     flagged: MetricKey | None = None  # ANY_FLAG, one metric, or None (no flag filter)
-    unlabeled: bool = False  # no current label by anyone
+    unlabeled: bool = False  # not fully labelled by `annotator` (no annotator: by anyone)
+    annotator: str | None = None  # whose labels `unlabeled` counts
     disagreement: bool = False  # a current yes/no label contradicts the judge's verdict
     work_id: int | None = None
     template: int | None = None
@@ -281,7 +282,15 @@ def _where(f: GenerationFilter) -> tuple[list[str], dict[str, Any], bool]:
             "AND jf.metric = :flag_metric AND jf.flagged = 1)"
         )
         params.update(flag_judge=f.flagged.judge, flag_metric=f.flagged.metric)
-    if f.unlabeled:
+    if f.unlabeled and f.annotator is not None:
+        mine = current_label_events_sql("l.annotator = :annotator")
+        conditions.append(
+            f"g.id NOT IN (SELECT cl.generation_id FROM ({mine}) cl "
+            "JOIN generations g2 ON g2.id = cl.generation_id JOIN cases c2 ON c2.id = g2.case_pk "
+            f"GROUP BY cl.generation_id HAVING COUNT(*) >= {item_count_sql('c2')})"
+        )
+        params["annotator"] = f.annotator
+    elif f.unlabeled:
         conditions.append(
             f"g.id NOT IN (SELECT cl.generation_id FROM ({current_label_events_sql()}) cl)"
         )
@@ -427,15 +436,7 @@ def generation_page(
             r["value"],
             flag,
         )
-    restrict = f"l.generation_id IN ({marks})"
-    labels = {
-        int(r[0]): int(r[1])
-        for r in store.conn.execute(
-            f"SELECT generation_id, COUNT(*) FROM ({current_label_events_sql(restrict)}) "
-            "GROUP BY generation_id",
-            ids,
-        )
-    }
+    labels = label_counts(store, ids)
     return [
         ListRow(
             generation_id=gid,
@@ -472,6 +473,30 @@ def judgments_of(store: Store, generation_id: int) -> list[JudgmentView]:
             (generation_id,),
         )
     ]
+
+
+def label_counts(store: Store, generation_ids: Sequence[int]) -> dict[int, int]:
+    """How many current labels (all annotators) each generation has (0: absent)."""
+    ids = list(generation_ids)
+    if not ids:
+        return {}
+    restrict = "l.generation_id IN (SELECT value FROM json_each(?))"
+    rows = store.conn.execute(
+        f"SELECT generation_id, COUNT(*) FROM ({current_label_events_sql(restrict)}) "
+        "GROUP BY generation_id",
+        (json.dumps(ids),),
+    )
+    return {int(r[0]): int(r[1]) for r in rows}
+
+
+def list_stamp(store: Store, run_id: int) -> tuple[int, int, int]:
+    """A cheap fingerprint of what a run's list shows: (generations, newest generation
+    id, newest label event): a list compares it to notice new rows and new labels."""
+    generations, newest = store.conn.execute(
+        "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM generations WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    labels = store.conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM labels").fetchone()[0]
+    return int(generations), int(newest), int(labels)
 
 
 def current_labels(store: Store, generation_id: int) -> list[dict[str, Any]]:

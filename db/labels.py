@@ -22,6 +22,17 @@ from db.queries import GENERATION_KEY_SQL
 
 ITEM_TARGETS = NUMBERED_TARGETS  # judged per reference item
 PAYLOAD_ITEMS = {"event": "reference_events", "character": "reference_characters"}
+WHOLE_OUTPUT_TARGETS = ("refusal", "literal")  # one item each on every generation
+
+
+def item_count_sql(case: str = "c") -> str:
+    """SQL for how many items a person labels on a generation of case row `case`:
+    every reference event and character, plus the whole-output items."""
+    lengths = " + ".join(
+        f"COALESCE(json_array_length({case}.payload, '$.{field}'), 0)"
+        for field in PAYLOAD_ITEMS.values()
+    )
+    return f"({len(WHOLE_OUTPUT_TARGETS)} + {lengths})"
 
 
 @dataclass(frozen=True)
@@ -238,6 +249,21 @@ def reference_item_counts(store: Store, generation_ids: Iterable[int]) -> dict[i
             for target, field in PAYLOAD_ITEMS.items()
         }
     return counts
+
+
+def label_progress(
+    store: Store, generation_ids: Iterable[int], annotator: str
+) -> dict[int, tuple[int, int]]:
+    """Per generation: (items the annotator has a current label on, items to label)."""
+    ids = list(generation_ids)
+    counts = reference_item_counts(store, ids)
+    done: dict[int, int] = {}
+    for label in current_labels(store, generation_ids=ids, annotator=annotator):
+        done[label.generation_id] = done.get(label.generation_id, 0) + 1
+    whole = len(WHOLE_OUTPUT_TARGETS)
+    return {
+        gid: (done.get(gid, 0), sum(counts[gid].values()) + whole) for gid in ids if gid in counts
+    }
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,13 @@ chain and seq, as for labels); one with no review event is 'open'.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from copyaudit.errors import UserError
 from db.connection import Store
-from db.events import REVIEW_STATUS_ALIASES, REVIEW_STATUSES
+from db.events import REVIEW_STATUS_ALIASES, REVIEW_STATUSES, append_review
 from db.labels import current_label_events_sql, generation_ids_by_key
 from db.queries import GENERATION_KEY_SQL
 
@@ -249,6 +250,42 @@ def current_review(store: Store, generation_id: int) -> dict[str, Any]:
     if row is None:
         return {"status": "open", "reviewer": None, "note": None, "created_at": None}
     return dict(row)
+
+
+UNDO_NOTE = re.compile(r"^undo ([0-9a-f]{32}): ")
+
+
+def _standing_decisions(store: Store, generation_id: int) -> list[dict[str, Any]]:
+    """The generation's review events still in force, oldest first: an undo event
+    (note "undo UUID: ...") withdraws the event it names and is not itself a decision."""
+    rows = store.conn.execute(
+        "SELECT uuid, reviewer, status, note FROM reviews WHERE generation_id = ? "
+        "ORDER BY created_at, chain, seq",
+        (generation_id,),
+    ).fetchall()
+    standing: list[dict[str, Any]] = []
+    for row in rows:
+        undone = UNDO_NOTE.match(row["note"] or "")
+        if undone is None:
+            standing.append(dict(row))
+        else:
+            standing = [event for event in standing if event["uuid"] != undone.group(1)]
+    return standing
+
+
+def undo_review(store: Store, *, generation_id: int, reviewer: str) -> tuple[str, str] | None:
+    """Withdraw the reviewer's decision in force on the generation with a new review
+    event (append-only, like a label's retract) that restores the status before it.
+    Returns (withdrawn status, restored status); None when the status in force is not
+    the reviewer's own decision (nothing of theirs to undo)."""
+    standing = _standing_decisions(store, generation_id)
+    if not standing or standing[-1]["reviewer"] != reviewer:
+        return None
+    withdrawn = standing[-1]
+    restored = standing[-2]["status"] if len(standing) > 1 else "open"
+    note = f"undo {withdrawn['uuid']}: withdrew {withdrawn['status']}"
+    append_review(store, generation_id=generation_id, reviewer=reviewer, status=restored, note=note)
+    return withdrawn["status"], restored
 
 
 def case_history(store: Store, generation_id: int) -> list[HistoryEvent]:

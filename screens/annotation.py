@@ -2,21 +2,27 @@
 ("in the story?") and the whole output ("refusal?", "verbatim copy?").
 
 A separate mode, so the label keys are the obvious ones: y yes, n no, u unsure (the
-cursor then moves to the next item), z undo, m note, b blind mode; j/k or the arrows
-move between items, Tab between panes, N/P (and p) between generations; `a` or Esc go
-back to the view, where n/p move between generations as before.
+cursor then moves to the next item; after the last item of a generation, to the next
+generation of the list or queue when auto-advance is on — `t` toggles it, remembered),
+z undo, m note, b blind mode, U the next item not labelled by you; j/k or the arrows move
+between items, Tab between panes, N/P between generations (as in the view: the label
+keys move nothing anywhere, screens.keymap); `a` switches to the view, Esc goes back to
+where annotation mode was opened from (the view, a work queue's caller, the agreement
+screen). A generation opens on its first item without your label.
 
 Every label key is committed by the key handler itself, on the UI thread, through
 screens.labelling (one small SQLite transaction) before the next key is handled; undo
-appends a retract event. Blind mode (on by default) hides the judges: scores, verdicts,
-evidence highlights and the reference marks. Adjudicating (from the agreement screen)
-labels under the adjudicator name copyaudit.agreement reads, with everyone's labels and
-the judges shown and "by NAME" in each label's note.
+appends a retract event. A note typed on an item you have not labelled yet is kept
+pending (the mode line says so) and stored with that item's label; moving to another
+generation with a pending note asks once, then drops it saying so. Blind mode (on by
+default) hides the judges: scores, verdicts, evidence highlights and the reference
+marks, and the view reached with `a` hides them too. Adjudicating (from the agreement
+screen) labels under the adjudicator name copyaudit.agreement reads, with everyone's
+labels and the judges shown and "by NAME" in each label's note.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -24,11 +30,11 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from copyaudit.errors import UserError
+from copyaudit.identity import remember_setting, setting
 from copyaudit.items import item_name
-from db.browse import GenerationDetail
 from db.events import append_label
-from db.labels import CurrentLabel
-from screens.generation_view import GenerationScreen
+from db.labels import CurrentLabel, label_progress
+from screens.generation_view import GenerationScreen, evidence_keys
 from screens.labelling import ItemKey, labels_by_item, undo_latest
 from screens.line_input import LineInputScreen
 from screens.paging import GenerationPager
@@ -38,36 +44,27 @@ from screens.widgets.label_items import LabelItem, label_items
 from screens.widgets.plain import plain
 from screens.widgets.scores import scores_text
 
+AUTO_ADVANCE_SETTING = "auto_advance"
+SCAN_BATCH = 200  # generations checked per query by "next unlabelled"
 
-class AnnotationScreen(GenerationScreen, inherit_bindings=False):
+
+class AnnotationScreen(GenerationScreen):
+    """Inherits the view's moving keys (Esc, N/P, ]/[, o/e/c, l) and adds the label keys."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "label('yes')", "Yes", id="annotate.yes"),
         Binding("n", "label('no')", "No", id="annotate.no"),
         Binding("u", "label('unsure')", "Unsure", id="annotate.unsure"),
         Binding("z", "undo", "Undo", id="annotate.undo"),
         Binding("m", "note", "Note", id="annotate.note"),
-        Binding("b", "blind", "Blind on/off", id="annotate.blind"),
-        Binding("N", "step(1)", "Next gen", id="annotate.next"),
-        Binding("P", "step(-1)", "Prev gen", id="annotate.previous"),
-        Binding("p", "step(-1)", "Previous generation (as P)", id="annotate.p", show=False),
+        Binding("b", "blind", "Blind", id="annotate.blind"),
+        Binding("U", "next_unlabelled", "Next open", id="annotate.next_unlabelled"),
+        Binding("t", "auto_advance", "Auto-advance on/off", id="annotate.auto_advance", show=False),
         Binding("j", "item(1)", "Next item", id="annotate.item_down", show=False),
         Binding("k", "item(-1)", "Previous item", id="annotate.item_up", show=False),
-        Binding("a", "leave", "View mode", id="annotate.leave"),
-        Binding("escape", "leave", "View mode", id="annotate.escape", show=False),
-        Binding(
-            "right_square_bracket", "span(1)", "Next span", id="annotate.next_span", show=False
-        ),
-        Binding(
-            "left_square_bracket", "span(-1)", "Prev span", id="annotate.previous_span", show=False
-        ),
-        Binding("o", "focus_pane('output-pane')", "Output pane", id="annotate.output", show=False),
-        Binding("e", "focus_pane('checklist')", "Label list", id="annotate.labels", show=False),
-        Binding(
-            "c", "focus_pane('context-pane')", "Prompt/ref pane", id="annotate.context", show=False
-        ),
-        # inherit_bindings=False drops Screen's own keys: Tab / Shift+Tab come back here
-        Binding("tab", "app.focus_next", "Focus Next", show=False),
-        Binding("shift+tab", "app.focus_previous", "Focus Previous", show=False),
+        Binding("a", "leave", "View", id="annotate.leave"),
+        Binding("escape", "back", "Back", id="annotate.back"),
+        *evidence_keys(show=False),  # the view's keys, out of the crowded footer
     ]
 
     def __init__(
@@ -78,16 +75,23 @@ class AnnotationScreen(GenerationScreen, inherit_bindings=False):
         *,
         adjudicate_as: str | None = None,
         start_item: str | None = None,
+        from_view: bool = False,
+        queue: str | None = None,
     ) -> None:
         """`adjudicate_as`: label under that name (the agreement report's adjudicator);
-        `start_item`: the label item key ("event:3") the cursor starts on."""
-        super().__init__(generation_id, pager, origin)
+        `start_item`: the label item key ("event:3") the cursor starts on; `from_view`:
+        Esc returns to the generation view (else to the screen below); `queue`: the
+        work queue whose progress the mode line shows."""
+        super().__init__(generation_id, pager, origin, queue=queue)
         self.adjudicate_as = adjudicate_as
         self.start_item = start_item
+        self.from_view = from_view
         self.blind = adjudicate_as is None
+        self.auto_advance = bool(setting(AUTO_ADVANCE_SETTING, True))
         self.label_items: list[LabelItem] = []
         self.labels: dict[ItemKey, list[CurrentLabel]] = {}
-        self.pending_note: tuple[str, str] | None = None  # (item key, note) before a label
+        self.pending_notes: dict[str, str] = {}  # item key -> note typed before a label
+        self._leave_warned = False
 
     # --- who -------------------------------------------------------------------------
 
@@ -125,13 +129,23 @@ class AnnotationScreen(GenerationScreen, inherit_bindings=False):
     def fill_checklist(self) -> None:
         assert self.detail is not None
         self.label_items = label_items(self.detail)
-        self.pending_note = None
+        self.pending_notes, self._leave_warned = {}, False
         checklist = self.query_one("#checklist", LabelChecklist)
         checklist.set_items(self.label_items)
+        self.reload_labels()
+        first_open = self._first_unlabelled()
         if self.start_item is not None:
             checklist.select_item(self.start_item)
             self.start_item = None
-        self.reload_labels()
+        elif first_open is not None:
+            checklist.select_item(first_open.key)
+
+    def _first_unlabelled(self, after: LabelItem | None = None) -> LabelItem | None:
+        """Your first unlabelled item (after `after`, when given) on this generation."""
+        items = self.label_items
+        if after is not None:
+            items = items[items.index(after) + 1 :]
+        return next((i for i in items if self._mine(i.target, i.index) is None), None)
 
     def scores_line(self) -> Text:
         assert self.detail is not None
@@ -140,13 +154,6 @@ class AnnotationScreen(GenerationScreen, inherit_bindings=False):
             line.append("\n")
             line.append_text(scores_text(self.detail.judgments))
         return line
-
-    def shown_detail(self) -> GenerationDetail:
-        assert self.detail is not None
-        return replace(self.detail, judgments=[]) if self.blind else self.detail
-
-    def highlighted_items(self) -> list[EvidenceItem]:
-        return [] if self.blind else self.items
 
     def evidence_for(self, option_id: str | None) -> EvidenceItem | None:
         if self.blind or option_id is None:
@@ -177,7 +184,34 @@ class AnnotationScreen(GenerationScreen, inherit_bindings=False):
             1 for item in self.label_items if self._mine(item.target, item.index) is not None
         )
         line.append(f"  ·  {done}/{len(self.label_items)} labelled", style="bold")
+        line.append(f"  ·  auto-advance {'on' if self.auto_advance else 'off'} (t)", style="dim")
+        if self.queue is not None and self.writer is not None:
+            line.append("\n")
+            line.append_text(self._queue_progress())
+        if self.pending_notes:
+            names = ", ".join(self._item_name(key) for key in self.pending_notes)
+            line.append(f"\nnote pending on {names}: label it (y/n/u) to store it", "bold yellow")
         return line
+
+    def _queue_progress(self) -> Text:
+        """ "queue NAME: g/G generations, i/I items labelled by you (p%)"."""
+        app: Any = self.app
+        assert self.queue is not None and self.writer is not None
+        ids = getattr(self.pager, "ids", [])
+        progress = label_progress(app.data.ui, ids, self.writer)
+        done = sum(d for d, _ in progress.values())
+        total = sum(t for _, t in progress.values())
+        complete = sum(1 for d, t in progress.values() if d >= t)
+        percent = 100 * done / total if total else 100.0
+        return plain(
+            f"queue {self.queue}: {complete}/{len(ids)} generations, {done}/{total} items "
+            f"labelled by you ({percent:.0f}%)",
+            "bold cyan",
+        )
+
+    def _item_name(self, key: str) -> str:
+        target, _, index = key.partition(":")
+        return item_name(target, int(index))
 
     def _mine(self, target: str, index: int) -> CurrentLabel | None:
         return next(
@@ -215,15 +249,31 @@ class AnnotationScreen(GenerationScreen, inherit_bindings=False):
         if item is None:
             return
         mine = self._mine(item.target, item.index)
-        if self.pending_note is not None and self.pending_note[0] == item.key:
-            note = self._note(self.pending_note[1])
-            self.pending_note = None
+        if item.key in self.pending_notes:
+            note = self._note(self.pending_notes[item.key])
         else:
             note = self._note(self._bare_note(mine.note) if mine is not None else None)
         if not self._commit(item, value, note):
             return
+        self.pending_notes.pop(item.key, None)
         self.reload_labels()
-        self.query_one("#checklist", LabelChecklist).step(1)
+        if not self.query_one("#checklist", LabelChecklist).step(1) and self.auto_advance:
+            self._advance()
+
+    def _advance(self) -> None:
+        """After the last item: on to the next generation of the list or queue."""
+        left = sum(1 for i in self.label_items if self._mine(i.target, i.index) is None)
+        app: Any = self.app
+        target = self.pager.neighbour(self.generation_id, 1, app.data.ui)
+        if target is None:
+            where = f"queue {self.queue}" if self.queue else "list"
+            self.notify(f"last generation of the {where}", timeout=4, markup=False)
+            return
+        if not self._may_leave():
+            return
+        self.show(target)
+        if left:
+            self.notify(f"{left} item(s) of the previous generation left unlabelled (P)")
 
     def _commit(self, item: LabelItem, value: str, note: str | None) -> bool:
         app: Any = self.app
@@ -266,18 +316,22 @@ class AnnotationScreen(GenerationScreen, inherit_bindings=False):
             return
         mine = self._mine(item.target, item.index)
 
+        generation = self.generation_id
+
         def save(text: str | None) -> None:
-            if text is None or self.detail is None:
+            if text is None or self.detail is None or self.generation_id != generation:
                 return
             if mine is None:
-                self.pending_note = (item.key, text)
+                self.pending_notes[item.key] = text
+                self._leave_warned = False
+                self.reload_labels()
                 self.notify("note kept: label the item (y/n/u) to store it with the label")
                 return
             if self._commit(item, mine.label, self._note(text)):
                 self.reload_labels()
 
         title = f"Note on {item_name(item.target, item.index)}"
-        existing = self._bare_note(mine.note) if mine else ""
+        existing = self.pending_notes.get(item.key, self._bare_note(mine.note) if mine else "")
         self.app.push_screen(
             LineInputScreen(title, item.text, value=existing, placeholder="note"), save
         )
@@ -297,6 +351,95 @@ class AnnotationScreen(GenerationScreen, inherit_bindings=False):
     def action_item(self, step: int) -> None:
         self.query_one("#checklist", LabelChecklist).step(step)
 
+    def action_auto_advance(self) -> None:
+        """Turn auto-advance on or off (remembered for the next session)."""
+        self.auto_advance = not self.auto_advance
+        try:
+            remember_setting(AUTO_ADVANCE_SETTING, self.auto_advance)
+        except UserError as error:
+            self.notify(f"setting not remembered: {error}", severity="warning", markup=False)
+        self.reload_labels()
+
+    def action_next_unlabelled(self) -> None:
+        """Your next unlabelled item: later on this generation, else the first one on the
+        next generation of the list or queue that you have not fully labelled."""
+        checklist = self.query_one("#checklist", LabelChecklist)
+        current = checklist.current_item
+        here = self._first_unlabelled(current) or self._first_unlabelled()
+        if here is not None:
+            checklist.select_item(here.key)
+            return
+        target = self._next_unlabelled_generation()
+        if target is None:
+            self.notify("nothing after this generation is left unlabelled by you", timeout=4)
+            return
+        if self._may_leave():
+            self.show(target)
+
+    def _next_unlabelled_generation(self) -> int | None:
+        app: Any = self.app
+        if self.writer is None:
+            return None
+        current: int | None = self.generation_id
+        while current is not None:
+            batch: list[int] = []
+            while current is not None and len(batch) < SCAN_BATCH:
+                current = self.pager.neighbour(current, 1, app.data.ui)
+                if current is not None:
+                    batch.append(current)
+            progress = label_progress(app.data.ui, batch, self.writer)
+            found = next((g for g in batch if _open_items(progress.get(g))), None)
+            if found is not None:
+                return found
+        return None
+
+    def _may_leave(self) -> bool:
+        """False (and a warning) the first time a move would leave a pending note."""
+        if not self.pending_notes:
+            return True
+        names = ", ".join(self._item_name(key) for key in self.pending_notes)
+        if not self._leave_warned:
+            self._leave_warned = True
+            self.notify(
+                f"the note on {names} is not stored yet: label the item (y/n/u) to store it, "
+                "or press the key again to leave without it",
+                severity="warning",
+                timeout=6,
+                markup=False,
+            )
+            return False
+        self.notify(f"note on {names} not stored (left unlabelled)", severity="warning")
+        self.pending_notes = {}
+        return True
+
+    def action_step(self, step: int) -> None:
+        if self._may_leave():
+            super().action_step(step)
+
     def action_leave(self) -> None:
-        """Back to the generation view on the same generation."""
-        self.app.switch_screen(GenerationScreen(self.generation_id, self.pager, self.origin))
+        """The generation view on the same generation (judges hidden while blind)."""
+        if not self._may_leave():
+            return
+        view = GenerationScreen(
+            self.generation_id, self.pager, self.origin, blind=self.blind, queue=self.queue
+        )
+        self.app.switch_screen(view)
+
+    def action_annotate(self) -> None:  # already annotating
+        self.action_leave()
+
+    def action_back(self) -> None:
+        """Esc: back to the view annotation mode came from, else to the screen below."""
+        if self.from_view:
+            self.action_leave()
+            return
+        if not self._may_leave():
+            return
+        if self.origin is not None:
+            self.origin.focus_generation = self.generation_id
+        self.app.pop_screen()
+
+
+def _open_items(progress: tuple[int, int] | None) -> bool:
+    """Whether a generation's (labelled, total) leaves items to label."""
+    return progress is not None and progress[0] < progress[1]

@@ -243,7 +243,7 @@ class CopyauditApp(App[None]):
         from screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(type(self.screen)))
 
     def action_new_run(self, suite: str | None = None) -> None:
         from screens.launcher import LauncherScreen

@@ -7,10 +7,14 @@ decoding, judge version and config), and the people's side: the review status, t
 current human labels with their notes and the case's whole event history. Everything
 comes from copyaudit.dossier.case_file, the data the dossier is written from.
 
-Keys: o open, c cleared, e escalated, s needs second look (each one review event,
-written by the key handler on the UI thread before the next key is handled); m types a
-note that the next status key stores with its event; n/p the next/previous case in the
-queue's order and filter; D writes the dossier (HTML) next to the database.
+Keys (screens.keymap: a key that writes is never a moving key anywhere): 1 open,
+2 cleared, 3 escalated, 4 needs second look (each one review event, written by the key
+handler on the UI thread before the next key is handled); z undoes your decision in
+force (a new event restoring the status before it: db.review.undo_review); m types a
+note that the next status key stores with its event — moving on (N/P, Esc) stores a
+pending note with the status unchanged, so a note is never dropped; N/P the next /
+previous case in the queue's order and filter; D writes the dossier (HTML) next to the
+database. Human labels are named by their item's text, not only its number.
 """
 
 from __future__ import annotations
@@ -30,12 +34,12 @@ from textual.widgets import Footer, Static
 
 from copyaudit.dossier import Dossier, case_file, flag_text
 from copyaudit.errors import UserError
-from copyaudit.items import item_name
+from copyaudit.items import item_label
 from db.browse import GenerationDetail, JudgmentView, detail_from_row
 from db.events import append_review
-from db.review import current_review
+from db.review import current_review, undo_review
 from screens.review_queue import STATUS_NAMES, ReviewPager, status_text
-from screens.widgets.evidence import evidence_items, render_output
+from screens.widgets.evidence import evidence_items, legend, render_output
 from screens.widgets.plain import DASH, plain, score_str
 from screens.widgets.reference import context_text
 from screens.widgets.scores import scores_text
@@ -164,8 +168,9 @@ def people_text(case: Dossier) -> Text:
     out.append_text(_section("Human labels (current)"))
     if not case.labels:
         out.append("none\n", style="italic dim")
+    payload = case.generation.get("payload") or {}
     for label in case.labels:
-        item = item_name(label["target"], label["item_index"])
+        item = item_label(label["target"], label["item_index"], payload)
         line = f"{label['annotator']}: {item} {label['label']}"
         out.append_text(plain(line))
         if label["note"]:
@@ -179,7 +184,7 @@ def people_text(case: Dossier) -> Text:
         out.append_text(plain(f"{event['kind']} ", "bold"))
         out.append_text(plain(event["who"]))
         if event["target"] is not None:
-            out.append_text(plain(f" {item_name(event['target'], event['item_index'])}"))
+            out.append_text(plain(f" {item_label(event['target'], event['item_index'], payload)}"))
         if event["kind"] == "review":
             out.append(" ")
             out.append_text(status_text(event["value"]))
@@ -200,19 +205,21 @@ class DossierWritten(Message):
 class CaseScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="case.back"),
-        Binding("o", "set_status('open')", "Open", id="case.open"),
-        Binding("c", "set_status('cleared')", "Cleared", id="case.cleared"),
-        Binding("e", "set_status('escalated')", "Escalate", id="case.escalated"),
-        Binding("s", "set_status('needs_second_look')", "2nd look", id="case.second_look"),
+        Binding("1", "set_status('open')", "Open", id="case.open"),
+        Binding("2", "set_status('cleared')", "Cleared", id="case.cleared"),
+        Binding("3", "set_status('escalated')", "Escalate", id="case.escalated"),
+        Binding("4", "set_status('needs_second_look')", "2nd look", id="case.second_look"),
+        Binding("z", "undo", "Undo", id="case.undo"),
         Binding("m", "note", "Note", id="case.note"),
-        Binding("n", "step(1)", "Next", id="case.next"),
-        Binding("p", "step(-1)", "Previous", id="case.previous"),
+        Binding("N", "step(1)", "Next case", id="case.next"),
+        Binding("P", "step(-1)", "Prev case", id="case.previous"),
         Binding("D", "dossier", "Dossier", id="case.dossier"),
     ]
 
     DEFAULT_CSS = """
     CaseScreen #case-status { height: auto; max-height: 2; padding: 0 1; }
     CaseScreen #case-scores { height: auto; max-height: 2; padding: 0 1; }
+    CaseScreen #case-legend { height: auto; max-height: 2; padding: 0 1; }
     CaseScreen .case-row { height: 3fr; }
     CaseScreen #case-bottom { height: 2fr; }
     CaseScreen .case-pane { width: 1fr; border: round $primary; padding: 0 1; }
@@ -235,6 +242,7 @@ class CaseScreen(Screen[None]):
         yield Static(id="case-title", classes="title-bar")
         yield Static(id="case-status")
         yield Static(id="case-scores")
+        yield Static(id="case-legend")
         with Horizontal(classes="case-row"):
             with VerticalScroll(id="case-output-pane", classes="case-pane") as pane:
                 pane.border_title = "Output"
@@ -269,7 +277,12 @@ class CaseScreen(Screen[None]):
         self.query_one("#case-title", Static).update(self._title(detail))
         self._show_status()
         self.query_one("#case-scores", Static).update(scores_text(detail.judgments))
-        output = render_output(detail.output, evidence_items(detail)).text
+        items = evidence_items(detail)
+        width = self.query_one("#case-output", Static).content_size.width or None
+        output = render_output(detail.output, items, width=width).text
+        self.query_one("#case-legend", Static).update(legend(items))
+        if width is None and not keep_scroll:
+            self.call_after_refresh(self._show_when_sized)
         if not detail.output:
             output = Text("(empty output)", style="italic dim")
         self.query_one("#case-output", Static).update(output)
@@ -279,6 +292,10 @@ class CaseScreen(Screen[None]):
         if not keep_scroll:
             for pane in PANES:
                 self.query_one(f"#{pane}", VerticalScroll).scroll_to(y=0, animate=False)
+
+    def _show_when_sized(self) -> None:
+        if self.query_one("#case-output", Static).content_size.width:
+            self.show(self.generation_id, keep_scroll=True)
 
     def _title(self, detail: GenerationDetail) -> Text:
         title = plain(detail.key, "bold")
@@ -305,7 +322,10 @@ class CaseScreen(Screen[None]):
             plain(f"   · reviewing as {reviewer}" if reviewer else "   · no reviewer name", "dim")
         )
         if self.pending_note is not None:
-            line.append("\nnote to store with the next status (o/c/e/s): ", style="bold yellow")
+            line.append(
+                "\nnote to store with the next status (1-4; N/P/Esc keep the status): ",
+                style="bold yellow",
+            )
             line.append_text(plain(self.pending_note, "italic"))
         self.query_one("#case-status", Static).update(line)
 
@@ -349,6 +369,23 @@ class CaseScreen(Screen[None]):
         saved = f"{self.case.key}: {STATUS_NAMES.get(status, status)}"
         self.notify(saved + (" (with the note)" if note else ""), timeout=3, markup=False)
 
+    def action_undo(self) -> None:
+        """Withdraw your decision in force (a new review event restores the status)."""
+        app: Any = self.app
+        reviewer = getattr(app, "annotator", None)
+        if self.case is None or not reviewer:
+            return
+        undone = undo_review(app.data.ui, generation_id=self.generation_id, reviewer=reviewer)
+        if undone is None:
+            self.notify("no decision of yours in force on this case to undo", timeout=3)
+            return
+        self.pager.record_review(
+            self.generation_id, current_review(app.data.ui, self.generation_id)
+        )
+        self.show(self.generation_id, keep_scroll=True)
+        withdrawn, restored = (STATUS_NAMES.get(s, s) for s in undone)
+        self.notify(f"undone: {withdrawn}; the status is {restored} again", timeout=3)
+
     def action_note(self) -> None:
         """A one-line note, stored with the next status key's review event."""
         from screens.line_input import LineInputScreen
@@ -362,13 +399,13 @@ class CaseScreen(Screen[None]):
             self.pending_note = text or None
             self._show_status()
             if text:
-                self.notify("note kept: press o/c/e/s to store it with a status", timeout=4)
+                self.notify("note kept: press 1-4 to store it with a status", timeout=4)
 
         self.app.push_screen(
             LineInputScreen(
                 "Review note",
-                "Stored with the next status you set (o open, c cleared, e escalated, "
-                "s needs second look); to keep the status, press its key again.",
+                "Stored with the next status you set (1 open, 2 cleared, 3 escalated, "
+                "4 needs second look); moving on stores it with the status unchanged.",
                 value=self.pending_note or "",
                 placeholder="note",
             ),
@@ -384,14 +421,23 @@ class CaseScreen(Screen[None]):
             self.app.bell()
             self.notify("no more cases in this queue", severity="warning", timeout=2)
             return
-        if self.pending_note is not None:
-            self.notify("the unsaved note was dropped (no status key pressed)", severity="warning")
-            self.pending_note = None
+        if not self._store_pending_note():
+            return
         self.show(target)
 
+    def _store_pending_note(self) -> bool:
+        """Store a pending note with the status unchanged (False: it could not be)."""
+        if self.pending_note is None or self.case is None:
+            return True
+        self.action_set_status(self.case.review["status"])
+        if self.pending_note is not None:  # not stored (no reviewer name, an error)
+            self.notify("the note is still pending: set a status or clear it with m")
+            return False
+        return True
+
     def action_back(self) -> None:
-        if self.pending_note is not None:
-            self.notify("the unsaved note was dropped (no status key pressed)", severity="warning")
+        if not self._store_pending_note():
+            return
         if self.origin is not None:
             self.origin.focus_generation = self.generation_id
         self.app.pop_screen()

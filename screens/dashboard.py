@@ -36,7 +36,7 @@ EMPTY_DATABASE_HINT = (
     "lists the formats) or build the demo (copyaudit demo), then press r."
 )
 NO_RUNS_HINT = (
-    "No runs yet: n (or Enter on a suite) starts one; outputs made elsewhere come in with "
+    "No runs yet: s (or Enter on a suite) starts one; outputs made elsewhere come in with "
     "copyaudit import-generations."
 )
 
@@ -86,7 +86,7 @@ def _status_cell(status: str | None, active: ActiveRun | None) -> Text:
 
 class DashboardScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("n", "new_run", "New run", id="dashboard.new_run"),
+        Binding("s", "new_run", "New run", id="dashboard.new_run"),
         Binding("x", "cancel_run", "Cancel run", id="dashboard.cancel_run"),
         Binding("r", "reload", "Reload", id="dashboard.reload"),
         Binding("a", "app.agreement", "Agreement", id="dashboard.agreement"),

@@ -1,10 +1,14 @@
 """Generation list of one run: paged from SQL (a page at a time, the next one fetched as
 the cursor nears the end), sortable by any score, filtered by flag, labels, judge/human
 disagreement, work, template, and a substring search (SQL LIKE: case-insensitive for
-ASCII letters only)."""
+ASCII letters only). `u` keeps the generations you (the annotator) have not fully
+labelled. The list is live: every REFRESH_S seconds (and on return from the view, and on
+R) it compares a cheap fingerprint (db.browse.list_stamp) and shows new rows of a
+running run or an import, and new labels in the Labels column and the u/d filters."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -19,11 +23,13 @@ from db.browse import (
     GenerationFilter,
     ListRow,
     MetricKey,
+    label_counts,
+    list_stamp,
     run_metrics,
     run_templates,
     run_works,
 )
-from screens.paged_table import PagedTableScreen
+from screens.paged_table import CountLoaded, PagedTableScreen
 from screens.paging import GenerationPager
 from screens.widgets.plain import DASH, number, one_line, plain
 from screens.widgets.tables import OpenTable
@@ -50,6 +56,25 @@ WORK_WIDTH = 22
 PREVIEW_WIDTH = 80
 
 
+REFRESH_S = 2.0  # how often the list looks for new rows and labels
+
+
+def _labels_cell(count: int) -> Text:
+    return Text(str(count) if count else DASH, justify="right")
+
+
+class StampLoaded(Message):
+    def __init__(self, stamp: tuple[int, int, int]) -> None:
+        super().__init__()
+        self.stamp = stamp
+
+
+class LabelCountsLoaded(Message):
+    def __init__(self, version: int, counts: dict[int, int]) -> None:
+        super().__init__()
+        self.version, self.counts = version, counts
+
+
 class MetaLoaded(Message):
     def __init__(self, metrics: list[MetricKey], works: list, templates: list[int]) -> None:
         super().__init__()
@@ -65,9 +90,10 @@ class GenerationListScreen(PagedTableScreen):
         Binding("f", "pick('flagged')", "Flag", id="list.flagged"),
         Binding("w", "pick('work')", "Work", id="list.work"),
         Binding("t", "pick('template')", "Tmpl", id="list.template"),
-        Binding("u", "toggle('unlabeled')", "Unlabeled", id="list.unlabeled"),
+        Binding("u", "toggle('unlabeled')", "Unlabelled (me)", id="list.unlabeled"),
         Binding("d", "toggle('disagreement')", "Disagree", id="list.disagreement"),
         Binding("c", "clear", "Clear", id="list.clear"),
+        Binding("R", "refresh_rows", "Reload", id="list.reload"),
     ]
 
     TABLE_ID = "generations"
@@ -78,6 +104,7 @@ class GenerationListScreen(PagedTableScreen):
         self.pager = GenerationPager(GenerationFilter(run_id=int(run["id"])))
         self.metrics: list[MetricKey] = []
         self._search_timer: Any = None
+        self._stamp: tuple[int, int, int] | None = None
 
     # --- layout ------------------------------------------------------------------------
 
@@ -127,6 +154,7 @@ class GenerationListScreen(PagedTableScreen):
 
         app.start_worker(work, group=f"list-meta-{id(self)}", description="loading the run")
         self.query_one("#generations", DataTable).focus()
+        self.set_interval(REFRESH_S, self._poll)
 
     def on_meta_loaded(self, message: MetaLoaded) -> None:
         self.metrics = message.metrics
@@ -162,7 +190,7 @@ class GenerationListScreen(PagedTableScreen):
         table.add_column("Labels", key="labels", width=6)
         table.add_column("Output", key="output", width=PREVIEW_WIDTH)
         self._ready = True
-        self._reload(self.pager.filter)
+        self._reload(self.pager.filter.with_changes(annotator=self._annotator()))
 
     # --- rows --------------------------------------------------------------------------
 
@@ -182,7 +210,7 @@ class GenerationListScreen(PagedTableScreen):
                 cells.append(cell)
             flagged_any = any(flag for _, flag in row.scores.values())
             cells.append(Text("⚑", style="bold red") if flagged_any else Text(""))
-            cells.append(Text(str(row.labels) if row.labels else DASH, justify="right"))
+            cells.append(_labels_cell(row.labels))
             cells.append(
                 Text("error: ", style="red") + one_line(row.error, PREVIEW_WIDTH - 7)
                 if row.error
@@ -200,6 +228,14 @@ class GenerationListScreen(PagedTableScreen):
             parts.append("newest first")
         if self.pager.total == 0:
             parts = ["no generation matches these filters (c clears them)"]
+            if f == GenerationFilter(run_id=f.run_id, annotator=f.annotator):
+                running = self.run.get("status") == "running"
+                parts = [
+                    "no generations yet"
+                    + (" (rows appear as the run makes them)" if running else "")
+                ]
+        elif f.unlabeled and f.annotator:
+            parts.append(f"not fully labelled by {f.annotator}")
         self.query_one("#status", Static).update(plain(" · ".join(parts), "dim"))
 
     # --- filters -----------------------------------------------------------------------
@@ -215,11 +251,16 @@ class GenerationListScreen(PagedTableScreen):
             work_id=int(work) if isinstance(work, str) and work != ALL else None,
             template=int(template) if isinstance(template, str) and template != ALL else None,
             unlabeled=self.query_one("#unlabeled", Checkbox).value,
+            annotator=self._annotator(),
             disagreement=self.query_one("#disagreement", Checkbox).value,
             search=self.query_one("#search", Input).value.strip(),
             sort=sort,
             descending=descending,
         )
+
+    def _annotator(self) -> str | None:
+        app: Any = self.app
+        return getattr(app, "annotator", None)
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
         self._apply_filters()
@@ -265,3 +306,80 @@ class GenerationListScreen(PagedTableScreen):
 
     def on_screen_resume(self) -> None:
         self._catch_up()
+        self._poll()
+
+    # --- live --------------------------------------------------------------------------
+
+    def _poll(self) -> None:
+        """Fetch the run's fingerprint (a worker); a change refreshes the list."""
+        app: Any = self.app
+        run_id = int(self.run["id"])
+
+        def work() -> None:
+            with app.data.background() as store:
+                stamp = list_stamp(store, run_id)
+            self.post_message(StampLoaded(stamp))
+
+        app.start_worker(work, group=f"list-stamp-{id(self)}", description="checking the run")
+
+    def on_stamp_loaded(self, message: StampLoaded) -> None:
+        old, self._stamp = self._stamp, message.stamp
+        if old is None or old == message.stamp or not self._ready:
+            return
+        if self.pager.filter != self._filter_from_widgets():
+            return  # a filter change is loading: it shows the new state anyway
+        new_rows, new_labels = old[:2] != message.stamp[:2], old[2] != message.stamp[2]
+        filtered = self.pager.filter.unlabeled or self.pager.filter.disagreement
+        if (new_labels and filtered) or (new_rows and not self.pager.rows):
+            self.action_refresh_rows()
+            return
+        if new_rows:
+            self.pager.exhausted = False
+            self._load_more()
+            self._recount()
+        if new_labels:
+            self._reload_label_counts()
+
+    def action_refresh_rows(self) -> None:
+        """Reload the rows under the same filters, the cursor kept on its generation."""
+        if not self._ready:
+            return
+        table = self.table
+        if table.row_count:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            self.focus_generation = None if key is None else int(key)
+        self._reload(self.pager.filter)
+
+    def _recount(self) -> None:
+        app: Any = self.app
+        pager, version = self.pager, self.pager.version
+
+        def work() -> None:
+            with app.data.background() as store:
+                total = pager.count(store)
+            self.post_message(CountLoaded(version, total))
+
+        app.start_worker(work, group=f"recount-{id(self)}", description="counting rows")
+
+    def _reload_label_counts(self) -> None:
+        app: Any = self.app
+        version, ids = self.pager.version, [row.generation_id for row in self.pager.rows]
+
+        def work() -> None:
+            with app.data.background() as store:
+                counts = label_counts(store, ids)
+            self.post_message(LabelCountsLoaded(version, counts))
+
+        app.start_worker(work, group=f"labels-{id(self)}", description="reading labels")
+
+    def on_label_counts_loaded(self, message: LabelCountsLoaded) -> None:
+        if message.version != self.pager.version:
+            return
+        table = self.table
+        for index, row in enumerate(self.pager.rows):
+            count = message.counts.get(row.generation_id, 0)
+            if count == row.labels:
+                continue
+            self.pager.rows[index] = replace(row, labels=count)
+            if index < table.row_count:
+                table.update_cell(str(row.generation_id), "labels", _labels_cell(count))

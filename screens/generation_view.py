@@ -1,11 +1,16 @@
 """One generation: scores and thresholds on top, the output with its evidence
 highlighted, the prompt and reference below it, and the checklist of events,
-characters and scores beside it. Highlighting a checklist item scrolls the output to
-its evidence; n/p move through the list's filter and sort; `a` switches to annotation
-mode (screens.annotation, a subclass that overrides the hooks marked below)."""
+characters and scores beside it, and a legend of the highlights under the output.
+Highlighting a checklist item scrolls the output to its evidence; N/P move through the
+list's filter and sort; `a` switches to annotation mode (screens.annotation, a subclass
+that overrides the hooks marked below). Keys follow screens.keymap: no key here writes
+anything, and none of the label keys (y/n/u) is bound here.
+
+`blind`: reached from blind annotation mode, the view hides the judges too."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -22,6 +27,7 @@ from screens.widgets.evidence import (
     EvidenceItem,
     RenderedOutput,
     evidence_items,
+    legend,
     line_of_offset,
     render_output,
 )
@@ -32,24 +38,47 @@ from screens.widgets.scores import scores_text
 CONTEXT_LINES = 2  # lines shown above the evidence when scrolling to it
 
 
+def evidence_keys(*, show: bool) -> list[BindingType]:
+    """]/[ through the evidence and l for the legend (annotation mode hides them from its
+    crowded footer)."""
+    return [
+        Binding("right_square_bracket", "span(1)", "Next evidence", id="view.next_span", show=show),
+        Binding(
+            "left_square_bracket", "span(-1)", "Prev evidence", id="view.previous_span", show=show
+        ),
+        Binding("l", "legend", "Legend", id="view.legend", show=show),
+    ]
+
+
 class GenerationScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="view.back"),
-        Binding("n", "step(1)", "Next", id="view.next"),
-        Binding("p", "step(-1)", "Previous", id="view.previous"),
-        Binding("right_square_bracket", "span(1)", "Next span", id="view.next_span"),
-        Binding("left_square_bracket", "span(-1)", "Prev span", id="view.previous_span"),
-        Binding("o", "focus_pane('output-pane')", "Output", id="view.output"),
-        Binding("e", "focus_pane('checklist')", "Evidence", id="view.evidence"),
-        Binding("c", "focus_pane('context-pane')", "Prompt/ref", id="view.context"),
+        Binding("N", "step(1)", "Next gen", id="view.next"),
+        Binding("P", "step(-1)", "Prev gen", id="view.previous"),
+        *evidence_keys(show=True),
+        Binding("o", "focus_pane('output-pane')", "Output pane", id="view.output", show=False),
+        Binding("e", "focus_pane('checklist')", "List pane", id="view.evidence", show=False),
+        Binding(
+            "c", "focus_pane('context-pane')", "Prompt/ref pane", id="view.context", show=False
+        ),
         Binding("a", "annotate", "Label", id="view.annotate"),
     ]
 
-    def __init__(self, generation_id: int, pager: GenerationPager, origin: Any = None) -> None:
+    def __init__(
+        self,
+        generation_id: int,
+        pager: GenerationPager,
+        origin: Any = None,
+        *,
+        blind: bool = False,
+        queue: str | None = None,
+    ) -> None:
         super().__init__()
         self.generation_id = generation_id
         self.pager = pager
         self.origin = origin  # the list screen, told where the cursor should be on return
+        self.blind = blind  # judges hidden (reached from blind annotation mode)
+        self.queue = queue  # the work queue being labelled, if any
         self.detail: GenerationDetail | None = None
         self.items: list[EvidenceItem] = []
         self.selected: EvidenceItem | None = None
@@ -64,6 +93,7 @@ class GenerationScreen(Screen[None]):
                 with VerticalScroll(id="output-pane") as output_pane:
                     output_pane.border_title = "Output"
                     yield Static(id="output")
+                yield Static(id="legend")
                 with VerticalScroll(id="context-pane") as context_pane:
                     context_pane.border_title = "Prompt & reference"
                     yield Static(id="context")
@@ -96,6 +126,13 @@ class GenerationScreen(Screen[None]):
         self.query_one("#scores", Static).update(self.scores_line())
         self.query_one("#context", Static).update(context_text(self.shown_detail()))
         self._render_output()
+        self.query_one("#legend", Static).update(self._legend())
+
+    def _legend(self) -> Text:
+        assert self.detail is not None
+        if self.blind:
+            return Text("blind: judges and their highlights hidden", style="dim italic")
+        return legend(self.highlighted_items())
 
     # --- hooks (annotation mode overrides these) ----------------------------------------
 
@@ -106,20 +143,23 @@ class GenerationScreen(Screen[None]):
 
     def fill_checklist(self) -> None:
         assert self.detail is not None
-        self.query_one("#checklist", EvidenceChecklist).set_items(self.items, self.detail.labels)
+        shown = [] if self.blind else self.items
+        self.query_one("#checklist", EvidenceChecklist).set_items(shown, self.detail.labels)
 
     def scores_line(self) -> Text:
         assert self.detail is not None
+        if self.blind:
+            return Text("BLIND: judges hidden (annotation mode's b shows them)", style="bold green")
         return scores_text(self.detail.judgments)
 
     def shown_detail(self) -> GenerationDetail:
         """The generation as the context pane shows it (blind mode drops the judges)."""
         assert self.detail is not None
-        return self.detail
+        return replace(self.detail, judgments=[]) if self.blind else self.detail
 
     def highlighted_items(self) -> list[EvidenceItem]:
         """The items whose evidence the output highlights."""
-        return self.items
+        return [] if self.blind else self.items
 
     def evidence_for(self, option_id: str | None) -> EvidenceItem | None:
         """The evidence item behind a checklist option."""
@@ -141,13 +181,24 @@ class GenerationScreen(Screen[None]):
         detail = self.detail
         assert detail is not None
         key = None if self.selected is None else self.selected.key
-        self.rendered = render_output(detail.output, self.highlighted_items(), key)
+        width = self.query_one("#output", Static).content_size.width or None
+        self.rendered = render_output(detail.output, self.highlighted_items(), key, width)
         text = self.rendered.text
         if not detail.output:
             text = Text("(empty output)", style="italic dim")
             if detail.error:
                 text.append_text(plain(f"\n{detail.error}", "red"))
         self.query_one("#output", Static).update(text)
+        if width is None:  # not laid out yet: wrap with the gutter once it is
+            self.call_after_refresh(self._render_when_sized)
+
+    def _render_when_sized(self) -> None:
+        if self.detail is not None and self.query_one("#output", Static).content_size.width:
+            self._render_output()
+
+    def on_resize(self) -> None:
+        if self.detail is not None:
+            self._render_output()
 
     # --- evidence ----------------------------------------------------------------------
 
@@ -163,9 +214,26 @@ class GenerationScreen(Screen[None]):
         self.action_span(1)
 
     def action_span(self, step: int) -> None:
+        """The next (previous) span of the selected item; with nothing selected, select
+        the first item with evidence in the output, or say why there is none."""
         if self.selected is None or not self.selected.spans:
+            first = next((i for i in self.highlighted_items() if i.spans), None)
+            if first is None:
+                why = "blind mode hides the judges" if self.blind else "no judge marked a span"
+                self.notify(f"no evidence to show in this output: {why}", timeout=3)
+                return
+            self.select_evidence(first)
             return
         self.span_index = (self.span_index + step) % len(self.selected.spans)
+        self._scroll_to_span()
+
+    def select_evidence(self, item: EvidenceItem) -> None:
+        """Highlight `item` in the list (its evidence shows and scrolls into view)."""
+        checklist: Any = self.query_one("#checklist")
+        if hasattr(checklist, "select_item"):
+            checklist.select_item(item.key)
+        self.selected, self.span_index = item, 0
+        self._render_output()
         self._scroll_to_span()
 
     def _scroll_to_span(self) -> None:
@@ -178,13 +246,18 @@ class GenerationScreen(Screen[None]):
         if self.selected is None or not self.selected.spans or self.rendered is None:
             return
         start = self.selected.spans[self.span_index][0]
-        offset = self.rendered.display_offset(start)
-        width = self.query_one("#output", Static).size.width
-        line = line_of_offset(self.rendered.text.plain, offset, width)
+        line = self.rendered.line_of(start)
+        if line is None:
+            width = self.query_one("#output", Static).size.width
+            line = line_of_offset(self.rendered.text.plain, start, width)
         pane = self.query_one("#output-pane", VerticalScroll)
         pane.scroll_to(y=max(0, line - CONTEXT_LINES), animate=False)
 
     # --- moving ------------------------------------------------------------------------
+
+    def action_legend(self) -> None:
+        legend_line = self.query_one("#legend", Static)
+        legend_line.display = not legend_line.display
 
     def action_step(self, step: int) -> None:
         app: Any = self.app
@@ -202,7 +275,13 @@ class GenerationScreen(Screen[None]):
         def start(_: str) -> None:
             if self.app.screen is self:
                 self.app.switch_screen(
-                    AnnotationScreen(self.generation_id, self.pager, self.origin)
+                    AnnotationScreen(
+                        self.generation_id,
+                        self.pager,
+                        self.origin,
+                        from_view=True,
+                        queue=self.queue,
+                    )
                 )
 
         app: Any = self.app

@@ -1,4 +1,5 @@
-"""Help (`?`): every key of every screen, generated from the bindings themselves."""
+"""Help (`?`): every key of every screen, generated from the bindings themselves; it
+opens at the keys of the screen it was called from, the other screens below."""
 
 from __future__ import annotations
 
@@ -57,11 +58,12 @@ def help_sections() -> list[tuple[str, type[DOMNode]]]:
 
 
 MODES_NOTE = (
-    "Labelling is a mode of the generation view. In the view, n/p move between "
-    "generations. Press a for annotation mode: y yes, n no, u unsure (each is saved at once "
-    "and the cursor moves to the next item), z undo, m note, b blind mode (judges hidden, "
-    "on by default), j/k or arrows between items, Tab between panes, N/P (and p) between "
-    "generations; a or Esc go back to the view. The yellow ANNOTATING line shows the mode."
+    "Esc goes back on every screen and never cancels a run. Keys that record something "
+    "(y/n/u labels in annotation mode, 1-4 review decisions in the case view; z undoes) "
+    "never move anywhere; N/P move between generations or cases, j/k and the arrows "
+    "between items, ]/[ between evidence, Tab between panes. Labelling is a mode of the "
+    "generation view (a): each label is saved at once and the cursor moves on, after the "
+    "last item to the next generation (auto-advance, t turns it off)."
 )
 
 
@@ -78,24 +80,38 @@ def own_bindings(cls: type[DOMNode]) -> list[Binding]:
     return [b for _, b in merged if not b.system and (b.key, b.action) not in shared]
 
 
-def help_table(app: Any) -> Table:
+def ordered_sections(current: type[DOMNode] | None) -> list[tuple[str, type[DOMNode]]]:
+    """The help's sections, the one of `current` (the screen help was called from)
+    first; a subclass's own screen wins over its base."""
+    sections = help_sections()
+    if current is None:
+        return sections
+    mine = [s for s in sections if s[1] is current] or [
+        s for s in sections if s[1] is not Screen and issubclass(current, s[1])
+    ][:1]
+    return mine + [s for s in sections if s not in mine]
+
+
+def help_table(app: Any, current: type[DOMNode] | None = None) -> Table:
     table = Table(show_edge=False, box=None, padding=(0, 2))
     table.add_column("Key", style="bold cyan", no_wrap=True, min_width=12)
     table.add_column("Does", min_width=30)
-    table.add_column("Binding id", style="dim")
+    from screens.keymap import key_display
+
     palette = getattr(app, "COMMAND_PALETTE_BINDING", None)
-    for title, cls in help_sections():
-        table.add_row(Text(title, style="bold underline"), Text(""), Text(""))
+    sections = ordered_sections(current)
+    for number, (title, cls) in enumerate(sections):
+        if number == 1 and current is not None:
+            table.add_row(Text("Other screens", style="bold reverse"), Text(""))
+            table.add_row(Text(""), Text(""))
+        heading = f"This screen: {title}" if number == 0 and current is not None else title
+        table.add_row(Text(heading, style="bold underline"), Text(""))
         bindings = own_bindings(cls)
         if cls.__name__ == "CopyauditApp" and palette:
             bindings.append(Binding(palette, "command_palette", "Command palette"))
         for binding in bindings:
-            table.add_row(
-                plain(app.get_key_display(binding)),
-                plain(binding.description or binding.action),
-                plain(binding.id or ""),
-            )
-        table.add_row(Text(""), Text(""), Text(""))
+            table.add_row(plain(key_display(binding)), plain(binding.description or binding.action))
+        table.add_row(Text(""), Text(""))
     return table
 
 
@@ -105,11 +121,16 @@ class HelpScreen(ModalScreen[None]):
         Binding("question_mark", "close", "Close", id="help.close_question", show=False),
     ]
 
+    def __init__(self, current: type[DOMNode] | None = None) -> None:
+        """`current`: the screen help was called from (its keys come first)."""
+        super().__init__()
+        self.current = current
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body") as body:
             body.border_title = "Keys (generated from the bindings)"
             yield Static(Text(MODES_NOTE, style="italic"), id="help-modes")
-            yield Static(help_table(self.app), id="help-table")
+            yield Static(help_table(self.app, self.current), id="help-table")
         yield Footer()
 
     def action_close(self) -> None:

@@ -1,7 +1,7 @@
 """Run launcher: choose suite, model, templates, mitigation (and a notice suite's notice
 placement and mitigation) and judges; start the run in
-the background and follow it (progress bar, count, rate, ETA). Esc cancels the run it
-started (the run stops after the batch in flight); ctrl+b goes back and lets it run.
+the background and follow it (progress bar, count, rate, ETA). Esc goes back and the run
+goes on (Esc never cancels: the Cancel run button does, after the batch in flight).
 A DE-COP suite starts a DE-COP run (copyaudit.decop_run.execute_decop, as `copyaudit
 decop`): suite, model, endpoint, limit (passages per work), calibration and name apply;
 the rest is ignored."""
@@ -56,8 +56,7 @@ def parse_limit(value: str) -> int | None:
 class LauncherScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "start", "Start run", id="launcher.start", priority=True),
-        Binding("escape", "cancel_or_back", "Cancel run / back", id="launcher.escape"),
-        Binding("ctrl+b", "back", "Back (run continues)", id="launcher.back"),
+        Binding("escape", "back", "Back (a run continues)", id="launcher.escape"),
     ]
 
     def __init__(self, suite: str | None = None) -> None:
@@ -118,7 +117,7 @@ class LauncherScreen(Screen[None]):
             yield Input("", id="name", placeholder="automatic", compact=True)
             with Horizontal(classes="row buttons"):
                 yield Button("Start (ctrl+s)", id="start", variant="primary")
-                yield Button("Cancel run (Esc)", id="cancel", variant="error", disabled=True)
+                yield Button("Cancel run", id="cancel", variant="error", disabled=True)
         with Vertical(id="progress-panel"):
             yield Static(Text("No run started from this screen yet.", style="dim"), id="run-line")
             bar = ProgressBar(id="run-bar", show_eta=False)
@@ -205,10 +204,6 @@ class LauncherScreen(Screen[None]):
     def _cancel(self) -> bool:
         app: Any = self.app
         return self._run_name is not None and app.cancel_run(self._run_name)
-
-    def action_cancel_or_back(self) -> None:
-        if not self._cancel():
-            self.action_back()
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -102,6 +102,7 @@ class PagedTableScreen(Screen[None]):
         self._loading_more = False
         self._add_rows(self.pager.add_page(message.rows))
         self._show_status()
+        self._move_to_focus()
 
     def on_count_loaded(self, message: CountLoaded) -> None:
         if message.version == self.pager.version:
@@ -149,8 +150,16 @@ class PagedTableScreen(Screen[None]):
         if table.row_count < len(self.pager.rows):
             self._add_rows(self.pager.rows[table.row_count :])
             self._show_status()
-        if self.focus_generation is not None:
-            index = self.pager.index_of(self.focus_generation)
-            if index is not None:
-                table.move_cursor(row=index, animate=False)
+        self._move_to_focus(forget=True)
+
+    def _move_to_focus(self, *, forget: bool = False) -> None:
+        """Put the cursor on `focus_generation` once its row is shown (`forget`: give
+        up on it when it is not)."""
+        if self.focus_generation is None:
+            return
+        index = self.pager.index_of(self.focus_generation)
+        if index is not None and index < self.table.row_count:
+            self.table.move_cursor(row=index, animate=False)
+            self.focus_generation = None
+        elif forget:
             self.focus_generation = None

@@ -1,13 +1,14 @@
 """Labelling a work queue (db.queues): annotation mode over the queue's generations in
-their stored order, starting at the first one you have not labelled yet; the title
-shows the position ("13 of 40") and N/P walk the queue."""
+their stored order, starting at the first one you have not fully labelled (a partly
+labelled one included); the title shows the position ("13 of 40"), the mode line your
+progress, and N/P walk the queue."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from copyaudit.errors import UserError
-from db.labels import current_labels
+from db.labels import label_progress
 from db.queues import queue_items
 
 
@@ -28,14 +29,12 @@ def _open(app: Any, name: str, annotator: str) -> None:
     if not ids:
         app.notify(f"queue {name} is empty", severity="warning", markup=False)
         return
-    mine = {
-        c.generation_id
-        for c in current_labels(app.data.ui, generation_ids=ids, annotator=annotator)
-    }
-    start = next((i for i, gid in enumerate(ids) if gid not in mine), 0)
+    progress = label_progress(app.data.ui, ids, annotator)
+    complete = {gid for gid, (done, total) in progress.items() if done >= total}
+    start = next((i for i, gid in enumerate(ids) if gid not in complete), 0)
     app.notify(
-        f"queue {name}: {len(mine)} of {len(ids)} generations labelled by you; "
+        f"queue {name}: {len(complete)} of {len(ids)} generations fully labelled by you; "
         f"starting at {start + 1}",
         markup=False,
     )
-    app.push_screen(AnnotationScreen(ids[start], IdPager(ids)))
+    app.push_screen(AnnotationScreen(ids[start], IdPager(ids), queue=name))

@@ -141,7 +141,7 @@ async def test_screen_shows_the_numbers_of_copyaudit_agreement(
         assert "CopyBench Table 3: accuracy 0.89 · precision 0.68 · recall 0.87" in detail
 
 
-async def test_enter_opens_the_disputed_generation_and_n_walks_the_disputes(
+async def test_enter_opens_the_disputed_generation_and_next_walks_the_disputes(
     labelled_db: Path,
 ) -> None:
     app = CopyauditApp(labelled_db)
@@ -153,7 +153,7 @@ async def test_enter_opens_the_disputed_generation_and_n_walks_the_disputes(
         await settle(pilot)
         view = app.screen
         assert isinstance(view, GenerationScreen) and view.generation_id == ids[0]
-        await pilot.press("n")
+        await pilot.press("N")
         assert view.generation_id == ids[1]
         await pilot.press("escape")
         await settle(pilot)
@@ -216,3 +216,11 @@ async def test_command_palette_opens_the_agreement_screen(labelled_db: Path) -> 
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, AgreementScreen)
+
+
+def test_agreement_snapshot(labelled_db: Path, snap_compare) -> None:
+    async def open_agreement(pilot) -> None:
+        await _open_agreement(pilot)
+
+    app = CopyauditApp(labelled_db, annotator="judy")
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_agreement)

@@ -26,6 +26,7 @@ from db.events import verify_chains
 from db.labels import current_labels
 from screens.annotation import AnnotationScreen
 from screens.app import CopyauditApp
+from screens.dashboard import DashboardScreen
 from screens.generation_view import GenerationScreen
 from screens.line_input import LineInputScreen
 from screens.widgets.annotator_tag import AnnotatorTag
@@ -176,13 +177,16 @@ async def test_generation_keys_in_annotation_mode(demo_db: Path) -> None:
             (second, "event", 0): ("yes", None),
             (second, "event", 3): ("unsure", None),
         }
-        await pilot.press("escape")
+        await pilot.press("escape")  # back to the view annotation mode came from
         await settle(pilot)
         view = app.screen
         assert isinstance(view, GenerationScreen) and not isinstance(view, AnnotationScreen)
+        assert view.generation_id == first and view.blind  # blind annotation: a blind view
+        assert "judges hidden" in str(view.query_one("#scores").render())
+        await pilot.press("n")  # a label key is nothing in the view
         assert view.generation_id == first
-        await pilot.press("n")
-        assert view.generation_id == second  # back in the view, n is "next" again
+        await pilot.press("N")
+        assert view.generation_id == second
 
 
 async def test_annotator_is_asked_at_start_remembered_and_shown(demo_db: Path) -> None:
@@ -406,7 +410,7 @@ def test_command_line_name_is_remembered_for_the_next_start(
     assert opened == ["zoe", "zoe"]
 
 
-async def test_a_work_queue_is_labelled_in_order_from_the_first_unlabelled(
+async def test_a_work_queue_resumes_at_the_first_generation_not_fully_labelled(
     demo_db: Path,
 ) -> None:
     from db.queues import create_queue, queue_items
@@ -427,13 +431,14 @@ async def test_a_work_queue_is_labelled_in_order_from_the_first_unlabelled(
         assert f"1 of {len(ids)}" in str(screen.query_one("#title").render())
         await pilot.press("y", "N")
         assert screen.generation_id == ids[1]
-        await pilot.press("escape")
+        await pilot.press("escape")  # back where the queue was opened: the dashboard
         await settle(pilot)
-        await pilot.press("escape")  # the view, then the dashboard
-        await settle(pilot)
+        assert isinstance(app.screen, DashboardScreen)
         await pilot.press("ctrl+p", *"label queue q1")
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
-        assert app.screen.generation_id == ids[1]  # the first one not labelled yet
+        again = app.screen
+        assert again.generation_id == ids[0]  # partly labelled: not done yet
+        assert again.query_one("#checklist").current_item.key == "event:1"  # first open item
     assert list(_stored(demo_db, "ann")) == [(ids[0], "event", 0)]

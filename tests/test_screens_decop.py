@@ -305,7 +305,7 @@ async def test_launcher_starts_a_decop_run(built: Built, tmp_path: Path) -> None
     app = CopyauditApp(path)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)
-        await pilot.press("n")
+        await pilot.press("s")  # new run
         await settle(pilot)
         launcher = app.screen
         assert isinstance(launcher, LauncherScreen)

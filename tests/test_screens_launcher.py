@@ -59,7 +59,7 @@ def _status(path: Path, run: str) -> str | None:
 
 async def _start_from_launcher(pilot) -> LauncherScreen:
     await settle(pilot)
-    await pilot.press("n")  # new run
+    await pilot.press("s")  # new run
     await settle(pilot)
     launcher = pilot.app.screen
     assert isinstance(launcher, LauncherScreen)
@@ -68,7 +68,9 @@ async def _start_from_launcher(pilot) -> LauncherScreen:
     return launcher
 
 
-async def test_progress_shows_live_and_esc_cancels(demo_db: Path, monkeypatch) -> None:
+async def test_progress_shows_live_and_the_cancel_button_cancels(
+    demo_db: Path, monkeypatch
+) -> None:
     monkeypatch.setattr(runner, "execute_run", fake_execute_run)
     app = CopyauditApp(demo_db)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
@@ -83,7 +85,7 @@ async def test_progress_shows_live_and_esc_cancels(demo_db: Path, monkeypatch) -
         bar = launcher.query_one("#run-bar")
         assert bar.total == TOTAL and 0 < bar.progress < TOTAL
         assert _status(demo_db, name) == "running"
-        await pilot.press("escape")  # cancels the run (the screen stays)
+        await pilot.click("#cancel")  # cancels the run (the screen stays)
         await wait_until(pilot, lambda: run.finished)
         await pilot.pause()
         assert run.state == "cancelled" and run.outcome.generated < TOTAL
@@ -106,7 +108,7 @@ async def test_leave_the_launcher_watch_on_the_dashboard_cancel_there(
         name = "literal-default-none"
         run = app.active_runs[name]
         await wait_until(pilot, lambda: run.progress is not None and run.progress.done > 5)
-        await pilot.press("ctrl+b")  # back to the dashboard, the run goes on
+        await pilot.press("escape")  # back to the dashboard, the run goes on
         await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen))
         table = app.screen.query_one("#runs")
         await wait_until(pilot, lambda: name in [str(r.value) for r in table.rows])
@@ -150,7 +152,7 @@ async def test_bad_form_values_are_refused(demo_db: Path, monkeypatch) -> None:
     app = CopyauditApp(demo_db)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)
-        await pilot.press("n")
+        await pilot.press("s")  # new run
         await settle(pilot)
         await pilot.press("ctrl+s")  # no suite chosen
         await pilot.pause()
@@ -170,7 +172,7 @@ async def test_a_real_run_on_a_tiny_model(demo_db: Path, tmp_path: Path) -> None
     app = CopyauditApp(demo_db)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)
-        await pilot.press("n")
+        await pilot.press("s")  # new run
         await settle(pilot)
         launcher = app.screen
         launcher.query_one("#model").value = str(model)
@@ -232,7 +234,7 @@ async def test_quitting_during_a_run_asks_first(demo_db: Path, monkeypatch) -> N
         await _start_from_launcher(pilot)
         run = app.active_runs["literal-default-none"]
         await wait_until(pilot, lambda: run.progress is not None and run.progress.done > 5)
-        await pilot.press("ctrl+b")  # the dashboard, where q is not typed into a field
+        await pilot.press("escape")  # the dashboard, where q is not typed into a field
         await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen))
         await pilot.press("q")
         await pilot.pause()

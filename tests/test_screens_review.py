@@ -87,8 +87,12 @@ async def test_reviewer_walks_three_cases_and_exports_a_dossier(demo_db: Path) -
         with Store(demo_db) as store:
             detail = generation_detail(store, case.generation_id)
         assert detail is not None
-        expected = Content.from_rich_text(render_output(detail.output, evidence_items(detail)).text)
-        shown = case.query_one("#case-output").render()
+        output = case.query_one("#case-output")
+        width = output.content_size.width
+        expected = Content.from_rich_text(
+            render_output(detail.output, evidence_items(detail), width=width).text
+        )
+        shown = output.render()
         assert shown.plain == expected.plain and shown.spans == expected.spans
         assert len(expected.spans) > 3  # characters and event windows really are marked
         # every judge figure with its threshold, version and config; the run's provenance
@@ -106,28 +110,28 @@ async def test_reviewer_walks_three_cases_and_exports_a_dossier(demo_db: Path) -
         await settle(pilot)
         assert _reviews(demo_db) == []  # a note alone writes nothing
         assert NOTE_1 in str(case.query_one("#case-status").render())
-        await pilot.press("e")
+        await pilot.press("3")
         assert _reviews(demo_db) == [(order[0], "escalated", NOTE_1, REVIEWER)]
         people = str(case.query_one("#case-people").render())
         assert f"escalated by {REVIEWER}" in people and NOTE_1 in people
-        await pilot.press("e")  # the same status again, no note: nothing new
+        await pilot.press("3")  # the same status again, no note: nothing new
         assert len(_reviews(demo_db)) == 1
 
         # case 2: cleared without a note
-        await pilot.press("n")
+        await pilot.press("N")
         assert case.case.key == order[1]
-        await pilot.press("c")
+        await pilot.press("2")
         assert _reviews(demo_db)[-1] == (order[1], "cleared", None, REVIEWER)
 
         # case 3: a note and "needs second look", then the dossier
-        await pilot.press("n")
+        await pilot.press("N")
         assert case.case.key == order[2]
         assert "case 3 of 25" in str(case.query_one("#case-title").render())
         await pilot.press("m")
         await settle(pilot)
         await pilot.press(*NOTE_3, "enter")
         await settle(pilot)
-        await pilot.press("s")
+        await pilot.press("4")
         assert _reviews(demo_db)[-1] == (order[2], "needs_second_look", NOTE_3, REVIEWER)
         await pilot.press("D")
         await settle(pilot)
@@ -135,8 +139,8 @@ async def test_reviewer_walks_three_cases_and_exports_a_dossier(demo_db: Path) -
         assert path.parent == demo_db.parent and path.is_file()
         assert any(str(path) in notice for notice in _notices(app))
 
-        # p goes back; the status shown is the one stored
-        await pilot.press("p")
+        # P goes back; the status shown is the one stored
+        await pilot.press("P")
         assert case.case.key == order[1] and case.case.review["status"] == "cleared"
 
         await pilot.press("escape")
@@ -169,7 +173,7 @@ async def test_status_keys_are_refused_without_a_reviewer(demo_db: Path) -> None
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, CaseScreen)
-        await pilot.press("e", "c", "s", "o")
+        await pilot.press("3", "2", "4", "1")
         await settle(pilot)
         assert _reviews(demo_db) == []
         assert any("no reviewer name" in notice for notice in _notices(app))
@@ -272,3 +276,128 @@ def test_reviewer_queue_snapshot(demo_db: Path, snap_compare) -> None:
 
     app = CopyauditApp(demo_db, annotator=REVIEWER)
     assert snap_compare(app, terminal_size=SIZE, run_before=open_queue)
+
+
+async def _open_first_case(pilot: Any) -> CaseScreen:
+    await _open_queue(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+    case = pilot.app.screen
+    assert isinstance(case, CaseScreen)
+    return case
+
+
+async def test_a_review_decision_is_undone_by_a_new_event(demo_db: Path) -> None:
+    order = _queue_keys(demo_db)
+    app = CopyauditApp(demo_db, annotator=REVIEWER)
+    async with app.run_test(size=SIZE) as pilot:
+        case = await _open_first_case(pilot)
+        await pilot.press("3", "2")  # escalated, then cleared
+        assert case.case.review["status"] == "cleared"
+        await pilot.press("z")  # cleared withdrawn: escalated again
+        assert case.case.review["status"] == "escalated"
+        assert "escalated" in str(case.query_one("#case-status").render())
+        await pilot.press("z")  # escalated withdrawn: open, as before any decision
+        assert case.case.review["status"] == "open"
+        await pilot.press("z")  # nothing of mine left in force
+        assert any("no decision of yours" in notice for notice in _notices(app))
+    reviews = _reviews(demo_db)
+    assert [(key, status) for key, status, _, _ in reviews] == [
+        (order[0], "escalated"),
+        (order[0], "cleared"),
+        (order[0], "escalated"),
+        (order[0], "open"),
+    ]
+    assert reviews[2][2].endswith("withdrew cleared") and reviews[3][2].endswith(
+        "withdrew escalated"
+    )
+    with Store(demo_db) as store:
+        assert verify_chains(store) == []
+
+
+def test_only_your_own_decision_in_force_can_be_undone(demo_db: Path) -> None:
+    from db.review import current_review, undo_review
+
+    with Store(demo_db) as store:
+        generation = review_queue(store, limit=1)[0].generation_id
+        assert undo_review(store, generation_id=generation, reviewer="ann") is None
+        append_review(store, generation_id=generation, reviewer="ann", status="escalated")
+        append_review(store, generation_id=generation, reviewer="bob", status="cleared")
+        assert undo_review(store, generation_id=generation, reviewer="ann") is None  # bob's
+        assert undo_review(store, generation_id=generation, reviewer="bob") == (
+            "cleared",
+            "escalated",
+        )
+        assert current_review(store, generation)["status"] == "escalated"
+        assert undo_review(store, generation_id=generation, reviewer="ann") == (
+            "escalated",
+            "open",
+        )
+        assert current_review(store, generation)["status"] == "open"
+        assert verify_chains(store) == []
+
+
+async def test_a_case_note_is_stored_when_moving_on(demo_db: Path) -> None:
+    order = _queue_keys(demo_db)
+    app = CopyauditApp(demo_db, annotator=REVIEWER)
+    async with app.run_test(size=SIZE) as pilot:
+        case = await _open_first_case(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        await pilot.press(*NOTE_3, "enter")
+        await settle(pilot)
+        assert _reviews(demo_db) == []  # pending until a status key or a move
+        await pilot.press("N")  # moving on stores it, the status unchanged
+        assert case.case.key == order[1]
+        assert _reviews(demo_db) == [(order[0], "open", NOTE_3, REVIEWER)]
+        await pilot.press("m")
+        await settle(pilot)
+        await pilot.press(*"second", "enter")
+        await settle(pilot)
+        await pilot.press("escape")  # so does going back
+        await settle(pilot)
+        assert isinstance(app.screen, ReviewQueueScreen)
+    assert _reviews(demo_db)[-1] == (order[1], "open", "second", REVIEWER)
+
+
+async def test_case_view_names_labels_by_their_item_text(demo_db: Path) -> None:
+    from db.events import append_label
+
+    order = _queue_keys(demo_db)
+    app = CopyauditApp(demo_db, annotator=REVIEWER)
+    async with app.run_test(size=SIZE) as pilot:
+        case = await _open_first_case(pilot)
+        payload = case.case.generation["payload"]
+        with Store(demo_db) as store:
+            append_label(
+                store,
+                generation_id=case.generation_id,
+                annotator="ann",
+                target="event",
+                item_index=1,
+                label="yes",
+            )
+        case.show(case.generation_id)
+        people = str(case.query_one("#case-people").render())
+        event = payload["reference_events"][1]
+        assert f"ann: event 2 “{event}” yes" in people
+        assert case.case.key == order[0]
+
+
+def test_case_view_snapshot(demo_db: Path, snap_compare, monkeypatch) -> None:
+    import db.events
+    from db.events import append_label
+
+    monkeypatch.setattr(db.events, "now", lambda: "2026-01-02T10:11:12.000+00:00")
+    with Store(demo_db) as store:
+        first = review_queue(store, limit=1)[0].generation_id
+        append_label(
+            store, generation_id=first, annotator="ann", target="event", item_index=0, label="yes"
+        )
+        append_review(store, generation_id=first, reviewer="rita", status="escalated", note="why")
+
+    async def open_case(pilot) -> None:
+        await _open_first_case(pilot)
+
+    app = CopyauditApp(demo_db, annotator=REVIEWER)
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_case)

@@ -15,7 +15,7 @@ from db.runs import JudgeIdentity, import_generations, save_judgments
 from screens.app import CopyauditApp
 from screens.generation_list import GenerationListScreen
 from screens.generation_view import GenerationScreen
-from screens.widgets.evidence import SELECTED_STYLE, character_style
+from screens.widgets.evidence import GUTTER, SELECTED_STYLE, character_style
 from tests.test_screens_data import build_demo_like_db, settle
 
 pytestmark = pytest.mark.anyio
@@ -66,18 +66,27 @@ async def test_selecting_an_event_scrolls_the_output_to_its_window(demo_db: Path
         await pilot.press(*(["down"] * last.index))
         await settle(pilot)
         assert screen.selected is not None and screen.selected.key == last.key
-        marker = f"[{last.number}]"
-        line = next(y for y, text in enumerate(_lines(output)) if marker in text)
+        # its marker stands in the gutter beside the line where its window starts,
+        # outside the output text (which is shown unchanged after the gutters)
+        start, end = last.spans[0]
+        line = screen.rendered.line_of(start)
+        drawn = _lines(output)[line]
+        width = screen.rendered.gutter
+        assert width >= GUTTER
+        gutter, text = drawn[:width], drawn[width:]
+        assert str(last.number) in gutter and gutter.startswith("[")
+        rows = screen.rendered.text.plain.split("\n")
+        without_gutters = "".join(row[width:] for row in rows)
+        assert without_gutters == screen.detail.output.replace("\n", "")
+        assert text.rstrip() in screen.detail.output
         assert line > pane.scrollable_content_region.height  # it was out of view
         assert pane.scroll_y > 0
         assert pane.scroll_y <= line < pane.scroll_y + pane.scrollable_content_region.height
         # the selected window is reversed, and only it
-        start, end = last.spans[0]
         shown = screen.rendered.text
-        first = screen.rendered.display_offset(start)
         reversed_chars = _styled(shown, SELECTED_STYLE)
-        assert set(range(first, first + (end - start))) <= reversed_chars
-        assert min(reversed_chars) >= first - len(marker)
+        window = {screen.rendered.display_offset(p) for p in range(start, end)}
+        assert reversed_chars == window
 
 
 async def test_characters_are_coloured_and_enter_walks_their_mentions(demo_db: Path) -> None:
@@ -100,7 +109,7 @@ async def test_characters_are_coloured_and_enter_walks_their_mentions(demo_db: P
         assert screen.span_index == 1
 
 
-async def test_n_and_p_follow_the_list_filter_and_sort(demo_db: Path) -> None:
+async def test_next_and_previous_follow_the_list_filter_and_sort(demo_db: Path) -> None:
     app = CopyauditApp(demo_db)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -117,12 +126,12 @@ async def test_n_and_p_follow_the_list_filter_and_sort(demo_db: Path) -> None:
         await settle(pilot)
         view = app.screen
         assert view.generation_id == order[0]
-        await pilot.press("n")
+        await pilot.press("N")
         assert view.generation_id == order[1]
         assert view.detail.generation_id == order[1]
-        await pilot.press("n", "p")
+        await pilot.press("N", "P")
         assert view.generation_id == order[1]
-        await pilot.press(*(["n"] * (len(order) + 2)))  # past the end: stays on the last
+        await pilot.press(*(["N"] * (len(order) + 2)))  # past the end: stays on the last
         assert view.generation_id == order[-1]
         await pilot.press("escape")
         await settle(pilot)

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.widgets import OptionList
-from textual.widgets.option_list import Option
+from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from screens.widgets.evidence import EvidenceItem, character_style
 from screens.widgets.plain import DASH, plain, score_str
@@ -100,3 +100,10 @@ class EvidenceChecklist(OptionList):
         first = next((i for i, o in enumerate(options) if not o.disabled), None)
         if first is not None:
             self.highlighted = first
+
+    def select_item(self, key: str) -> None:
+        """Highlight the item with option id `key` (nothing happens if it is absent)."""
+        try:
+            self.highlighted = self.get_option_index(key)
+        except OptionDoesNotExist:
+            return

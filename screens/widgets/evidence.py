@@ -2,18 +2,23 @@
 output with its evidence highlighted.
 
 Highlights, by judge: literal overlap (the LCS spans of rougeL) on an olive background;
-each character's mentions in its own colour (the checklist shows the same colour);
-each event's supporting window tinted and opened by a marker "[n]" numbered like the
-event list (1-based); other spans (QA answer, refusal phrase) on their own background.
-The selected checklist item's spans are shown reversed.
+each character's mentions in its own colour (the checklist shows the same colour; no
+two characters of a case share one); each event's supporting window tinted, with a
+marker "[n]" numbered like the event list (1-based) in the gutter beside the line where
+the window starts (never inserted into the output); other spans (QA answer, refusal
+phrase) on their own background. The selected checklist item's spans are shown
+reversed. `legend` names every highlight present.
 """
 
 from __future__ import annotations
 
+import bisect
+import colorsys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.content import Content
@@ -42,8 +47,22 @@ DEFAULT_SPAN_STYLE = Style(bgcolor="#5f3f00", bold=True)
 SELECTED_STYLE = Style(reverse=True)
 
 
+GOLDEN = 0.6180339887498949  # hue step beyond the palette: every index its own hue
+
+
+def character_colour(index: int) -> str:
+    """The colour of the character at `index`: the palette, then hues spread by the
+    golden ratio (distinct for every index, however many characters a case has)."""
+    if index < len(CHARACTER_COLOURS):
+        return CHARACTER_COLOURS[index]
+    hue = (index * GOLDEN) % 1.0
+    red, green, blue = colorsys.hls_to_rgb(hue, 0.7, 0.9)
+    colour = f"#{round(red * 255):02x}{round(green * 255):02x}{round(blue * 255):02x}"
+    return colour if colour not in CHARACTER_COLOURS else f"#{(int(colour[1:], 16) ^ 1):06x}"
+
+
 def character_style(index: int) -> Style:
-    return Style(color=CHARACTER_COLOURS[index % len(CHARACTER_COLOURS)], bold=True, underline=True)
+    return Style(color=character_colour(index), bold=True, underline=True)
 
 
 @dataclass(frozen=True)
@@ -156,17 +175,33 @@ def span_style(item: EvidenceItem) -> Style:
     return SPAN_STYLES.get(item.judgment.target or "", DEFAULT_SPAN_STYLE)
 
 
+GUTTER = 5  # the narrowest gutter ("[1]  "); it widens to the longest marker here
+MAX_GUTTER = 12  # markers longer than this are cut ("[1,2,3,4,5…")
+
+
 @dataclass
 class RenderedOutput:
-    """The output as shown (with event markers inserted) and the offset bookkeeping."""
+    """The output as shown: its text, and (when shown with a gutter) where each shown
+    line starts in the stored output, so a span's line is known without re-wrapping."""
 
     text: Text
-    insertions: list[tuple[int, int]] = field(default_factory=list)  # (position, length)
+    line_starts: list[int] = field(default_factory=list)  # in the stored output
+    shown_starts: list[int] = field(default_factory=list)  # the same lines in `text`
+    gutter: int = 0  # cells of the gutter before every line (0: no gutter)
+
+    def line_of(self, position: int) -> int | None:
+        """The shown line (0-based) holding stored character `position`, when the
+        output was wrapped here (None: the widget wraps it; see line_of_offset)."""
+        if not self.line_starts:
+            return None
+        return max(0, bisect.bisect_right(self.line_starts, position) - 1)
 
     def display_offset(self, position: int) -> int:
-        """Where character `position` of the stored output is in the shown text (a marker
-        inserted at `position` comes before it)."""
-        return position + sum(length for at, length in self.insertions if at <= position)
+        """Where stored character `position` is in the shown text (after the gutters)."""
+        line = self.line_of(position)
+        if line is None:
+            return position
+        return self.shown_starts[line] + position - self.line_starts[line]
 
 
 def _clip(start: int, end: int, length: int) -> tuple[int, int] | None:
@@ -174,10 +209,53 @@ def _clip(start: int, end: int, length: int) -> tuple[int, int] | None:
     return (start, end) if end > start else None
 
 
+def wrap_ranges(text: str, width: int) -> list[tuple[int, int]]:
+    """(start, end) of each line when `text` is wrapped at `width` cells: at the last
+    whitespace that fits, else inside the word; a newline always ends a line (it is
+    not part of either line)."""
+    ranges: list[tuple[int, int]] = []
+    position = 0
+    for paragraph in text.split("\n"):
+        start, end = position, position + len(paragraph)
+        line_start, cells, last_break, index = start, 0, None, start
+        while index < end:
+            char_cells = cell_len(text[index])
+            if cells + char_cells > width and index > line_start:
+                cut = last_break if last_break is not None and last_break > line_start else index
+                ranges.append((line_start, cut))
+                line_start, last_break = cut, None
+                cells = cell_len(text[line_start:index])
+                continue
+            if text[index].isspace():
+                last_break = index + 1
+            cells += char_cells
+            index += 1
+        ranges.append((line_start, end))
+        position = end + 1
+    return ranges
+
+
+def _marker(numbers: Sequence[int]) -> str:
+    label = "[" + ",".join(str(n) for n in sorted(numbers)) + "]"
+    return label if len(label) < MAX_GUTTER else label[: MAX_GUTTER - 2] + "…"
+
+
+def _gutter(numbers: Sequence[int] | None, width: int) -> Text:
+    label = _marker(numbers) if numbers else ""
+    text = Text(label, style=MARKER_STYLE, end="")
+    text.append(" " * (width - len(label)))
+    return text
+
+
 def render_output(
-    output: str, items: Sequence[EvidenceItem], selected: str | None = None
+    output: str,
+    items: Sequence[EvidenceItem],
+    selected: str | None = None,
+    width: int | None = None,
 ) -> RenderedOutput:
-    """The output with every item's evidence styled and event markers inserted."""
+    """The output with every item's evidence styled. With event windows and a known
+    `width` (cells), it is wrapped here with a gutter: each window's marker "[n]" stands
+    beside the line where the window starts, outside the output text."""
     base = Text(visible(output), end="")
     length = len(output)
     markers: dict[int, list[int]] = {}
@@ -196,28 +274,29 @@ def render_output(
             clipped = _clip(start, end, length)
             if clipped is not None:
                 base.stylize(SELECTED_STYLE, *clipped)
-    if not markers:
+    if not markers or width is None or width <= MAX_GUTTER + 8:
         return RenderedOutput(base)
-    positions = sorted(markers)
-    pieces = base.divide(positions)
-    result = Text(end="")
-    insertions: list[tuple[int, int]] = []
-    result.append_text(pieces[0])
-    for position, piece in zip(positions, pieces[1:], strict=True):
-        label = "".join(f"[{n}]" for n in sorted(markers[position]))
-        marker_style = MARKER_STYLE + SELECTED_STYLE if _marks_selected(chosen, position) else None
-        result.append(label, marker_style or MARKER_STYLE)
-        insertions.append((position, len(label)))
-        result.append_text(piece)
-    return RenderedOutput(result, insertions)
-
-
-def _marks_selected(chosen: EvidenceItem | None, position: int) -> bool:
-    return (
-        chosen is not None
-        and chosen.kind == "event"
-        and any(start == position for start, _ in chosen.spans)
-    )
+    shown = base.plain.replace("\t", " ")  # tabs one cell wide, as wrapped here
+    base = Text(shown, spans=base.spans, end="")
+    gutter = GUTTER
+    for _ in range(2):  # the gutter fits the longest marker of its lines
+        ranges = wrap_ranges(shown, width - gutter)
+        rendered = RenderedOutput(Text(end=""), [start for start, _ in ranges], gutter=gutter)
+        by_line: dict[int, list[int]] = {}
+        for at, numbers in markers.items():
+            by_line.setdefault(rendered.line_of(at) or 0, []).extend(numbers)
+        needed = max(len(_marker(numbers)) + 1 for numbers in by_line.values())
+        if needed <= gutter:
+            break
+        gutter = needed
+    result = rendered.text
+    for number, (start, end) in enumerate(ranges):
+        result.append_text(_gutter(by_line.get(number), rendered.gutter))
+        rendered.shown_starts.append(len(result))
+        result.append_text(base[start:end])
+        if number < len(ranges) - 1:
+            result.append("\n")
+    return rendered
 
 
 def line_of_offset(shown: str, offset: int, width: int) -> int:
@@ -229,3 +308,43 @@ def line_of_offset(shown: str, offset: int, width: int) -> int:
     while end < len(shown) and not shown[end].isspace():
         end += 1  # wrap whole words, as the widget does
     return max(0, len(Content(shown[:end]).wrap(width)) - 1)
+
+
+def _swatch(style: Style, name: str) -> Text:
+    text = Text(" ", end="")
+    text.append(" abc ", style=style)
+    text.append(f" {name} ", style="dim")
+    return text
+
+
+def legend(items: Sequence[EvidenceItem]) -> Text:
+    """One line naming every highlight the output shows: literal overlap, event windows
+    (and their gutter markers), each character in its colour, answer, refusal evidence."""
+    shown = [item for item in items if item.spans]
+    line = Text("Legend:", style="bold", end="")
+    if not shown:
+        line.append(" no highlights in this output", style="dim")
+        return line
+    kinds: dict[str, Style] = {}
+    for item in shown:
+        if item.kind == "score":
+            name = "literal overlap" if item.judgment.target == "literal" else None
+            if name is None:
+                name = "answer" if item.judgment.metric.startswith("qa") else "refusal evidence"
+                if item.judgment.target not in ("refusal", None):
+                    name = f"{item.judgment.metric} evidence"
+            kinds.setdefault(name, span_style(item))
+        elif item.kind == "event":
+            kinds.setdefault("event window ([n] in the gutter)", WINDOW_STYLE)
+    for name, style in kinds.items():
+        line.append_text(_swatch(style, name))
+    characters = [item for item in shown if item.kind == "character"]
+    if characters:
+        line.append("  characters: ", style="dim")
+        for number, item in enumerate(characters):
+            if number:
+                line.append(", ", style="dim")
+            line.append(visible(item.label.split(" / ")[0]), style=span_style(item))
+    line.append("  selected: ", style="dim")
+    line.append("reversed", style=SELECTED_STYLE)
+    return line

@@ -208,7 +208,7 @@ async def drive(path: Path) -> dict[str, float]:
         for _ in range(250):  # crosses two page boundaries (pages of 100)
             before = view.generation_id
             start = time.perf_counter()
-            await pilot.press("n")
+            await pilot.press("N")
             await _until(pilot, lambda b=before: view.generation_id != b)
             steps.append(time.perf_counter() - start)
         figures["pilot round trip of an unbound key (median)"] = statistics.median(floor)
