@@ -80,7 +80,14 @@ def _progress_cell(row: dict[str, Any], active: ActiveRun | None) -> Text:
 def _status_cell(status: str | None, active: ActiveRun | None) -> Text:
     if active is not None and not active.finished:
         return Text(active.state, style="bold yellow")
-    style = {"failed": "red", "cancelled": "yellow", "running": "yellow", "done": "green"}
+    style = {
+        "failed": "red",
+        "cancelled": "yellow",
+        "interrupted": "magenta",
+        "running": "yellow",
+        "judging": "yellow",
+        "done": "green",
+    }
     return plain(status or DASH, style.get(status or "", ""))
 
 

@@ -214,9 +214,10 @@ def judge_cmd(
 ) -> None:
     """(Re)judge the generations of RUN, generated here or imported."""
     from copyaudit.runner import judge_run
+    from db.run_owner import owned
 
     progress = RichProgress()
-    with obj.store() as store, progress.bar:
+    with obj.store() as store, owned(store, run, "judge"), progress.bar:
         stored, skipped = judge_run(
             store,
             run,
