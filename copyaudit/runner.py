@@ -3,8 +3,11 @@
 A run commits each batch of generations (and each batch of judgments) in its own
 transaction, so a killed run loses at most the batch in flight; running the same
 request again resumes where it stopped, without duplicates. Progress is reported
-through a callback; cancellation is checked between batches. A failure on one case
-is stored with the generation and does not stop the run.
+through a callback, per decoding step while a batch generates (tokens/s, ETA). A cancel
+stops the batch in flight at its next decoding step (a generator given a
+DecodingControl); complete batches stay stored, the partial one is dropped and generated
+again on resume. A failure on one case is stored with the generation and does not stop
+the run.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 from copyaudit import __version__
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
-from copyaudit.models.base import GenerationRequest, Generator
+from copyaudit.models.base import DecodingControl, GenerationCancelled, GenerationRequest, Generator
 from copyaudit.progress import ProgressCallback, ProgressMeter, announce
 from copyaudit.prompts import build_prompt, describe_templates
 from copyaudit.run_request import ModelRequest
@@ -342,6 +345,7 @@ def _generate(
 
     meter = ProgressMeter(name, "generate", total, total - len(pending), on_progress)
     meter.advance(0, "resuming" if total - len(pending) else "starting")
+    control = DecodingControl(cancel, meter.tokens)
     step = max(1, request.batch_size)
     for start in range(0, len(pending), step):
         if cancel.is_set():
@@ -351,8 +355,11 @@ def _generate(
             *(_generation_request(item.case, item.template, request, chat) for item in batch),
             strict=True,
         )
+        meter.start_batch(len(batch), max(r.max_new_tokens for r in requests))
         try:
-            results = generator.generate(list(requests), processor_factory)
+            results = generator.generate(list(requests), processor_factory, control)
+        except GenerationCancelled:  # the partial batch is dropped; a resume redoes it
+            return
         except Exception as exc:  # the whole batch failed: record it per case, go on
             from copyaudit.models.base import GenerationResult
 

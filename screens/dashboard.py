@@ -226,7 +226,6 @@ class DashboardScreen(Screen[None]):
         open_review_queue(self.app)
 
     def action_cancel_run(self) -> None:
+        """x: the run that is running (whichever row is selected), or ask which."""
         app: Any = self.app
-        name = self._selected("runs")
-        if name is None or not app.cancel_run(name):
-            self.notify("the selected run is not running in this app", severity="warning")
+        app.ask_cancel_run()
