@@ -197,3 +197,12 @@ def test_progress_counts_tokens_of_the_batch_in_flight() -> None:
     meter.start_batch(4)
     meter.tokens(4)
     assert events[-1].partial == pytest.approx(4 / 25)
+
+
+def test_cancel_confirmation_snapshot(demo_db: Path, snap_compare) -> None:
+    async def ask(pilot: Any) -> None:
+        await settle(pilot)
+        pilot.app.push_screen(ConfirmCancelScreen("literal-default-none"))
+        await settle(pilot)
+
+    assert snap_compare(CopyauditApp(demo_db), terminal_size=SIZE, run_before=ask)
