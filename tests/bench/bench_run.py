@@ -3,7 +3,10 @@
 Run: .venv/bin/python tests/bench/bench_run.py [N_CASES] [BATCH_SIZE]
 Generates the first N bundled literal cases (200 new tokens each, greedy) with
 SmolLM2-135M through the real runner, then judges them with the offline preset;
-prints model load time, generation cases/s and tokens/s, and judging time.
+prints model load time, generation cases/s and tokens/s, and judging time. Then starts
+a second run, cancels it 20 decoding steps into its first batch and prints the cancel
+latency (seconds from setting the flag until the run returned) and how long the first
+progress report with tokens/s took to arrive.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -56,6 +60,42 @@ def main(n: int = 8, batch_size: int = 8) -> None:
         f"load {load_s:.1f} s; generated {outcome.generated} literal cases in "
         f"{generate_s:.1f} s = {outcome.generated / generate_s:.3f} cases/s, "
         f"{tokens / generate_s:.1f} new tokens/s; offline judging {judge_s:.1f} s"
+    )
+    cancel_latency(generator, n, batch_size)
+
+
+def cancel_latency(generator, n: int, batch_size: int) -> None:
+    """Cancel a run 20 decoding steps into its first batch; print how long it took to
+    stop, and when the first token-rate progress arrived."""
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.db"
+        with Store(db) as store:
+            path = samples_dir() / "literal.jsonl"
+            import_cases(store, "literal", "literal", load_cases("literal", path), source=str(path))
+        request = RunRequest(
+            suite="literal", model="default", limit=n, batch_size=batch_size, judges="offline",
+            device="cpu", name="cancelled",
+        )  # fmt: skip
+        cancel = threading.Event()
+        steps = [0]
+        marks: dict[str, float] = {"start": time.perf_counter()}
+
+        def on_progress(event) -> None:
+            if event.tokens_per_s:
+                marks.setdefault("first-rate", time.perf_counter())
+                steps[0] += 1
+                if steps[0] == 20 and not cancel.is_set():
+                    marks["cancel"] = time.perf_counter()
+                    cancel.set()
+
+        outcome = execute_run(
+            db, request, on_progress=on_progress, cancel=cancel, generator=generator
+        )
+        stopped = time.perf_counter()
+    print(
+        f"cancel 20 steps into the first batch (batch {batch_size}): run {outcome.status} "
+        f"{stopped - marks['cancel']:.2f} s after the cancel; first tokens/s progress "
+        f"{marks['first-rate'] - marks['start']:.2f} s after the start"
     )
 
 
