@@ -149,12 +149,22 @@ class CopyauditApp(App[None]):
     # --- runs --------------------------------------------------------------------------
 
     def start_run(self, request: Any) -> ActiveRun | None:
-        """Start a copyaudit.runner.RunRequest in the background; None if that run is
-        already running in this app."""
+        """Start a copyaudit.runner.RunRequest in the background; None (and a warning)
+        if that run is already running, in this app or in another process."""
+        from db.run_owner import current_owner
+
         name = request.run_name()
         current = self.active_runs.get(name)
         if current is not None and not current.finished:
             self.notify(f"run {name} is already running", severity="warning", markup=False)
+            return None
+        holder = current_owner(self.data.ui, name)
+        if holder is not None:  # another process (the engine would refuse it too)
+            self.notify(
+                f"run {name} is already being run by {holder.describe()}",
+                severity="warning",
+                markup=False,
+            )
             return None
         run = ActiveRun(name)
         self.active_runs[name] = run

@@ -206,3 +206,21 @@ def test_cancel_confirmation_snapshot(demo_db: Path, snap_compare) -> None:
         await settle(pilot)
 
     assert snap_compare(CopyauditApp(demo_db), terminal_size=SIZE, run_before=ask)
+
+
+async def test_a_run_held_by_another_process_is_not_started(demo_db: Path, monkeypatch) -> None:
+    from db.run_owner import acquire, release
+
+    monkeypatch.setattr(runner, "execute_run", fake_execute_run)
+    with Store(demo_db) as store:
+        holder = acquire(store, "held", "run")
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        assert app.start_run(RunRequest(suite="literal", name="held")) is None
+        await wait_until(pilot, lambda: len(app.screen.query("Toast")) > 0)
+        toasts = " ".join(str(toast.render()) for toast in app.screen.query("Toast"))
+        assert "already being run by pid" in toasts and "held" in toasts
+        assert "held" not in app.active_runs
+    with Store(demo_db) as store:
+        release(store, holder)

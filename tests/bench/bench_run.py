@@ -27,12 +27,18 @@ from db import Store
 from db.cases import import_cases
 
 
+def _literal_db(directory: Path) -> Path:
+    """A database holding the bundled literal cases."""
+    db = directory / "bench.db"
+    with Store(db) as store:
+        path = samples_dir() / "literal.jsonl"
+        import_cases(store, "literal", "literal", load_cases("literal", path), source=str(path))
+    return db
+
+
 def main(n: int = 8, batch_size: int = 8) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "bench.db"
-        with Store(db) as store:
-            path = samples_dir() / "literal.jsonl"
-            import_cases(store, "literal", "literal", load_cases("literal", path), source=str(path))
+        db = _literal_db(Path(tmp))
         request = RunRequest(
             suite="literal",
             model="default",
@@ -68,10 +74,7 @@ def cancel_latency(generator, n: int, batch_size: int) -> None:
     """Cancel a run 20 decoding steps into its first batch; print how long it took to
     stop, and when the first token-rate progress arrived."""
     with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "bench.db"
-        with Store(db) as store:
-            path = samples_dir() / "literal.jsonl"
-            import_cases(store, "literal", "literal", load_cases("literal", path), source=str(path))
+        db = _literal_db(Path(tmp))
         request = RunRequest(
             suite="literal", model="default", limit=n, batch_size=batch_size, judges="offline",
             device="cpu", name="cancelled",
