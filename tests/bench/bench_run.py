@@ -1,12 +1,12 @@
 """Benchmark: run throughput (cases/s) of the embedded default model on this CPU.
 
-Run: .venv/bin/python tests/bench/bench_run.py [N_CASES] [BATCH_SIZE]
+Run: .venv/bin/python tests/bench/bench_run.py [N_CASES] [BATCH_SIZE] [--cancel-only]
 Generates the first N bundled literal cases (200 new tokens each, greedy) with
 SmolLM2-135M through the real runner, then judges them with the offline preset;
 prints model load time, generation cases/s and tokens/s, and judging time. Then starts
-a second run, cancels it 20 decoding steps into its first batch and prints the cancel
-latency (seconds from setting the flag until the run returned) and how long the first
-progress report with tokens/s took to arrive.
+a second run, cancels it from another thread during the 21st decoding step of its first
+batch and prints the cancel latency (seconds from setting the flag until the run
+returned) and how long the first progress report with tokens/s took to arrive.
 """
 
 from __future__ import annotations
@@ -70,38 +70,48 @@ def main(n: int = 8, batch_size: int = 8) -> None:
     cancel_latency(generator, n, batch_size)
 
 
-def cancel_latency(generator, n: int, batch_size: int) -> None:
-    """Cancel a run 20 decoding steps into its first batch; print how long it took to
-    stop, and when the first token-rate progress arrived."""
+def cancel_latency(generator, n: int = 8, batch_size: int = 8) -> None:
+    """Cancel a run from another thread while the 21st decoding step of its first batch
+    runs (as the app's x does); print how long the run took to return, and the mean
+    decoding step and the first tokens/s report for comparison."""
     with tempfile.TemporaryDirectory() as tmp:
         db = _literal_db(Path(tmp))
         request = RunRequest(
             suite="literal", model="default", limit=n, batch_size=batch_size, judges="offline",
             device="cpu", name="cancelled",
         )  # fmt: skip
-        cancel = threading.Event()
-        steps = [0]
+        cancel, twentieth = threading.Event(), threading.Event()
+        steps: list[float] = []
         marks: dict[str, float] = {"start": time.perf_counter()}
 
         def on_progress(event) -> None:
             if event.tokens_per_s:
-                marks.setdefault("first-rate", time.perf_counter())
-                steps[0] += 1
-                if steps[0] == 20 and not cancel.is_set():
-                    marks["cancel"] = time.perf_counter()
-                    cancel.set()
+                steps.append(time.perf_counter())
+                if len(steps) == 20:
+                    twentieth.set()
 
+        def canceller() -> None:
+            twentieth.wait()
+            marks["cancel"] = time.perf_counter()
+            cancel.set()
+
+        threading.Thread(target=canceller, daemon=True).start()
         outcome = execute_run(
             db, request, on_progress=on_progress, cancel=cancel, generator=generator
         )
         stopped = time.perf_counter()
+    step_s = (steps[19] - steps[0]) / 19
     print(
-        f"cancel 20 steps into the first batch (batch {batch_size}): run {outcome.status} "
-        f"{stopped - marks['cancel']:.2f} s after the cancel; first tokens/s progress "
-        f"{marks['first-rate'] - marks['start']:.2f} s after the start"
+        f"cancel during decoding step 21 of the first batch (batch {batch_size}): run "
+        f"{outcome.status} {stopped - marks['cancel']:.2f} s after the cancel (one decoding "
+        f"step: {step_s:.2f} s); first tokens/s progress {steps[0] - marks['start']:.1f} s "
+        "after the start (the prompts' prefill)"
     )
 
 
 if __name__ == "__main__":
-    args = [int(a) for a in sys.argv[1:3]]
-    main(*args)
+    args = [int(a) for a in sys.argv[1:] if a != "--cancel-only"][:2]
+    if "--cancel-only" in sys.argv:
+        cancel_latency(load_generator(RunRequest(suite="", model="default", device="cpu")), *args)
+    else:
+        main(*args)
