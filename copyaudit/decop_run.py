@@ -204,12 +204,13 @@ def execute_decop(
     models named in the request (tests, or a model already loaded)."""
     from db import Store
     from db.decop import suite_works
+    from db.run_owner import owned
     from db.runs import create_or_resume_run, failure_recorded, set_run_status, suite_id
 
     _check_request(request)
     cancel = cancel or threading.Event()
     name = request.run_name()
-    with Store(db_path) as store:
+    with Store(db_path) as store, owned(store, name, "decop"):
         sid = suite_id(store, request.suite)
         kind = store.scalar("SELECT kind FROM suites WHERE id = ?", (sid,))
         if kind != "decop":

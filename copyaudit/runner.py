@@ -3,8 +3,11 @@
 A run commits each batch of generations (and each batch of judgments) in its own
 transaction, so a killed run loses at most the batch in flight; running the same
 request again resumes where it stopped, without duplicates. Progress is reported
-through a callback; cancellation is checked between batches. A failure on one case
-is stored with the generation and does not stop the run.
+through a callback, per decoding step while a batch generates (tokens/s, ETA). A cancel
+stops the batch in flight at its next decoding step (a generator given a
+DecodingControl); complete batches stay stored, the partial one is dropped and generated
+again on resume. A failure on one case is stored with the generation and does not stop
+the run.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 from copyaudit import __version__
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
-from copyaudit.models.base import GenerationRequest, Generator
+from copyaudit.models.base import DecodingControl, GenerationCancelled, GenerationRequest, Generator
 from copyaudit.progress import ProgressCallback, ProgressMeter, announce
 from copyaudit.prompts import build_prompt, describe_templates
 from copyaudit.run_request import ModelRequest
@@ -188,8 +191,7 @@ def execute_run(
 ) -> RunOutcome:
     """Generate what the run still lacks, then judge it. Safe to call again after a kill."""
     from db import Store
-    from db.runs import RunSpec, create_or_resume_run, failure_recorded, set_run_status, suite_id
-    from db.work import pending_generations
+    from db.run_owner import owned
 
     if request.mitigation not in MITIGATIONS:
         raise UserError(
@@ -198,103 +200,117 @@ def execute_run(
     _check_notice_options(request)
     cancel = cancel or threading.Event()
     name = request.run_name()
-    with Store(db_path) as store:
-        sid = suite_id(store, request.suite)
-        kind = store.scalar("SELECT kind FROM suites WHERE id = ?", (sid,))
-        if kind == "decop":
-            raise UserError("DE-COP suites are scored with `copyaudit decop SUITE`, not generated")
-        if kind != "notice" and request.notice_layout():
-            raise UserError(
-                f"the notice placement and mitigation apply to notice suites; "
-                f"'{request.suite}' holds {kind} cases"
-            )
-        announce(on_progress, name, "load", f"loading model {request.model}")
-        with failure_recorded(store, name):  # a resumed run shows why it did not start
-            generator = generator or load_generator(request)
-            chat = _uses_chat(generator, request.chat)
-            provenance = generator.provenance()
-        spec = RunSpec(
-            name=name,
-            suite=request.suite,
-            backend=request.backend,
-            model=request.model,
-            model_revision=str(
-                provenance.get("revision") or provenance.get("weights_sha256") or ""
-            ),
-            templates=tuple(request.templates),
-            decoding={
-                k: provenance.get(k)
-                for k in ("repetition_penalty", "stop", "greedy", "dtype", "device")
-                if k in provenance
-            },
-            mitigation=request.mitigation,
-            config={
-                "shots": request.shots,
-                "limit": request.limit,
-                "judges": request.judges,
-                "judge_model": request.judge_model,
-                "event_model": request.event_model,
-                # only when set, so that runs made before these options still resume
-                **{
-                    key: value
-                    for key, value in (
-                        ("notice_embedding_model", request.notice_embedding_model),
-                        ("notice_multilingual_model", request.notice_multilingual_model),
-                    )
-                    if value is not None
-                },
-                **request.notice_layout(),
-                "chat": chat,
-                "memfree_n": request.memfree_n,
-                "prompts": stable_hash(describe_templates()),
-                "model": provenance,
-            },
-            code_version=code_version(),
+    with Store(db_path) as store, owned(store, name, "run"):
+        return _execute_owned(
+            store, request, name, on_progress, cancel, generator, embedder_factory
         )
-        run_id = create_or_resume_run(store, spec)
-        set_run_status(store, run_id, "running")
-        outcome = RunOutcome(run=name, status="running")
-        try:
-            pending, total = pending_generations(
-                store, run_id, sid, request.templates, request.limit
-            )
-            processor_factory = None
-            if request.mitigation == "memfree":
-                processor_factory = _memfree_factory(store, sid, request, generator)
-            _generate(
-                store,
-                run_id,
-                generator,
-                request,
-                chat,
-                pending,
-                total,
-                processor_factory,
-                on_progress,
-                cancel,
-                outcome,
-                name,
-            )
-            if not cancel.is_set():
-                judged = judge_run(
-                    store,
-                    name,
-                    request.judges,
-                    on_progress=on_progress,
-                    cancel=cancel,
-                    embedder_factory=embedder_factory,
-                    judge_model=request.judge_model,
-                    event_model=request.event_model,
-                    notice_embedding_model=request.notice_embedding_model,
-                    notice_multilingual_model=request.notice_multilingual_model,
+
+
+def _execute_owned(
+    store: Any,
+    request: RunRequest,
+    name: str,
+    on_progress: ProgressCallback | None,
+    cancel: threading.Event,
+    generator: Generator | None,
+    embedder_factory: Callable[[], Any] | None,
+) -> RunOutcome:
+    """execute_run once this process owns the run."""
+    from db.runs import RunSpec, create_or_resume_run, failure_recorded, set_run_status, suite_id
+    from db.work import pending_generations
+
+    sid = suite_id(store, request.suite)
+    kind = store.scalar("SELECT kind FROM suites WHERE id = ?", (sid,))
+    if kind == "decop":
+        raise UserError("DE-COP suites are scored with `copyaudit decop SUITE`, not generated")
+    if kind != "notice" and request.notice_layout():
+        raise UserError(
+            f"the notice placement and mitigation apply to notice suites; "
+            f"'{request.suite}' holds {kind} cases"
+        )
+    announce(on_progress, name, "load", f"loading model {request.model}")
+    with failure_recorded(store, name):  # a resumed run shows why it did not start
+        generator = generator or load_generator(request)
+        chat = _uses_chat(generator, request.chat)
+        provenance = generator.provenance()
+    spec = RunSpec(
+        name=name,
+        suite=request.suite,
+        backend=request.backend,
+        model=request.model,
+        model_revision=str(provenance.get("revision") or provenance.get("weights_sha256") or ""),
+        templates=tuple(request.templates),
+        decoding={
+            k: provenance.get(k)
+            for k in ("repetition_penalty", "stop", "greedy", "dtype", "device")
+            if k in provenance
+        },
+        mitigation=request.mitigation,
+        config={
+            "shots": request.shots,
+            "limit": request.limit,
+            "judges": request.judges,
+            "judge_model": request.judge_model,
+            "event_model": request.event_model,
+            # only when set, so that runs made before these options still resume
+            **{
+                key: value
+                for key, value in (
+                    ("notice_embedding_model", request.notice_embedding_model),
+                    ("notice_multilingual_model", request.notice_multilingual_model),
                 )
-                outcome.judged, outcome.skipped_judges = judged
-            outcome.status = "cancelled" if cancel.is_set() else "done"
-            set_run_status(store, run_id, outcome.status)
-        except BaseException as exc:
-            outcome.status, outcome.error = "failed", f"{type(exc).__name__}: {exc}"
-            set_run_status(store, run_id, "failed", outcome.error)
-            raise
+                if value is not None
+            },
+            **request.notice_layout(),
+            "chat": chat,
+            "memfree_n": request.memfree_n,
+            "prompts": stable_hash(describe_templates()),
+            "model": provenance,
+        },
+        code_version=code_version(),
+    )
+    run_id = create_or_resume_run(store, spec)
+    set_run_status(store, run_id, "running")
+    outcome = RunOutcome(run=name, status="running")
+    try:
+        pending, total = pending_generations(store, run_id, sid, request.templates, request.limit)
+        processor_factory = None
+        if request.mitigation == "memfree":
+            processor_factory = _memfree_factory(store, sid, request, generator)
+        _generate(
+            store,
+            run_id,
+            generator,
+            request,
+            chat,
+            pending,
+            total,
+            processor_factory,
+            on_progress,
+            cancel,
+            outcome,
+            name,
+        )
+        if not cancel.is_set():
+            judged = judge_run(
+                store,
+                name,
+                request.judges,
+                on_progress=on_progress,
+                cancel=cancel,
+                embedder_factory=embedder_factory,
+                judge_model=request.judge_model,
+                event_model=request.event_model,
+                notice_embedding_model=request.notice_embedding_model,
+                notice_multilingual_model=request.notice_multilingual_model,
+            )
+            outcome.judged, outcome.skipped_judges = judged
+        outcome.status = "cancelled" if cancel.is_set() else "done"
+        set_run_status(store, run_id, outcome.status)
+    except BaseException as exc:
+        outcome.status, outcome.error = "failed", f"{type(exc).__name__}: {exc}"
+        set_run_status(store, run_id, "failed", outcome.error)
+        raise
     return outcome
 
 
@@ -329,6 +345,7 @@ def _generate(
 
     meter = ProgressMeter(name, "generate", total, total - len(pending), on_progress)
     meter.advance(0, "resuming" if total - len(pending) else "starting")
+    control = DecodingControl(cancel, meter.tokens)
     step = max(1, request.batch_size)
     for start in range(0, len(pending), step):
         if cancel.is_set():
@@ -338,8 +355,11 @@ def _generate(
             *(_generation_request(item.case, item.template, request, chat) for item in batch),
             strict=True,
         )
+        meter.start_batch(len(batch), max(r.max_new_tokens for r in requests))
         try:
-            results = generator.generate(list(requests), processor_factory)
+            results = generator.generate(list(requests), processor_factory, control)
+        except GenerationCancelled:  # the partial batch is dropped; a resume redoes it
+            return
         except Exception as exc:  # the whole batch failed: record it per case, go on
             from copyaudit.models.base import GenerationResult
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from db.connection import Store
 from db.labels import current_label_events_sql, item_count_sql
-from db.queries import runs_summary
+from db.queries import runs_summary, with_shown_status
 
 # Dashboard headline figures: key -> (metric, how). "flagged" is the share of the
 # metric's judgments that are flagged (as copyaudit.report computes it), "mean" its mean.
@@ -201,7 +201,7 @@ def run_info(store: Store, name: str) -> dict[str, Any] | None:
         "s.kind FROM runs r JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",
         (name,),
     ).fetchone()
-    return dict(row) if row is not None else None
+    return None if row is None else with_shown_status(store, dict(row), name)
 
 
 def run_metrics(store: Store, run_id: int) -> list[MetricKey]:

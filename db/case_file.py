@@ -7,7 +7,7 @@ from typing import Any
 
 from copyaudit.errors import UserError
 from db.connection import Store
-from db.queries import GENERATION_KEY_SQL
+from db.queries import GENERATION_KEY_SQL, with_shown_status
 
 
 def _loads(text: str | None) -> Any:
@@ -29,7 +29,7 @@ def generation_record(store: Store, generation_id: int) -> dict[str, Any]:
     ).fetchone()
     if row is None:
         raise UserError(f"no generation with id {generation_id}")
-    out = dict(row)
+    out = with_shown_status(store, dict(row), row["run"], "run_status")
     for name in ("payload", "templates", "decoding", "config"):
         out[name] = _loads(out[name])
     return out
@@ -47,7 +47,7 @@ def run_record(store: Store, run: str) -> dict[str, Any]:
     ).fetchone()
     if row is None:
         raise UserError(f"no run named '{run}' (see `copyaudit runs`)")
-    out = dict(row)
+    out = with_shown_status(store, dict(row), run)
     for name in ("templates", "decoding", "config"):
         out[name] = _loads(out[name])
     return out

@@ -15,6 +15,7 @@ import sqlite_utils
 
 from db.decop import migrate_decop
 from db.queues import migrate_queues
+from db.run_owner import migrate_run_owners
 
 
 def _now() -> str:
@@ -248,6 +249,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     migrate_queues,
     m005_sort_and_flag_indexes,
     m006_import_skips,
+    migrate_run_owners,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

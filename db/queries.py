@@ -38,9 +38,13 @@ def runs_summary(store: Store) -> list[dict[str, Any]]:
         "(SELECT COUNT(*) FROM cases c WHERE c.suite_id = r.suite_id) AS cases "
         "FROM runs r JOIN suites s ON s.id = r.suite_id ORDER BY r.id"
     ).fetchall()
+    from db.run_owner import live_owners, shown_status
+
+    owners = live_owners(store)
     out = []
     for r in rows:
         row = dict(r)
+        row["status"] = shown_status(row["status"], owners.get(row["name"]))
         templates = json.loads(row.pop("templates") or "[]")
         limit = json.loads(row.pop("config") or "{}").get("limit")
         cases = row["cases"] if limit is None else min(limit, row["cases"])
@@ -161,7 +165,18 @@ def run_overview(store: Store, run: str) -> dict[str, Any]:
         "AS failed FROM runs r JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",
         (run,),
     ).fetchone()
-    return dict(row) if row is not None else {}
+    return {} if row is None else with_shown_status(store, dict(row), run)
+
+
+def with_shown_status(
+    store: Store, row: dict[str, Any], run: str, key: str = "status"
+) -> dict[str, Any]:
+    """`row` with its run status as a person should see it (running / interrupted;
+    see db.run_owner.shown_status)."""
+    from db.run_owner import current_owner, shown_status
+
+    row[key] = shown_status(row[key], current_owner(store, run))
+    return row
 
 
 def metric_thresholds(store: Store, run: str) -> dict[str, list[float]]:

@@ -48,6 +48,7 @@ class CopyauditApp(App[None]):
         self.active_runs: dict[str, ActiveRun] = {}
         self.run_signal: Signal[ActiveRun] = Signal(self, "runs")
         self._quit_asked_at = -QUIT_CONFIRM_S
+        self._quitting = False
 
     def on_mount(self) -> None:
         from screens.dashboard import DashboardScreen
@@ -142,16 +143,28 @@ class CopyauditApp(App[None]):
             run = self.active_runs.get(worker.name)
             if run is not None:
                 self._finish_run(run, worker.result)
+        if self._quitting and all(run.finished for run in self.active_runs.values()):
+            self.exit()
 
     # --- runs --------------------------------------------------------------------------
 
     def start_run(self, request: Any) -> ActiveRun | None:
-        """Start a copyaudit.runner.RunRequest in the background; None if that run is
-        already running in this app."""
+        """Start a copyaudit.runner.RunRequest in the background; None (and a warning)
+        if that run is already running, in this app or in another process."""
+        from db.run_owner import current_owner
+
         name = request.run_name()
         current = self.active_runs.get(name)
         if current is not None and not current.finished:
             self.notify(f"run {name} is already running", severity="warning", markup=False)
+            return None
+        holder = current_owner(self.data.ui, name)
+        if holder is not None:  # another process (the engine would refuse it too)
+            self.notify(
+                f"run {name} is already being run by {holder.describe()}",
+                severity="warning",
+                markup=False,
+            )
             return None
         run = ActiveRun(name)
         self.active_runs[name] = run
@@ -186,13 +199,45 @@ class CopyauditApp(App[None]):
         self.run_signal.publish(run)
         return run
 
+    def running_runs(self) -> list[str]:
+        """Runs started in this app that are running and not yet asked to stop."""
+        return [run.name for run in self.active_runs.values() if run.state == "running"]
+
+    def ask_cancel_run(self, name: str | None = None) -> None:
+        """Cancel run `name`, else the run that is running, else ask which (when several)
+        — always after a confirmation (choosing from the list is one)."""
+        from screens.run_dialogs import ChooseRunScreen, ConfirmCancelScreen
+
+        running = self.running_runs()
+        if name is not None:
+            running = [name] if name in running else []
+        if not running:
+            self.notify("no run started in this app is running", severity="warning")
+        elif len(running) > 1:
+            self.push_screen(ChooseRunScreen(running), lambda chosen: self._cancel_if(chosen))
+        else:
+            only = running[0]
+            self.push_screen(
+                ConfirmCancelScreen(only), lambda yes: self._cancel_if(only if yes else None)
+            )
+
+    def _cancel_if(self, name: str | None) -> None:
+        if name is not None:
+            self.cancel_run(name)
+
     def cancel_run(self, name: str) -> bool:
+        """Set the run's cancel flag (no question asked: see ask_cancel_run). The worker
+        stops at the next decoding step; complete generations stay stored."""
         run = self.active_runs.get(name)
         if run is None or run.finished:
             return False
         run.cancel.set()
         run.state = "cancelling"
-        self.notify(f"cancelling run {name} (stops after the batch in flight)", markup=False)
+        self.notify(
+            f"cancelling run {name} (stops at the next decoding step; complete generations "
+            "are kept)",
+            markup=False,
+        )
         self.run_signal.publish(run)
         return True
 
@@ -223,10 +268,13 @@ class CopyauditApp(App[None]):
     # --- actions -----------------------------------------------------------------------
 
     async def action_quit(self) -> None:
-        """Quit; while a run started here is in progress, only on a second q (quitting
-        stops the run after its batch in flight; starting it again resumes it)."""
+        """Quit; while a run started here is in progress, only on a second q, which
+        cancels the runs, shows "stopping the run…" and exits once their workers have
+        stopped (at the next decoding step; starting a run again resumes it)."""
         running = [run.name for run in self.active_runs.values() if not run.finished]
         now = time.monotonic()
+        if self._quitting:
+            return
         if running and now - self._quit_asked_at > QUIT_CONFIRM_S:
             self._quit_asked_at = now
             self.notify(
@@ -237,7 +285,15 @@ class CopyauditApp(App[None]):
                 markup=False,
             )
             return
-        self.exit()
+        if not running:
+            self.exit()
+            return
+        from screens.run_dialogs import StoppingScreen
+
+        self._quitting = True  # on_worker_state_changed exits once every run stopped
+        for name in running:
+            self.cancel_run(name)
+        self.push_screen(StoppingScreen(running))
 
     def action_help(self) -> None:
         from screens.help import HelpScreen

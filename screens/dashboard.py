@@ -80,7 +80,14 @@ def _progress_cell(row: dict[str, Any], active: ActiveRun | None) -> Text:
 def _status_cell(status: str | None, active: ActiveRun | None) -> Text:
     if active is not None and not active.finished:
         return Text(active.state, style="bold yellow")
-    style = {"failed": "red", "cancelled": "yellow", "running": "yellow", "done": "green"}
+    style = {
+        "failed": "red",
+        "cancelled": "yellow",
+        "interrupted": "magenta",
+        "running": "yellow",
+        "judging": "yellow",
+        "done": "green",
+    }
     return plain(status or DASH, style.get(status or "", ""))
 
 
@@ -219,7 +226,6 @@ class DashboardScreen(Screen[None]):
         open_review_queue(self.app)
 
     def action_cancel_run(self) -> None:
+        """x: the run that is running (whichever row is selected), or ask which."""
         app: Any = self.app
-        name = self._selected("runs")
-        if name is None or not app.cancel_run(name):
-            self.notify("the selected run is not running in this app", severity="warning")
+        app.ask_cancel_run()

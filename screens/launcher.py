@@ -1,7 +1,8 @@
 """Run launcher: choose suite, model, templates, mitigation (and a notice suite's notice
 placement and mitigation) and judges; start the run in
-the background and follow it (progress bar, count, rate, ETA). Esc goes back and the run
-goes on (Esc never cancels: the Cancel run button does, after the batch in flight).
+the background and follow it (progress bar, count, tokens/s, ETA). Esc goes back and
+the run goes on (Esc never cancels); ctrl+x or the Cancel button cancels the run started
+here, after a confirmation (it stops at the next decoding step).
 A DE-COP suite starts a DE-COP run (copyaudit.decop_run.execute_decop, as `copyaudit
 decop`): suite, model, endpoint, limit (passages per work), calibration and name apply;
 the rest is ignored."""
@@ -57,6 +58,7 @@ class LauncherScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "start", "Start run", id="launcher.start", priority=True),
         Binding("escape", "back", "Back (a run continues)", id="launcher.escape"),
+        Binding("ctrl+x", "cancel_run", "Cancel run", id="launcher.cancel_run"),
     ]
 
     def __init__(self, suite: str | None = None) -> None:
@@ -117,7 +119,7 @@ class LauncherScreen(Screen[None]):
             yield Input("", id="name", placeholder="automatic", compact=True)
             with Horizontal(classes="row buttons"):
                 yield Button("Start (ctrl+s)", id="start", variant="primary")
-                yield Button("Cancel run", id="cancel", variant="error", disabled=True)
+                yield Button("Cancel run (ctrl+x)", id="cancel", variant="error", disabled=True)
         with Vertical(id="progress-panel"):
             yield Static(Text("No run started from this screen yet.", style="dim"), id="run-line")
             bar = ProgressBar(id="run-bar", show_eta=False)
@@ -199,11 +201,13 @@ class LauncherScreen(Screen[None]):
         if event.button.id == "start":
             self.action_start()
         elif event.button.id == "cancel":
-            self._cancel()
+            self.action_cancel_run()
 
-    def _cancel(self) -> bool:
+    def action_cancel_run(self) -> None:
+        """The run started here (after a confirmation), else the one running."""
         app: Any = self.app
-        return self._run_name is not None and app.cancel_run(self._run_name)
+        mine = self._run_name in app.running_runs()
+        app.ask_cancel_run(self._run_name if mine else None)
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -222,7 +226,7 @@ class LauncherScreen(Screen[None]):
         bar.display = True
         progress = run.progress
         if progress is not None and progress.total:
-            bar.update(total=progress.total, progress=progress.done)
+            bar.update(total=progress.total, progress=progress.done + progress.partial)
         if run.state == "done" and progress is not None:
             bar.update(total=max(progress.total, 1), progress=max(progress.total, 1))
         self.query_one("#cancel", Button).disabled = run.finished or run.state == "cancelling"

@@ -226,11 +226,11 @@ def test_generator_retries_smaller_batches_after_oom(
     real_batch = flaky._generate_batch
     sizes: list[int] = []
 
-    def limited(items, max_new_tokens, factory):
+    def limited(items, max_new_tokens, factory, control=None):
         sizes.append(len(items))
         if len(items) > 2:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory")
-        return real_batch(items, max_new_tokens, factory)
+        return real_batch(items, max_new_tokens, factory, control)
 
     monkeypatch.setattr(flaky, "_generate_batch", limited)
     results = flaky.generate(requests)
@@ -239,7 +239,7 @@ def test_generator_retries_smaller_batches_after_oom(
     assert flaky.batcher.batch_size == 2
     assert flaky.provenance()["decoding"]["batch_size_now"] == 2
 
-    def always_oom(items, max_new_tokens, factory):
+    def always_oom(items, max_new_tokens, factory, control=None):
         raise torch.cuda.OutOfMemoryError("CUDA out of memory")
 
     monkeypatch.setattr(flaky, "_generate_batch", always_oom)
@@ -249,10 +249,10 @@ def test_generator_retries_smaller_batches_after_oom(
     # Only the longest prompt does not fit even alone: only it fails.
     longest = max(len(flaky.prompt_token_ids(r)) for r in requests)
 
-    def oom_when_longest(items, max_new_tokens, factory):
+    def oom_when_longest(items, max_new_tokens, factory, control=None):
         if any(len(item.token_ids) == longest for item in items):
             raise torch.cuda.OutOfMemoryError("CUDA out of memory")
-        return real_batch(items, max_new_tokens, factory)
+        return real_batch(items, max_new_tokens, factory, control)
 
     monkeypatch.setattr(flaky, "_generate_batch", oom_when_longest)
     mixed = flaky.generate(requests)

@@ -3,7 +3,6 @@ launcher or the dashboard, worker failures as notifications, one real (tiny) run
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from db.runs import RunSpec, create_or_resume_run, set_run_status
 from screens.app import CopyauditApp
 from screens.dashboard import DashboardScreen
 from screens.launcher import LauncherScreen
+from screens.run_dialogs import ConfirmCancelScreen, StoppingScreen
 from tests.test_screens_data import build_demo_like_db, cell_texts, settle, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -68,9 +68,9 @@ async def _start_from_launcher(pilot) -> LauncherScreen:
     return launcher
 
 
-async def test_progress_shows_live_and_the_cancel_button_cancels(
-    demo_db: Path, monkeypatch
-) -> None:
+async def test_progress_shows_live_and_cancel_asks_first(demo_db: Path, monkeypatch) -> None:
+    """ctrl+x cancels the launcher's run after a confirmation (n / Esc keep it going);
+    Esc is back and never cancels."""
     monkeypatch.setattr(runner, "execute_run", fake_execute_run)
     app = CopyauditApp(demo_db)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
@@ -85,14 +85,23 @@ async def test_progress_shows_live_and_the_cancel_button_cancels(
         bar = launcher.query_one("#run-bar")
         assert bar.total == TOTAL and 0 < bar.progress < TOTAL
         assert _status(demo_db, name) == "running"
-        await pilot.click("#cancel")  # cancels the run (the screen stays)
+        await pilot.press("ctrl+x")  # asks first
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmCancelScreen))
+        await pilot.press("escape")  # no: the run goes on
+        await wait_until(pilot, lambda: app.screen is launcher)
+        await pilot.press("ctrl+x", "n")  # no again
+        await wait_until(pilot, lambda: app.screen is launcher)
+        assert not run.cancel.is_set()
+        await pilot.press("ctrl+x")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmCancelScreen))
+        await pilot.press("y")  # cancels the run (the launcher stays)
         await wait_until(pilot, lambda: run.finished)
         await pilot.pause()
         assert run.state == "cancelled" and run.outcome.generated < TOTAL
         assert _status(demo_db, name) == "cancelled"
         assert "cancelled" in str(launcher.query_one("#run-line").render())
         assert app.screen is launcher
-        await pilot.press("escape")  # nothing running now: back
+        await pilot.press("escape")  # back
         await settle(pilot)
         assert isinstance(app.screen, DashboardScreen)
         assert cell_texts(app.screen.query_one("#runs"), name)[3] == "cancelled"
@@ -121,8 +130,11 @@ async def test_leave_the_launcher_watch_on_the_dashboard_cancel_there(
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen))
         assert not run.finished
-        table.move_cursor(row=table.get_row_index(name))
-        await pilot.press("x")
+        table.move_cursor(row=0 if table.get_row_index(name) else 1)  # another row
+        await pilot.press("x")  # the running run, whichever row is selected, after a yes
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmCancelScreen))
+        assert app.screen.run_name == name and not run.cancel.is_set()
+        await pilot.press("y")
         await wait_until(pilot, lambda: run.finished)
         await wait_until(pilot, lambda: cell_texts(table, name)[3] == "cancelled")
         assert _status(demo_db, name) == "cancelled"
@@ -226,9 +238,17 @@ async def test_notice_placement_and_mitigation_reach_the_request(tmp_path: Path)
 
 
 async def test_quitting_during_a_run_asks_first(demo_db: Path, monkeypatch) -> None:
-    """q with a run in progress warns and quits only on a second q; the run is then
-    stopped (cancelled, resumable), not left running."""
-    monkeypatch.setattr(runner, "execute_run", fake_execute_run)
+    """q with a run in progress warns and quits only on a second q, which cancels the
+    run, shows "stopping the run…" (the screen never blanks) and exits once the worker
+    has stopped; the run is then cancelled (resumable), not left running."""
+    step_done = threading.Event()  # the test ends the "decoding step" in flight
+
+    def slow_to_stop(db_path, request, *, on_progress=None, cancel=None):
+        outcome = fake_execute_run(db_path, request, on_progress=on_progress, cancel=cancel)
+        step_done.wait(timeout=60)
+        return outcome
+
+    monkeypatch.setattr(runner, "execute_run", slow_to_stop)
     app = CopyauditApp(demo_db)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await _start_from_launcher(pilot)
@@ -243,16 +263,14 @@ async def test_quitting_during_a_run_asks_first(demo_db: Path, monkeypatch) -> N
         toasts = [str(toast.render()) for toast in app.screen.query("Toast")]
         assert any("press q again" in text for text in toasts)
         await pilot.press("q")
-        await pilot.pause()
-    assert run.cancel.is_set()  # on_unmount stops the run
-    await asyncio.to_thread(_wait_for_status, demo_db, "literal-default-none", "cancelled")
-
-
-def _wait_for_status(path: Path, run: str, status: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while _status(path, run) != status:
-        assert time.monotonic() < deadline, _status(path, run)
-        time.sleep(0.05)
+        await wait_until(pilot, lambda: isinstance(app.screen, StoppingScreen))
+        assert run.cancel.is_set() and app.is_running and not run.finished
+        shown = " ".join(str(widget.render()) for widget in app.screen.query("Static"))
+        assert "stopping the run…" in shown and "literal-default-none" in shown
+        step_done.set()
+        await wait_until(pilot, lambda: not app.is_running)
+    assert run.state == "cancelled"
+    assert _status(demo_db, "literal-default-none") == "cancelled"
 
 
 async def test_q_quits_at_once_without_a_run(demo_db: Path) -> None:

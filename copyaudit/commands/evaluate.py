@@ -42,16 +42,14 @@ class RichProgress:
             Progress,
             TextColumn,
             TimeElapsedColumn,
-            TimeRemainingColumn,
         )
 
         self.bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"),
             TimeElapsedColumn(),
-            TimeRemainingColumn(),
+            TextColumn("{task.fields[figures]}"),
             console=console or Console(stderr=True),
         )
         self.tasks: dict[str, Any] = {}
@@ -66,12 +64,12 @@ class RichProgress:
             self._log(key, event)
             return
         if key not in self.tasks:
-            self.tasks[key] = self.bar.add_task(key, total=event.total, rate="")
+            self.tasks[key] = self.bar.add_task(key, total=event.total, figures="")
         self.bar.update(
             self.tasks[key],
-            completed=event.done,
+            completed=event.done + event.partial,
             total=event.total,
-            rate=f"{event.rate:.2f}/s" if event.rate else "",
+            figures=event.figures(),
         )
 
     def _log(self, key: str, event: Any) -> None:
@@ -214,9 +212,10 @@ def judge_cmd(
 ) -> None:
     """(Re)judge the generations of RUN, generated here or imported."""
     from copyaudit.runner import judge_run
+    from db.run_owner import owned
 
     progress = RichProgress()
-    with obj.store() as store, progress.bar:
+    with obj.store() as store, owned(store, run, "judge"), progress.bar:
         stored, skipped = judge_run(
             store,
             run,

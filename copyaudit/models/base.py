@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -25,14 +26,42 @@ class GenerationResult:
     error: str | None = None  # set when this one request failed; text is then ""
 
 
+class GenerationCancelled(Exception):
+    """The cancel flag was set while a batch was decoding: the batch's partial outputs
+    are discarded (its requests stay pending and a resumed run generates them)."""
+
+
+@dataclass(frozen=True)
+class DecodingControl:
+    """What a run passes to a generator to follow and stop a batch between decoding
+    steps: `cancel` is checked after every step; `on_tokens(n)` hears of the n tokens
+    each step decoded (one per sequence of the batch)."""
+
+    cancel: threading.Event
+    on_tokens: Callable[[int], None] | None = None
+
+    def step(self, tokens: int) -> bool:
+        """Report a decoding step; True when the batch should stop now."""
+        if self.on_tokens is not None:
+            self.on_tokens(tokens)
+        return self.cancel.is_set()
+
+    def check(self) -> None:
+        """Raise GenerationCancelled if the cancel flag is set."""
+        if self.cancel.is_set():
+            raise GenerationCancelled
+
+
 @runtime_checkable
 class Generator(Protocol):
-    """Generates continuations. Greedy unless the backend says otherwise."""
+    """Generates continuations. Greedy unless the backend says otherwise. With a
+    `control`, a cancel stops the batch within a decoding step (GenerationCancelled)."""
 
     def generate(
         self,
         requests: Sequence[GenerationRequest],
         logits_processor_factory: Callable[[], Any] | None = None,
+        control: DecodingControl | None = None,
     ) -> list[GenerationResult]: ...
 
     def provenance(self) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from transformers import (
     StoppingCriteriaList,
 )
 
-from copyaudit.models.base import GenerationRequest, GenerationResult
+from copyaudit.models.base import DecodingControl, GenerationRequest, GenerationResult
 from copyaudit.models.batching import (
     AdaptiveBatcher,
     BatchTooLargeError,
@@ -84,6 +84,7 @@ class HFGenerator:
         self,
         requests: Sequence[GenerationRequest],
         logits_processor_factory: Callable[[], Any] | None = None,
+        control: DecodingControl | None = None,
     ) -> list[GenerationResult]:
         results: list[GenerationResult | None] = [None] * len(requests)
         context = max_positions(self.loaded.model)
@@ -112,12 +113,12 @@ class HFGenerator:
                 batch_results = self.batcher.run(
                     items,
                     lambda chunk, n=max_new_tokens: self._generate_batch(
-                        chunk, n, logits_processor_factory
+                        chunk, n, logits_processor_factory, control
                     ),
                 )
             except BatchTooLargeError:
                 batch_results = self._generate_one_by_one(
-                    items, max_new_tokens, logits_processor_factory
+                    items, max_new_tokens, logits_processor_factory, control
                 )
             for item, result in zip(items, batch_results, strict=True):
                 results[item.index] = result
@@ -131,6 +132,7 @@ class HFGenerator:
         items: Sequence[_Prepared],
         max_new_tokens: int,
         logits_processor_factory: Callable[[], Any] | None,
+        control: DecodingControl | None,
     ) -> list[GenerationResult]:
         """After out-of-memory at batch size one: each request alone, so that only the
         ones that do not fit fail (as error results)."""
@@ -138,7 +140,7 @@ class HFGenerator:
         for item in items:
             try:
                 results.extend(
-                    self._generate_batch([item], max_new_tokens, logits_processor_factory)
+                    self._generate_batch([item], max_new_tokens, logits_processor_factory, control)
                 )
             except Exception as error:
                 if not is_out_of_memory(error):
@@ -208,7 +210,12 @@ class HFGenerator:
         items: Sequence[_Prepared],
         max_new_tokens: int,
         logits_processor_factory: Callable[[], Any] | None,
+        control: DecodingControl | None = None,
     ) -> list[GenerationResult]:
+        """One padded batch. With a `control`: a cancel before or during decoding raises
+        GenerationCancelled (the stopping criterion ends decoding at the next step)."""
+        if control is not None:
+            control.check()
         loaded = self.loaded
         input_ids, attention_mask = left_pad(
             [item.token_ids for item in items], loaded.pad_token_id, loaded.device
@@ -222,6 +229,9 @@ class HFGenerator:
         if logits_processor_factory is not None:
             processors.append(logits_processor_factory())
         stopper = StopOnText(loaded.tokenizer, self.stop, prompt_length) if self.stop else None
+        criteria: list[StoppingCriteria] = [stopper] if stopper else []
+        if control is not None:
+            criteria.append(StopOnCancel(control))
 
         started = time.perf_counter()
         with torch.inference_mode():
@@ -233,8 +243,10 @@ class HFGenerator:
                 num_beams=1,
                 pad_token_id=loaded.pad_token_id,
                 logits_processor=LogitsProcessorList(processors),
-                stopping_criteria=StoppingCriteriaList([stopper] if stopper else []),
+                stopping_criteria=StoppingCriteriaList(criteria),
             )
+        if control is not None:
+            control.check()  # stopped by the cancel: the outputs are partial
         seconds = (time.perf_counter() - started) / len(items)
 
         results = []
@@ -296,6 +308,18 @@ class StopOnText(StoppingCriteria):
                 self.stopped_at[row] = count
             done.append(row in self.stopped_at)
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
+class StopOnCancel(StoppingCriteria):
+    """Reports each decoding step to a DecodingControl and stops every sequence once
+    its cancel flag is set (called after each forward pass)."""
+
+    def __init__(self, control: DecodingControl) -> None:
+        self.control = control
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        stop = self.control.step(int(input_ids.shape[0]))
+        return torch.full((input_ids.shape[0],), stop, dtype=torch.bool, device=input_ids.device)
 
 
 class PaddingAwareRepetitionPenalty(LogitsProcessor):

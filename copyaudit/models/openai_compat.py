@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from copyaudit.models.base import GenerationRequest, GenerationResult
+from copyaudit.models.base import DecodingControl, GenerationRequest, GenerationResult
 from copyaudit.models.http_client import JsonClient, RequestFailed
 from copyaudit.models.stopping import DEFAULT_STOP, truncate_at_stop
 
@@ -74,13 +74,28 @@ class OpenAIGenerator:
         self,
         requests: Sequence[GenerationRequest],
         logits_processor_factory: Callable[[], Any] | None = None,
+        control: DecodingControl | None = None,
     ) -> list[GenerationResult]:
+        """Requests go out `concurrency` at a time; with a `control`, a cancel stops
+        sending and discards the batch (GenerationCancelled), and each answer reports
+        its completion tokens."""
         if logits_processor_factory is not None:
             raise NotImplementedError(
                 "logits processors (e.g. MemFree) need the model's logits; the OpenAI-"
                 "compatible backend cannot apply them — use the hf backend"
             )
-        return _map_bounded(self._generate_one, requests, self.concurrency)
+        if control is None:
+            return _map_bounded(self._generate_one, requests, self.concurrency)
+
+        def one(request: GenerationRequest) -> GenerationResult:
+            control.check()
+            result = self._generate_one(request)
+            control.step(result.tokens)
+            return result
+
+        results = _map_bounded(one, requests, self.concurrency)
+        control.check()
+        return results
 
     def _generate_one(self, request: GenerationRequest) -> GenerationResult:
         started = time.perf_counter()
