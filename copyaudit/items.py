@@ -2,13 +2,17 @@
 
 Events and characters are stored by their 0-based place in the case's reference list
 and shown by their 1-based number, as the reference lists and the highlights number
-them ("event 3" is the list's [3]); refusal and literal have one item per generation
-and are named by the target alone.
+them ("event 3" is the list's [3]); refusal, literal and content have one item per
+generation and are named by the target alone.
 """
 
 from __future__ import annotations
 
 NUMBERED_TARGETS = ("event", "character")  # one item per reference event / character
+# One item per generation: refusal, verbatim copy, and (notice paraphrase / translate)
+# whether the output reproduces the snippet's content.
+WHOLE_OUTPUT_TARGETS = ("refusal", "literal", "content")
+LABEL_TARGETS = NUMBERED_TARGETS + WHOLE_OUTPUT_TARGETS  # every human label target
 
 
 def item_number(target: str, index: int | None) -> int | None:

@@ -24,7 +24,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from copyaudit.errors import UserError
-from copyaudit.items import item_name
+from copyaudit.items import WHOLE_OUTPUT_TARGETS, item_name
 from db.browse import GenerationDetail
 from db.events import append_label
 from db.labels import CurrentLabel
@@ -152,7 +152,7 @@ class AnnotationScreen(GenerationScreen, inherit_bindings=False):
         if self.blind or option_id is None:
             return None
         target = option_id.split(":", 1)[0]
-        if target in ("refusal", "literal"):
+        if target in WHOLE_OUTPUT_TARGETS:
             return next(
                 (i for i in self.items if i.kind == "score" and i.judgment.target == target),
                 None,
@@ -173,10 +173,9 @@ class AnnotationScreen(GenerationScreen, inherit_bindings=False):
         else:
             line.append("  blind: OFF", style="bold red")
             line.append(" (judges shown; b hides them)", style="dim")
-        done = sum(
-            1 for item in self.label_items if self._mine(item.target, item.index) is not None
-        )
-        line.append(f"  ·  {done}/{len(self.label_items)} labelled", style="bold")
+        asked = [item for item in self.label_items if item.asked]
+        done = sum(1 for item in asked if self._mine(item.target, item.index) is not None)
+        line.append(f"  ·  {done}/{len(asked)} labelled", style="bold")
         return line
 
     def _mine(self, target: str, index: int) -> CurrentLabel | None:

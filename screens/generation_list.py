@@ -25,10 +25,9 @@ from db.browse import (
 )
 from screens.paged_table import PagedTableScreen
 from screens.paging import GenerationPager
-from screens.widgets.plain import DASH, number, one_line, plain
+from screens.widgets.plain import DASH, metric_cell, one_line, plain
 from screens.widgets.tables import OpenTable
 
-UNIT_METRICS = {"rougeL", "rouge1", "qa_f1", "qa_em", "refusal"}  # shown with decimals
 ALL = "all"
 
 
@@ -176,7 +175,7 @@ class GenerationListScreen(PagedTableScreen):
             ]
             for metric in self.metrics:
                 value, flagged = row.scores.get(metric, (None, None))
-                cell = number(value, 3, whole=metric.metric not in UNIT_METRICS)
+                cell = metric_cell(metric.metric, value)
                 if flagged:
                     cell.stylize("bold red")
                 cells.append(cell)
