@@ -15,6 +15,7 @@ import sqlite_utils
 
 from db.decop import migrate_decop
 from db.queues import migrate_queues
+from db.settings import migrate_settings
 
 
 def _now() -> str:
@@ -223,6 +224,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m003_browse_indexes,
     migrate_queues,
     m005_sort_and_flag_indexes,
+    migrate_settings,  # the launcher's remembered values
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
