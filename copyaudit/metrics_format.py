@@ -30,6 +30,16 @@ UNIT_METRICS = frozenset(m for m, scale in METRIC_SCALES.items() if scale == "un
 UNIT_DIGITS = 3
 
 
+def format_figure(value: object) -> str:
+    """A derived figure (accuracy, precision, alpha, kappa: floats) with three
+    decimals, a count whole, None a dash: as the agreement command and screen write them."""
+    if value is None:
+        return DASH
+    if isinstance(value, float):
+        return f"{value:.{UNIT_DIGITS}f}"
+    return str(value)
+
+
 def format_metric(metric: str, value: float | None) -> str:
     """`value` as `metric` is written everywhere: unit scores with three decimals, counts
     and ratings whole (a fractional one, e.g. a mean, with two decimals); a metric not
