@@ -289,6 +289,13 @@ async def _open_launcher(pilot, suite: str | None = None) -> LauncherScreen:
     return launcher
 
 
+async def _start_refused(pilot) -> str:
+    """Press ctrl+s and return the notifications it brought."""
+    await pilot.press("ctrl+s")
+    await wait_until(pilot, lambda: len(pilot.app.screen.query("Toast")) > 0)
+    return " ".join(str(toast.render()) for toast in pilot.app.screen.query("Toast"))
+
+
 def _shown_fields(launcher: LauncherScreen) -> set[str]:
     from screens.launcher import FIELD_KINDS
 
@@ -402,9 +409,7 @@ async def test_a_conflicting_configuration_is_refused_before_loading(
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         launcher = await _open_launcher(pilot, "literal")
         launcher.query_one("#templates", Input).value = "1,2"
-        await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: len(app.screen.query("Toast")) > 0)
-        toasts = " ".join(str(toast.render()) for toast in app.screen.query("Toast"))
+        toasts = await _start_refused(pilot)
         assert "Templates: 1 there, 1,2 here" in toasts and "Run name" in toasts
         assert "--" not in toasts  # no command-line flag
         assert app.focused is launcher.query_one("#templates")
@@ -422,9 +427,7 @@ async def test_a_refused_decop_calibration_names_the_field(three_kinds: Path) ->
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         launcher = await _open_launcher(pilot, "decop")
         launcher.query_one("#calibrate_on", Input).value = "No Such Work"
-        await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: len(app.screen.query("Toast")) > 0)
-        toasts = " ".join(str(toast.render()) for toast in app.screen.query("Toast"))
+        toasts = await _start_refused(pilot)
         assert "--calibrate-on" not in toasts and app.active_runs == {}
         assert app.focused is launcher.query_one("#calibrate_on")
 
