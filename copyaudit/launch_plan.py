@@ -130,3 +130,35 @@ def configuration_conflicts(
         for name, (key, default) in _GENERATION_CONFIG.items():
             pairs.append((name, config.get(key, default), getattr(request, name)))
     return [Conflict(name, old, new) for name, old, new in pairs if old != new]
+
+
+def cli_flag(field: str) -> str:
+    """The command-line spelling of a request field: SUITE, --templates, --base-url."""
+    if field == "suite":
+        return "SUITE"
+    if field == "backend":
+        return "--backend/--base-url"
+    return "--" + field.replace("_", "-")
+
+
+def refuse_conflicts(
+    store: Any, request: Any, *, calibration: tuple[str, list[str]] | None = None
+) -> None:
+    """Before any model loads: UserError naming each command-line option whose value
+    differs from the stored run of the request's name (none stored: nothing to say)."""
+    from copyaudit.errors import UserError
+    from db.runs import stored_configuration
+
+    name = request.run_name()
+    stored = stored_configuration(store, name)
+    if stored is None:
+        return
+    conflicts = configuration_conflicts(stored, request, calibration=calibration)
+    if conflicts:
+        differences = "; ".join(
+            f"{cli_flag(c.field)}: {c.stored!r} there, {c.requested!r} here" for c in conflicts
+        )
+        raise UserError(
+            f"run '{name}' already exists with a different configuration ({differences}); "
+            "run it as it was to resume it, or choose another --name"
+        )

@@ -187,6 +187,7 @@ def execute_run(
     embedder_factory: Callable[[], Any] | None = None,
 ) -> RunOutcome:
     """Generate what the run still lacks, then judge it. Safe to call again after a kill."""
+    from copyaudit.launch_plan import refuse_conflicts
     from db import Store
     from db.runs import RunSpec, create_or_resume_run, failure_recorded, set_run_status, suite_id
     from db.work import pending_generations
@@ -208,6 +209,7 @@ def execute_run(
                 f"the notice placement and mitigation apply to notice suites; "
                 f"'{request.suite}' holds {kind} cases"
             )
+        refuse_conflicts(store, request)  # before the model loads
         announce(on_progress, name, "load", f"loading model {request.model}")
         with failure_recorded(store, name):  # a resumed run shows why it did not start
             generator = generator or load_generator(request)

@@ -297,7 +297,7 @@ async def _start_refused(pilot) -> str:
 
 
 def _shown_fields(launcher: LauncherScreen) -> set[str]:
-    from screens.launcher import FIELD_KINDS
+    from screens.launcher_form import FIELD_KINDS
 
     return {field for field in FIELD_KINDS if launcher.query_one(f"#{field}").display}
 
