@@ -121,3 +121,47 @@ def test_agreement_compares_content_judges_and_ignores_labels_on_unscored_items(
     characters = next(row for row in report["references"] if row["target"] == "character")
     assert characters["items"] == 1  # the unscored character is not a reference item
     assert not [d for d in report["disagreements"] if d["target"] == "character"]
+
+
+def test_agreement_report_checks_the_notice_judges_against_people(tmp_path, cli, db_path) -> None:
+    from copyaudit.agreement import agreement_report
+    from copyaudit.formats import LocatedGeneration
+    from db import Store
+    from db.events import append_label
+    from db.runs import JudgeIdentity, import_generations, save_judgments
+    from tests.conftest import write_jsonl
+    from tests.factories import notice_record
+
+    records = [
+        notice_record(1, task="paraphrase", snippet="a b c d"),
+        notice_record(2, task="translate", snippet="a b c d"),
+        notice_record(3, task="repeat", snippet="a b c d"),
+    ]
+    path = write_jsonl(tmp_path / "n.jsonl", records)
+    assert cli("import", "notice", str(path), "--suite", "notice").code == 0
+    outputs = ["a b c d", "c d", "a b c d"]
+    rows = [LocatedGeneration(i, f"nt-{i}", 1, out) for i, out in enumerate(outputs, 1)]
+    model = BagOfWords()
+    judge = NoticeJudge(model, model, model)
+    with Store(db_path) as store:
+        import_generations(store, run="n", suite="notice", model="m", rows=rows, source="t")
+        ids = [int(r[0]) for r in store.query("SELECT id FROM generations ORDER BY id")]
+        inputs = [
+            JudgeInput("notice", r, "prompt", o) for r, o in zip(records, outputs, strict=True)
+        ]
+        identity = JudgeIdentity(judge.name, judge.version, judge.config(), judge.config_hash())
+        save_judgments(store, identity, zip(ids, judge.judge(inputs), strict=True))
+        for gid, target in ((ids[0], "content"), (ids[1], "content"), (ids[2], "literal")):
+            append_label(
+                store, generation_id=gid, annotator="ana", target=target, item_index=0, label="yes"
+            )
+        report = agreement_report(store, "n", resamples=10)
+    rows_by_metric = {(r["target"], r["metric"]): r for r in report["judges"]}
+    assert set(rows_by_metric) == {
+        ("content", BERTSCORE),
+        ("content", COSINE),
+        ("content", XLING_COSINE),
+        ("literal", ROUGE),
+    }
+    assert rows_by_metric[("content", COSINE)]["n"] == 1  # the paraphrase, labelled
+    assert rows_by_metric[("literal", ROUGE)]["confusion"]["tp"] == 1  # verbatim, flagged
