@@ -15,7 +15,9 @@ measure how well independent annotators agree.
 
 Judges are compared per (run, target, judge, metric) on the items that have a
 reference and a judge verdict. Items the judge leaves out on purpose (characters
-named in the prompt) and items it failed on are counted, not compared.
+named in the prompt) and items it failed on are counted, not compared; labels people
+gave on items left out on purpose count nowhere (not in references, agreement or
+disagreements: the annotation screen does not ask them).
 """
 
 from __future__ import annotations
@@ -26,14 +28,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from copyaudit import stats
+from copyaudit.items import LABEL_TARGETS
 
 if TYPE_CHECKING:
     from db.connection import Store
     from db.labels import CurrentLabel, JudgeVerdict
 
 DEFAULT_ADJUDICATORS: tuple[str, ...] = ("adjudicator",)
-TARGETS: tuple[str, ...] = ("event", "character", "refusal", "literal")
-SCORED_TARGETS = frozenset({"literal", "event", "refusal"})  # thresholded continuous scores
+TARGETS: tuple[str, ...] = LABEL_TARGETS
+# targets whose verdict is a thresholded continuous score
+SCORED_TARGETS = frozenset({"literal", "event", "refusal", "content"})
 PAPER_SOURCE = "CopyBench (Chen et al., 2024) Table 3: human verification on 82 cases"
 PAPER_FIGURES: dict[str, dict[str, float]] = {
     "event": {"accuracy": 0.89, "precision": 0.68, "recall": 0.87, "f1": 0.76},
@@ -327,6 +331,12 @@ def compute_report(
     seed: int = 0,
 ) -> dict[str, Any]:
     """The report from current labels and judge verdicts (no database access)."""
+    not_scored = {(v.run, v.generation_id, v.target, v.item_index) for v in verdicts if v.excluded}
+    labels = [
+        label
+        for label in labels
+        if (label.run, label.generation_id, label.target, label.item_index) not in not_scored
+    ]
     items = collect_items(labels, adjudicators)
     references = {key: reference_for(item) for key, item in items.items()}
     return {

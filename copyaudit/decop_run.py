@@ -202,6 +202,7 @@ def execute_decop(
     """Score what the run still lacks; fit the calibration when every passage is stored.
     Safe to call again after a kill or a cancel. `scorer` / `token_scorer` replace the
     models named in the request (tests, or a model already loaded)."""
+    from copyaudit.launch_plan import refuse_conflicts
     from db import Store
     from db.decop import suite_works
     from db.run_owner import owned
@@ -223,6 +224,7 @@ def execute_decop(
             for w in suite_works(store, sid)
         ]
         calibration = resolve_calibration(works, request.calibrate_on)
+        refuse_conflicts(store, request, calibration=calibration)  # before the model loads
         announce(on_progress, name, "load", f"loading model {request.model}")
         with failure_recorded(store, name):  # a resumed run shows why it did not start
             scorer = scorer or load_decop_scorer(request)

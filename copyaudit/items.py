@@ -2,13 +2,17 @@
 
 Events and characters are stored by their 0-based place in the case's reference list
 and shown by their 1-based number, as the reference lists and the highlights number
-them ("event 3" is the list's [3]); refusal and literal have one item per generation
-and are named by the target alone.
+them ("event 3" is the list's [3]); refusal, literal and content have one item per
+generation and are named by the target alone.
 """
 
 from __future__ import annotations
 
 NUMBERED_TARGETS = ("event", "character")  # one item per reference event / character
+# One item per generation: refusal, verbatim copy, and (notice paraphrase / translate)
+# whether the output reproduces the snippet's content.
+WHOLE_OUTPUT_TARGETS = ("refusal", "literal", "content")
+LABEL_TARGETS = NUMBERED_TARGETS + WHOLE_OUTPUT_TARGETS  # every human label target
 
 
 def item_number(target: str, index: int | None) -> int | None:
@@ -35,3 +39,31 @@ def item_label(target: str, index: int | None, payload: dict | None) -> str:
     value = reference[index]
     text = " / ".join(str(v) for v in value) if isinstance(value, list) else str(value)
     return f"{name} “{text}”"
+
+
+CONTENT_TASKS = ("paraphrase", "translate")  # notice tasks whose judges read the content
+
+
+def whole_output_targets(kind: str, payload: dict) -> tuple[str, ...]:
+    """The one-item targets asked on a generation: refusal and verbatim copy everywhere;
+    content too for a notice paraphrase or translate task."""
+    content = kind == "notice" and payload.get("task") in CONTENT_TASKS
+    return WHOLE_OUTPUT_TARGETS if content else ("refusal", "literal")
+
+
+def asked_items(kind: str, payload: dict, prompt: str) -> list[tuple[str, int]]:
+    """Every (target, index) a person is asked on a generation: each reference event and
+    character except characters named in the prompt (the characters judge does not score
+    them), then the whole-output targets. The annotation screen and label progress both
+    count from this list."""
+    from copyaudit.judges.characters import given_characters
+
+    asked: list[tuple[str, int]] = []
+    for target, field in (("event", "reference_events"), ("character", "reference_characters")):
+        reference = payload.get(field)
+        if not isinstance(reference, list):
+            continue
+        given = given_characters(payload, prompt) if target == "character" else set()
+        asked.extend((target, index) for index in range(len(reference)) if index not in given)
+    asked.extend((target, 0) for target in whole_output_targets(kind, payload))
+    return asked

@@ -26,12 +26,13 @@ from pathlib import Path
 
 from copyaudit.errors import InputError
 from copyaudit.formats import Record, collect, read_json_records
+from copyaudit.items import LABEL_TARGETS, WHOLE_OUTPUT_TARGETS
 from copyaudit.rows import Loaded
 
-TARGETS: tuple[str, ...] = ("event", "character", "refusal", "literal")
+TARGETS: tuple[str, ...] = LABEL_TARGETS
 LABELS: tuple[str, ...] = ("yes", "no", "unsure")
 ACTIONS: tuple[str, ...] = ("label", "retract")
-SINGLE_ITEM_TARGETS: frozenset[str] = frozenset({"refusal", "literal"})
+SINGLE_ITEM_TARGETS: frozenset[str] = frozenset(WHOLE_OUTPUT_TARGETS)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from copyaudit.errors import UserError
+from copyaudit.metrics_format import format_metric
 from copyaudit.notice_spec import (
     BERTSCORE,
     COSINE,
@@ -317,8 +318,12 @@ def _review(title: str, explanation: str, entries: Sequence[Mapping[str, Any]]) 
         lines.append(
             f"- `{entry['generation']}` {entry['task']}, "
             f"{LEVEL_LABELS.get(entry['notice_level'], entry['notice_level'])}, "
-            f"{METRIC_LABELS[entry['metric']]} {entry['value']:.2f}"
-            + ("" if entry["lcs_ratio"] is None else f", LCS {entry['lcs_ratio']:.2f}")
+            f"{METRIC_LABELS[entry['metric']]} {format_metric(entry['metric'], entry['value'])}"
+            + (
+                ""
+                if entry["lcs_ratio"] is None
+                else f", LCS {format_metric(LCS_RATIO, entry['lcs_ratio'])}"
+            )
             + f", refusal {'yes' if entry['refused'] else 'no'}: {entry['output_preview']!r}"
         )
     if len(entries) > MARKDOWN_LIST_LIMIT:

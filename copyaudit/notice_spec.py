@@ -44,6 +44,14 @@ HEADLINE: dict[str, tuple[str, ...]] = {
     "translate": (XLING_COSINE,),
 }
 NOTICE_METRICS: frozenset[str] = frozenset(m for ms in TASK_METRICS.values() for m in ms)
+# The human label each flagged metric is checked against (copyaudit.items): the
+# lexical ROUGE against "verbatim copy?", the similarities against "content reproduced?".
+LABEL_TARGETS: dict[str, str] = {
+    ROUGE: "literal",
+    BERTSCORE: "content",
+    COSINE: "content",
+    XLING_COSINE: "content",
+}
 
 # (low, high) similarity thresholds for the review lists (false compliance: below
 # low without a refusal; false violation: at or above high with a refusal) and, for

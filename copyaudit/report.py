@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from copyaudit.notice_spec import NOTICE_METRICS
+from copyaudit.metrics_format import UNIT_METRICS
 
 # report key -> (metric, how it is summarised)
 HEADLINES: dict[str, tuple[str, str]] = {
@@ -19,7 +19,6 @@ HEADLINES: dict[str, tuple[str, str]] = {
     "fluency": ("fluency", "mean"),
     "refusal_rate": ("refusal", "flagged"),
 }
-UNIT_METRICS = {"rougeL", "rouge1", "qa_f1", "qa_em", "refusal"} | NOTICE_METRICS  # in [0, 1]
 
 
 def histogram(metric: str, values: Sequence[float]) -> dict[str, list[float] | list[int]]:

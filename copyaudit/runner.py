@@ -216,6 +216,7 @@ def _execute_owned(
     embedder_factory: Callable[[], Any] | None,
 ) -> RunOutcome:
     """execute_run once this process owns the run."""
+    from copyaudit.launch_plan import refuse_conflicts
     from db.runs import RunSpec, create_or_resume_run, failure_recorded, set_run_status, suite_id
     from db.work import pending_generations
 
@@ -228,6 +229,7 @@ def _execute_owned(
             f"the notice placement and mitigation apply to notice suites; "
             f"'{request.suite}' holds {kind} cases"
         )
+    refuse_conflicts(store, request)  # before the model loads
     announce(on_progress, name, "load", f"loading model {request.model}")
     with failure_recorded(store, name):  # a resumed run shows why it did not start
         generator = generator or load_generator(request)

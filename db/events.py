@@ -14,10 +14,10 @@ from typing import Any
 
 from copyaudit.errors import UserError
 from copyaudit.hashing import canonical_json
+from copyaudit.items import LABEL_TARGETS
 from db.clock import now
 from db.connection import Store
 
-LABEL_TARGETS = ("event", "character", "refusal", "literal")
 LABEL_VALUES = ("yes", "no", "unsure")
 LABEL_ACTIONS = ("label", "retract")
 REVIEW_STATUSES = ("open", "cleared", "escalated", "needs_second_look")

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from copyaudit.items import NUMBERED_TARGETS
+from copyaudit.items import CONTENT_TASKS, NUMBERED_TARGETS, asked_items
 from copyaudit.labels_io import LabelRecord
 from db.connection import Store
 from db.events import append_label
@@ -22,17 +22,23 @@ from db.queries import GENERATION_KEY_SQL
 
 ITEM_TARGETS = NUMBERED_TARGETS  # judged per reference item
 PAYLOAD_ITEMS = {"event": "reference_events", "character": "reference_characters"}
-WHOLE_OUTPUT_TARGETS = ("refusal", "literal")  # one item each on every generation
 
 
 def item_count_sql(case: str = "c") -> str:
-    """SQL for how many items a person labels on a generation of case row `case`:
-    every reference event and character, plus the whole-output items."""
+    """SQL for how many items a person labels on a generation of case row `case`: every
+    reference event and character, plus the whole-output items (copyaudit.items:
+    refusal and literal, and content on a notice case of a content task). Characters
+    named in the prompt are counted here although annotation does not ask them."""
     lengths = " + ".join(
         f"COALESCE(json_array_length({case}.payload, '$.{field}'), 0)"
         for field in PAYLOAD_ITEMS.values()
     )
-    return f"({len(WHOLE_OUTPUT_TARGETS)} + {lengths})"
+    tasks = ", ".join(f"'{task}'" for task in CONTENT_TASKS)
+    content = (
+        f"(json_type({case}.payload, '$.snippet') IS NOT NULL "
+        f"AND json_extract({case}.payload, '$.task') IN ({tasks}))"
+    )
+    return f"(2 + {content} + {lengths})"
 
 
 @dataclass(frozen=True)
@@ -254,16 +260,26 @@ def reference_item_counts(store: Store, generation_ids: Iterable[int]) -> dict[i
 def label_progress(
     store: Store, generation_ids: Iterable[int], annotator: str
 ) -> dict[int, tuple[int, int]]:
-    """Per generation: (items the annotator has a current label on, items to label)."""
+    """Per generation: (asked items the annotator has a current label on, items asked),
+    the items being copyaudit.items.asked_items (what annotation mode asks)."""
     ids = list(generation_ids)
-    counts = reference_item_counts(store, ids)
+    asked: dict[int, set[tuple[str, int]]] = {}
+    for chunk in range(0, len(ids), 500):
+        part = ids[chunk : chunk + 500]
+        rows = store.conn.execute(
+            "SELECT g.id, g.prompt, c.payload, s.kind FROM generations g "
+            "JOIN cases c ON c.id = g.case_pk JOIN suites s ON s.id = c.suite_id "
+            "WHERE g.id IN (SELECT value FROM json_each(?))",
+            (_ids_param(part),),
+        ).fetchall()
+        for row in rows:
+            payload = json.loads(row["payload"]) if row["payload"] else {}
+            asked[row["id"]] = set(asked_items(row["kind"], payload, row["prompt"] or ""))
     done: dict[int, int] = {}
     for label in current_labels(store, generation_ids=ids, annotator=annotator):
-        done[label.generation_id] = done.get(label.generation_id, 0) + 1
-    whole = len(WHOLE_OUTPUT_TARGETS)
-    return {
-        gid: (done.get(gid, 0), sum(counts[gid].values()) + whole) for gid in ids if gid in counts
-    }
+        if (label.target, label.item_index) in asked.get(label.generation_id, ()):
+            done[label.generation_id] = done.get(label.generation_id, 0) + 1
+    return {gid: (done.get(gid, 0), len(asked[gid])) for gid in ids if gid in asked}
 
 
 @dataclass(frozen=True)

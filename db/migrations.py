@@ -16,6 +16,7 @@ import sqlite_utils
 from db.decop import migrate_decop
 from db.queues import migrate_queues
 from db.run_owner import migrate_run_owners
+from db.settings import migrate_settings
 
 
 def _now() -> str:
@@ -250,6 +251,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m005_sort_and_flag_indexes,
     m006_import_skips,
     migrate_run_owners,
+    migrate_settings,  # the launcher's remembered values
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -326,3 +326,22 @@ def save_judgments(
             )
             count += len(scores)
     return count
+
+
+def stored_configuration(store: Store, name: str) -> dict[str, Any] | None:
+    """The stored run called `name` as copyaudit.launch_plan compares it (suite, kind,
+    backend, model, templates, mitigation, config) with what it holds already
+    (generations; DE-COP passages scored); None if no such run."""
+    row = store.conn.execute(
+        "SELECT s.name AS suite, s.kind, r.backend, r.model, r.templates, r.mitigation, "
+        "r.config, (SELECT COUNT(*) FROM generations g WHERE g.run_id = r.id) AS generations, "
+        "(SELECT COUNT(*) FROM decop_scores d WHERE d.run_id = r.id) AS passages_scored "
+        "FROM runs r JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",
+        (name,),
+    ).fetchone()
+    if row is None:
+        return None
+    out = dict(row)
+    out["templates"] = json.loads(row["templates"] or "[]")
+    out["config"] = json.loads(row["config"] or "{}")
+    return out

@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from copyaudit.items import item_number
+from copyaudit.metrics_format import format_figure
 from screens.id_pager import IdPager
 from screens.widgets.plain import DASH, plain
 from screens.widgets.tables import OpenTable
@@ -61,13 +62,7 @@ DISPUTE_COLUMNS = (
 )
 
 
-def num(value: Any) -> str:
-    """Figures as `copyaudit agreement` prints them: three decimals, counts whole."""
-    if value is None:
-        return DASH
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
+num = format_figure  # figures as `copyaudit agreement` prints them
 
 
 def _bound(value: float) -> str:

@@ -31,7 +31,7 @@ from textual.widgets import Static
 
 from copyaudit.errors import UserError
 from copyaudit.identity import remember_setting, setting
-from copyaudit.items import item_name
+from copyaudit.items import WHOLE_OUTPUT_TARGETS, item_name
 from db.events import append_label
 from db.labels import CurrentLabel, label_progress
 from screens.generation_view import GenerationScreen, evidence_keys
@@ -159,7 +159,7 @@ class AnnotationScreen(GenerationScreen):
         if self.blind or option_id is None:
             return None
         target = option_id.split(":", 1)[0]
-        if target in ("refusal", "literal"):
+        if target in WHOLE_OUTPUT_TARGETS:
             return next(
                 (i for i in self.items if i.kind == "score" and i.judgment.target == target),
                 None,
@@ -180,10 +180,9 @@ class AnnotationScreen(GenerationScreen):
         else:
             line.append("  blind: OFF", style="bold red")
             line.append(" (judges shown; b hides them)", style="dim")
-        done = sum(
-            1 for item in self.label_items if self._mine(item.target, item.index) is not None
-        )
-        line.append(f"  ·  {done}/{len(self.label_items)} labelled", style="bold")
+        asked = [item for item in self.label_items if item.asked]
+        done = sum(1 for item in asked if self._mine(item.target, item.index) is not None)
+        line.append(f"  ·  {done}/{len(asked)} labelled", style="bold")
         line.append(f"  ·  auto-advance {'on' if self.auto_advance else 'off'} (t)", style="dim")
         if self.queue is not None and self.writer is not None:
             line.append("\n")

@@ -35,12 +35,13 @@ from textual.widgets import Footer, Static
 from copyaudit.dossier import Dossier, case_file, flag_text
 from copyaudit.errors import UserError
 from copyaudit.items import item_label
+from copyaudit.metrics_format import format_metric
 from db.browse import GenerationDetail, JudgmentView, detail_from_row
 from db.events import append_review
 from db.review import current_review, undo_review
 from screens.review_queue import STATUS_NAMES, ReviewPager, status_text
 from screens.widgets.evidence import evidence_items, legend, render_output
-from screens.widgets.plain import DASH, plain, score_str
+from screens.widgets.plain import DASH, plain
 from screens.widgets.reference import context_text
 from screens.widgets.scores import scores_text
 
@@ -108,7 +109,7 @@ def judges_text(case: Dossier) -> Text:
     for j in case.judgments:
         threshold = j["evidence"].get("threshold")
         out.append_text(plain(f"{j['judge']}/{j['metric']} ", "bold"))
-        out.append(score_str(j["metric"], j["value"]))
+        out.append(format_metric(j["metric"], j["value"]))
         if threshold is not None:
             out.append(f" (threshold {threshold:g}) ", style="dim")
             verdict = flag_text(j["flagged"])

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from screens.run_control import ActiveRun
 from screens.widgets.plain import DASH, middle_cut, number, one_line, percent, plain
-from screens.widgets.tables import OpenTable
+from screens.widgets.tables import CELL_CHARS, OpenTable
 
 RUN_COLUMNS = (
     ("run", "Run"),
@@ -109,7 +109,7 @@ class DashboardScreen(Screen[None]):
         yield Static(self._title(), id="title", classes="title-bar")
         yield Static(id="hint")
         yield Static(Text("Runs", style="bold"), classes="section")
-        runs = OpenTable(id="runs")
+        runs = OpenTable(id="runs", flexible={"model": 12})
         for key, label in RUN_COLUMNS:
             runs.add_column(label, key=key)
         yield runs
@@ -171,7 +171,7 @@ class DashboardScreen(Screen[None]):
             table.add_row(
                 middle_cut(row["name"], RUN_NAME_WIDTH),
                 _suite_cell(row["suite"], row["kind"]),
-                one_line(row["model"] or DASH, 16),
+                one_line(row["model"] or DASH, CELL_CHARS),
                 _status_cell(row["status"], active),
                 _progress_cell(row, active),
                 percent(figures.get("literal")),

@@ -31,10 +31,9 @@ from db.browse import (
 )
 from screens.paged_table import CountLoaded, PagedTableScreen
 from screens.paging import GenerationPager
-from screens.widgets.plain import DASH, number, one_line, plain
-from screens.widgets.tables import OpenTable
+from screens.widgets.plain import DASH, metric_cell, one_line, plain
+from screens.widgets.tables import CELL_CHARS, OpenTable
 
-UNIT_METRICS = {"rougeL", "rouge1", "qa_f1", "qa_em", "refusal"}  # shown with decimals
 ALL = "all"
 
 
@@ -51,9 +50,8 @@ def _metric_from(value: Any) -> MetricKey | None:
     return MetricKey(judge, metric)
 
 
-CASE_WIDTH = 16
-WORK_WIDTH = 22
-PREVIEW_WIDTH = 80
+# the narrowest widths of the columns that share the screen's room (widgets.tables)
+FLEXIBLE = {"case": 12, "work": 16, "output": 24}
 
 
 REFRESH_S = 2.0  # how often the list looks for new rows and labels
@@ -136,7 +134,7 @@ class GenerationListScreen(PagedTableScreen):
             yield Checkbox("unlabeled", id="unlabeled", compact=True)
             yield Checkbox("disagreement", id="disagreement", compact=True)
         yield Static(Text("loading…", style="dim"), id="status")
-        yield OpenTable(id="generations")
+        yield OpenTable(id="generations", flexible=FLEXIBLE)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -178,17 +176,17 @@ class GenerationListScreen(PagedTableScreen):
             + [(Text(f"template {t}"), str(t)) for t in message.templates]
         )
         table = self.query_one("#generations", DataTable)
-        # Fixed widths: columns stay put while pages load (auto widths re-measure every
-        # added row, and rows painted before a re-measure keep the old widths).
-        table.add_column("Case", key="case", width=CASE_WIDTH)
+        # Fixed widths, or shared out by the table (case, work, output): auto widths
+        # re-measure every added row, and rows painted before a re-measure keep the old.
+        table.add_column("Case", key="case")
         table.add_column("T", key="template", width=2)
-        table.add_column("Work", key="work", width=WORK_WIDTH)
+        table.add_column("Work", key="work")
         for metric in self.metrics:
             label = plain(labels[metric])
             table.add_column(label, key=_metric_value(metric), width=max(len(label), 7))
         table.add_column("⚑", key="flag", width=1)
         table.add_column("Labels", key="labels", width=6)
-        table.add_column("Output", key="output", width=PREVIEW_WIDTH)
+        table.add_column("Output", key="output")
         self._ready = True
         self._reload(self.pager.filter.with_changes(annotator=self._annotator()))
 
@@ -198,13 +196,13 @@ class GenerationListScreen(PagedTableScreen):
         table = self.query_one("#generations", DataTable)
         for row in rows:
             cells: list[Any] = [
-                one_line(row.case_id, CASE_WIDTH),
+                one_line(row.case_id, CELL_CHARS),
                 Text(str(row.template)),
-                one_line(row.work, WORK_WIDTH),
+                one_line(row.work, CELL_CHARS),
             ]
             for metric in self.metrics:
                 value, flagged = row.scores.get(metric, (None, None))
-                cell = number(value, 3, whole=metric.metric not in UNIT_METRICS)
+                cell = metric_cell(metric.metric, value)
                 if flagged:
                     cell.stylize("bold red")
                 cells.append(cell)
@@ -212,9 +210,9 @@ class GenerationListScreen(PagedTableScreen):
             cells.append(Text("⚑", style="bold red") if flagged_any else Text(""))
             cells.append(_labels_cell(row.labels))
             cells.append(
-                Text("error: ", style="red") + one_line(row.error, PREVIEW_WIDTH - 7)
+                Text("error: ", style="red") + one_line(row.error, CELL_CHARS)
                 if row.error
-                else one_line(row.preview, PREVIEW_WIDTH)
+                else one_line(row.preview, CELL_CHARS)
             )
             table.add_row(*cells, key=str(row.generation_id))
 

@@ -1,14 +1,19 @@
 """Run launcher: choose suite, model, templates, mitigation (and a notice suite's notice
-placement and mitigation) and judges; start the run in
-the background and follow it (progress bar, count, tokens/s, ETA). Esc goes back and
-the run goes on (Esc never cancels); ctrl+x or the Cancel button cancels the run started
-here, after a confirmation (it stops at the next decoding step).
-A DE-COP suite starts a DE-COP run (copyaudit.decop_run.execute_decop, as `copyaudit
-decop`): suite, model, endpoint, limit (passages per work), calibration and name apply;
-the rest is ignored."""
+placement and mitigation) and judges; start the run in the background and follow it
+(progress bar, count, tokens/s, ETA). Esc goes back and the run goes on (Esc never
+cancels); ctrl+x or the Cancel button cancels the run started here, after a confirmation
+(it stops at the next decoding step).
+
+Only the fields of the chosen suite's kind are shown (FIELD_KINDS): a DE-COP suite
+starts a DE-COP run (copyaudit.decop_run.execute_decop, as `copyaudit decop`) with
+suite, model, endpoint, passages per work, calibration and name. The form says how big
+the run is before it starts (copyaudit.launch_plan.run_size), refuses a run name that
+holds a run of another configuration before any model loads, naming the field, and
+remembers its last values in this database (db.settings, scope "launcher")."""
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -17,8 +22,20 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, Static
+from textual.widgets.select import InvalidSelectValueError
 
+from copyaudit.errors import UserError
+from copyaudit.launch_plan import configuration_conflicts, run_size
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
+from screens.launcher_form import (
+    FIELD_KINDS,
+    FIELDS,
+    LIMIT_LABELS,
+    REMEMBERED,
+    SETTINGS_SCOPE,
+    conflict_message,
+    for_the_form,
+)
 from screens.run_control import ActiveRun
 from screens.widgets.plain import plain
 
@@ -77,26 +94,26 @@ class LauncherScreen(Screen[None]):
             yield Label("Endpoint URL (OpenAI-compatible; empty: run the model here)")
             yield Input("", id="base_url", placeholder="http://127.0.0.1:8000/v1", compact=True)
             with Horizontal(classes="row"):
-                with Vertical():
+                with Vertical(id="templates-field"):
                     yield Label("Templates")
                     yield Input("1", id="templates", placeholder="1,2,3", compact=True)
-                with Vertical():
-                    yield Label("Limit (first N cases; DE-COP: of each work)")
+                with Vertical(id="limit-field"):
+                    yield Label(LIMIT_LABELS[None], id="limit-label")
                     yield Input("", id="limit", placeholder="all", compact=True)
             with Horizontal(classes="row"):
-                with Vertical():
+                with Vertical(id="mitigation-field"):
                     yield Label("Mitigation")
                     yield Select(
                         MITIGATIONS, id="mitigation", value="none", allow_blank=False, compact=True
                     )
-                with Vertical():
+                with Vertical(id="judges-field"):
                     yield Label("Judges")
                     yield Select(
                         JUDGE_PRESETS, id="judges", value="offline", allow_blank=False, compact=True
                     )
             with Horizontal(classes="row"):
-                with Vertical():
-                    yield Label("Notice placement (notice suites)")
+                with Vertical(id="notice_position-field"):
+                    yield Label("Notice placement")
                     yield Select(
                         NOTICE_PLACEMENTS,
                         id="notice_position",
@@ -104,8 +121,8 @@ class LauncherScreen(Screen[None]):
                         allow_blank=False,
                         compact=True,
                     )
-                with Vertical():
-                    yield Label("Notice mitigation (notice suites)")
+                with Vertical(id="notice_mitigation-field"):
+                    yield Label("Notice mitigation")
                     yield Select(
                         ((m, m) for m in NOTICE_MITIGATIONS),
                         id="notice_mitigation",
@@ -113,10 +130,12 @@ class LauncherScreen(Screen[None]):
                         allow_blank=False,
                         compact=True,
                     )
-            yield Label("DE-COP calibration (decop suites): auto, clean works (comma list), empty")
-            yield Input("", id="calibrate_on", placeholder="none", compact=True)
+            with Vertical(id="calibrate_on-field", classes="single"):
+                yield Label("DE-COP calibration: auto, clean works (comma list), empty: none")
+                yield Input("", id="calibrate_on", placeholder="none", compact=True)
             yield Label("Run name (empty: suite-model-mitigation; the same name resumes)")
             yield Input("", id="name", placeholder="automatic", compact=True)
+            yield Static("", id="estimate")
             with Horizontal(classes="row buttons"):
                 yield Button("Start (ctrl+s)", id="start", variant="primary")
                 yield Button("Cancel run (ctrl+x)", id="cancel", variant="error", disabled=True)
@@ -136,10 +155,99 @@ class LauncherScreen(Screen[None]):
         self._kinds = {row["name"]: row["kind"] for row in suites}
         select = self.query_one("#suite", Select)
         select.set_options((plain(f"{row['name']} ({row['kind']})"), row["name"]) for row in suites)
+        self._restore()
         if self._initial_suite in self._kinds:
             select.value = self._initial_suite
+        self._fit_to_kind()
         app.run_signal.subscribe(self, self._run_changed)
         (self.query_one("#model", Input) if select.value != Select.NULL else select).focus()
+
+    # --- remembered values -------------------------------------------------------------
+
+    def _restore(self) -> None:
+        """Put the last values used in this database back (those still valid)."""
+        from db.settings import load_settings
+
+        app: Any = self.app
+        for key, value in load_settings(app.data.ui, SETTINGS_SCOPE).items():
+            if key not in REMEMBERED:
+                continue
+            widget = self.query_one(f"#{key}")
+            with suppress(InvalidSelectValueError):  # a suite or option no longer offered
+                widget.value = value
+
+    def form_values(self) -> dict[str, str]:
+        """The remembered fields as text, as the form holds them now."""
+        out = {}
+        for key in REMEMBERED:
+            widget = self.query_one(f"#{key}")
+            value = widget.value
+            if isinstance(widget, Select) and value == Select.NULL:
+                continue
+            out[key] = str(value)
+        return out
+
+    def _remember(self) -> None:
+        from db.settings import save_settings
+
+        app: Any = self.app
+        save_settings(app.data.ui, SETTINGS_SCOPE, self.form_values())
+
+    # --- the form follows the suite's kind ------------------------------------------------
+
+    def _kind(self) -> str | None:
+        suite = self.query_one("#suite", Select).value
+        return None if suite == Select.NULL else self._kinds.get(str(suite))
+
+    def _fit_to_kind(self) -> None:
+        """Show the fields of the chosen suite's kind (with no suite: the common ones)."""
+        kind = self._kind()
+        for field_id, kinds in FIELD_KINDS.items():
+            self.query_one(f"#{field_id}").display = kind in kinds
+        label = LIMIT_LABELS.get(kind, LIMIT_LABELS[None])
+        self.query_one("#limit-label", Label).update(label)
+        self._show_estimate()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "suite":
+            self._fit_to_kind()
+        else:
+            self._show_estimate()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._show_estimate()
+
+    def _show_estimate(self) -> None:
+        """'Size: 120 generations (40 cases x 3 templates)'; or what stops the form."""
+        estimate = self.query_one("#estimate", Static)
+        try:
+            request = self.build_request()
+        except ValueError as error:
+            estimate.update(plain(f"Size: — ({error})", "dim"))
+            return
+        line = Text("Size: ", style="bold")
+        line.append_text(plain(self.estimate(request).describe()))
+        estimate.update(line)
+
+    def estimate(self, request: Any) -> Any:
+        """The run's copyaudit.launch_plan.RunSize, counted in the database."""
+        from db.runs import stored_configuration, suite_id
+        from db.work import run_case_count
+
+        app: Any = self.app
+        store = app.data.ui
+        kind = self._kinds[request.suite]
+        stored = stored_configuration(store, request.run_name())
+        sid = suite_id(store, request.suite)
+        if kind == "decop":
+            cases = run_case_count(store, sid, request.passages_per_work)
+            done = 0 if stored is None else stored["passages_scored"] * 24
+            return run_size(kind, cases, stored=done)
+        cases = run_case_count(store, sid)
+        done = 0 if stored is None else stored["generations"]
+        return run_size(kind, cases, request.templates, request.limit, stored=done)
+
+    # --- the request -------------------------------------------------------------------
 
     def build_request(self) -> Any:
         """A copyaudit.runner.RunRequest (a DecopRequest for a DE-COP suite) from the
@@ -182,6 +290,36 @@ class LauncherScreen(Screen[None]):
             **notice_options,
         )
 
+    def check(self, request: Any) -> tuple[str, str] | None:
+        """Before any model loads: (the form field to fix, why) when the run's name
+        holds a run of another configuration or a DE-COP calibration is refused."""
+        from db.runs import stored_configuration
+
+        app: Any = self.app
+        store = app.data.ui
+        calibration = None
+        if self._kinds.get(request.suite) == "decop":
+            from copyaudit.decop_works import SuiteWork, resolve_calibration
+            from db.decop import suite_works
+            from db.runs import suite_id
+
+            works = [
+                SuiteWork(w["title"], w["author"], w["membership"], w["passages"])
+                for w in suite_works(store, suite_id(store, request.suite))
+            ]
+            try:
+                calibration = resolve_calibration(works, request.calibrate_on)
+            except UserError as error:
+                return "calibrate_on", for_the_form(str(error))
+        name = request.run_name()
+        stored = stored_configuration(store, name)
+        if stored is None:
+            return None
+        conflicts = configuration_conflicts(stored, request, calibration=calibration)
+        if not conflicts:
+            return None
+        return conflicts[0].field, conflict_message(name, conflicts)
+
     def action_start(self) -> None:
         app: Any = self.app
         if self._run_name is not None and not app.active_runs[self._run_name].finished:
@@ -192,6 +330,14 @@ class LauncherScreen(Screen[None]):
         except ValueError as error:
             self.notify(str(error), severity="error", markup=False)
             return
+        problem = self.check(request)
+        if problem is not None:
+            field, message = problem
+            self.notify(message, severity="error", markup=False, timeout=12)
+            if field in FIELDS:
+                self.query_one(f"#{FIELDS[field][0]}").focus()
+            return
+        self._remember()
         run = app.start_run(request)
         if run is not None:
             self._run_name = run.name
@@ -220,7 +366,7 @@ class LauncherScreen(Screen[None]):
         line = Text.assemble(("run ", "bold"), plain(run.name, "bold"), " · ")
         line.append_text(plain(run.describe()))
         if run.error:
-            line.append_text(plain(f" · {run.error}", "red"))
+            line.append_text(plain(f" · {for_the_form(run.error)}", "red"))
         self.query_one("#run-line", Static).update(line)
         bar = self.query_one("#run-bar", ProgressBar)
         bar.display = True

@@ -23,7 +23,7 @@ from db.review import QueueKey, QueueRow, review_queue, review_queue_count
 from screens.paged_table import PagedTableScreen
 from screens.paging import KeysetPager
 from screens.widgets.plain import DASH, number, one_line, plain
-from screens.widgets.tables import OpenTable
+from screens.widgets.tables import CELL_CHARS, OpenTable
 
 PAGE_SIZE = 100
 ALL = "all"
@@ -34,16 +34,18 @@ STATUS_STYLES = {
     "needs_second_look": "bold yellow",
 }
 STATUS_NAMES = {"needs_second_look": "second look"}
-COLUMNS = (  # key, label, width (with the cell padding and scrollbar: 118 cells)
-    ("case", "Case", 30),
-    ("work", "Work", 14),
-    ("judges", "Flagged by", 16),
+COLUMNS = (  # key, label, width (None: shares the room left, FLEXIBLE)
+    ("case", "Case", None),
+    ("work", "Work", None),
+    ("judges", "Flagged by", None),
     ("ratio", "×thr", 4),
     ("yes", "Yes", 3),
     ("status", "Status", 11),
     ("reviewer", "Reviewer", 9),
-    ("note", "Note", 13),
+    ("note", "Note", None),
 )
+# narrowest widths; wider screens give work titles, judges and notes more
+FLEXIBLE = {"case": 30, "work": 14, "note": 10, "judges": 14}
 
 
 def status_text(status: str) -> Text:
@@ -171,7 +173,7 @@ class ReviewQueueScreen(PagedTableScreen):
                 compact=True,
             )
         yield Static(Text("loading…", style="dim"), id="review-status-line")
-        table = OpenTable(id="review-queue")
+        table = OpenTable(id="review-queue", flexible=FLEXIBLE)
         for key, label, width in COLUMNS:
             table.add_column(label, key=key, width=width)
         yield table
@@ -214,14 +216,14 @@ class ReviewQueueScreen(PagedTableScreen):
         if row.max_ratio is not None and row.max_ratio >= 1:
             ratio.stylize("bold red")
         return [
-            one_line(row.generation_key, 30),
-            one_line(row.work, 14),
-            one_line(flagged, 16),
+            one_line(row.generation_key, CELL_CHARS),
+            one_line(row.work, CELL_CHARS),
+            one_line(flagged, CELL_CHARS),
             ratio,
             number(row.human_yes) if row.human_yes else Text(DASH, justify="right"),
             status_text(row.status),
             one_line(row.reviewer or DASH, 9),
-            one_line(row.note or "", 13),
+            one_line(row.note or "", CELL_CHARS),
         ]
 
     def _add_rows(self, rows: list[QueueRow]) -> None:

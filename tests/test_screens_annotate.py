@@ -109,8 +109,26 @@ async def test_ten_labels_by_keyboard_one_undone_survive_quitting(demo_db: Path)
         unlabelled = [k for k in shown if k not in {f"event:{i}" for i in range(9)}]
         assert unlabelled and all(shown[k].startswith(" ·   ") for k in unlabelled)
         mode = str(screen.query_one("#scores").render())
-        assert "ANNOTATING as ann" in mode and f"9/{len(shown)} labelled" in mode
+        asked = sum(item.asked for item in screen.query_one("#checklist").items)
+        assert "ANNOTATING as ann" in mode and f"9/{asked} labelled" in mode
     assert _stored(demo_db, "ann") == expected
+
+
+async def test_characters_named_in_the_prompt_are_marked_and_skipped(demo_db: Path) -> None:
+    app = CopyauditApp(demo_db, annotator="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _annotate_first_nonliteral(pilot)
+        checklist = screen.query_one("#checklist")
+        items = checklist.items
+        skipped = next(i for i, item in enumerate(items) if not item.asked)
+        assert items[skipped].target == "character"  # the demo case names one in its input
+        assert "not scored: named in the prompt" in _lines(screen)[items[skipped].key]
+        checklist.select_item(items[skipped - 1].key)
+        await pilot.press("y")  # labels the item before it, then steps over it
+        assert checklist.current_item.key == items[skipped + 1].key
+    stored = _stored(demo_db, "ann")
+    assert (screen.generation_id, items[skipped].target, items[skipped].index) not in stored
+    assert len(stored) == 1
 
 
 async def test_blind_mode_hides_the_judges_until_toggled(demo_db: Path) -> None:

@@ -280,3 +280,181 @@ async def test_q_quits_at_once_without_a_run(demo_db: Path) -> None:
         await pilot.press("q")
         await pilot.pause()
         assert not app.is_running
+
+
+# --- the form: fields per kind, size, remembered values, conflicts ----------------------
+
+
+@pytest.fixture
+def three_kinds(tmp_path: Path) -> Path:
+    path = tmp_path / "three.db"
+    build_demo_like_db(path, kinds=("literal", "notice"))  # and decop, always
+    return path
+
+
+def _cases(path: Path, suite: str) -> int:
+    with Store(path) as store:
+        return store.scalar(
+            "SELECT COUNT(*) FROM cases c JOIN suites s ON s.id = c.suite_id WHERE s.name = ?",
+            (suite,),
+        )
+
+
+async def _open_launcher(pilot, suite: str | None = None) -> LauncherScreen:
+    await settle(pilot)
+    pilot.app.push_screen(LauncherScreen(suite=suite))
+    await settle(pilot)
+    launcher = pilot.app.screen
+    assert isinstance(launcher, LauncherScreen)
+    return launcher
+
+
+async def _start_refused(pilot) -> str:
+    """Press ctrl+s and return the notifications it brought."""
+    await pilot.press("ctrl+s")
+    await wait_until(pilot, lambda: len(pilot.app.screen.query("Toast")) > 0)
+    return " ".join(str(toast.render()) for toast in pilot.app.screen.query("Toast"))
+
+
+def _shown_fields(launcher: LauncherScreen) -> set[str]:
+    from screens.launcher_form import FIELD_KINDS
+
+    return {field for field in FIELD_KINDS if launcher.query_one(f"#{field}").display}
+
+
+async def test_only_the_fields_of_the_suites_kind_are_shown(three_kinds: Path) -> None:
+    from textual.widgets import Select
+
+    app = CopyauditApp(three_kinds)
+    async with app.run_test(size=SIZE) as pilot:
+        launcher = await _open_launcher(pilot)
+        assert _shown_fields(launcher) == set()  # no suite yet: the common fields only
+        suite = launcher.query_one("#suite", Select)
+        expected = {
+            "literal": {"templates-field", "mitigation-field", "judges-field"},
+            "notice": {
+                "templates-field",
+                "mitigation-field",
+                "judges-field",
+                "notice_position-field",
+                "notice_mitigation-field",
+            },
+            "decop": {"calibrate_on-field"},
+        }
+        for name, fields in expected.items():
+            suite.value = name
+            await pilot.pause()
+            assert _shown_fields(launcher) == fields, name
+        limit_label = str(launcher.query_one("#limit-label").render())
+        assert limit_label.startswith("Passages per work")
+        suite.value = "literal"
+        await pilot.pause()
+        assert str(launcher.query_one("#limit-label").render()).startswith("Limit")
+
+
+async def test_the_size_of_the_run_is_shown_before_it_starts(three_kinds: Path) -> None:
+    from textual.widgets import Input, Select
+
+    literal_cases = _cases(three_kinds, "literal")
+    app = CopyauditApp(three_kinds)
+    async with app.run_test(size=SIZE) as pilot:
+        launcher = await _open_launcher(pilot, "literal")
+
+        def estimate() -> str:
+            return str(launcher.query_one("#estimate").render())
+
+        n = literal_cases
+        assert f"{n} generations ({n} cases x 1 template)" in estimate()
+        launcher.query_one("#templates", Input).value = "1,2,3"
+        launcher.query_one("#limit", Input).value = "2"
+        await pilot.pause()
+        assert "6 generations (2 cases x 3 templates)" in estimate()
+        launcher.query_one("#templates", Input).value = "x"
+        await pilot.pause()
+        assert "templates: 'x' is not a comma list" in estimate()
+        # DE-COP: passages (the first N of each work) x 24 option orders
+        launcher.query_one("#suite", Select).value = "decop"
+        launcher.query_one("#limit", Input).value = "1"
+        await pilot.pause()
+        with Store(three_kinds) as store:
+            works = store.scalar(
+                "SELECT COUNT(DISTINCT c.work_id) FROM cases c JOIN suites s "
+                "ON s.id = c.suite_id WHERE s.name = 'decop'"
+            )
+        assert f"{works * 24} prompts ({works} passages x 24 option orders)" in estimate()
+
+
+async def test_the_launcher_remembers_the_last_values(three_kinds: Path, monkeypatch) -> None:
+    from textual.widgets import Input, Select
+
+    monkeypatch.setattr(runner, "execute_run", fake_execute_run)
+    app = CopyauditApp(three_kinds)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        launcher = await _open_launcher(pilot, "notice")
+        launcher.query_one("#limit", Input).value = "3"
+        launcher.query_one("#notice_position", Select).value = "end"
+        launcher.query_one("#judges", Select).value = "paper"
+        await pilot.press("ctrl+s")
+        run = app.active_runs["notice-default-none-notice-end"]
+        run.cancel.set()
+        await wait_until(pilot, lambda: run.finished)
+    again = CopyauditApp(three_kinds)  # another session on the same database
+    async with again.run_test(size=SIZE) as pilot:
+        launcher = await _open_launcher(pilot)
+        assert launcher.query_one("#suite", Select).value == "notice"
+        assert launcher.query_one("#limit", Input).value == "3"
+        assert launcher.query_one("#notice_position", Select).value == "end"
+        assert launcher.query_one("#judges", Select).value == "paper"
+        assert launcher.query_one("#name", Input).value == ""  # the name is not remembered
+        launcher = await _open_launcher(pilot, "literal")  # Enter on a suite wins
+        assert launcher.query_one("#suite", Select).value == "literal"
+
+
+async def test_a_conflicting_configuration_is_refused_before_loading(
+    three_kinds: Path, monkeypatch
+) -> None:
+    from textual.widgets import Input
+
+    calls: list[str] = []
+
+    def counted(db_path, request, **kwargs):
+        calls.append(request.run_name())
+        return fake_execute_run(db_path, request, **kwargs)
+
+    monkeypatch.setattr(runner, "execute_run", counted)
+    with Store(three_kinds) as store:
+        spec = RunSpec("literal-default-none", "literal", "hf", "default", templates=(1,))
+        create_or_resume_run(store, spec)
+    app = CopyauditApp(three_kinds)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        launcher = await _open_launcher(pilot, "literal")
+        launcher.query_one("#templates", Input).value = "1,2"
+        toasts = await _start_refused(pilot)
+        assert "Templates: 1 there, 1,2 here" in toasts and "Run name" in toasts
+        assert "--" not in toasts  # no command-line flag
+        assert app.focused is launcher.query_one("#templates")
+        assert calls == [] and app.active_runs == {}
+        launcher.query_one("#templates", Input).value = "1"  # as it was: it resumes
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: calls == ["literal-default-none"])
+        app.active_runs["literal-default-none"].cancel.set()
+
+
+async def test_a_refused_decop_calibration_names_the_field(three_kinds: Path) -> None:
+    from textual.widgets import Input
+
+    app = CopyauditApp(three_kinds)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        launcher = await _open_launcher(pilot, "decop")
+        launcher.query_one("#calibrate_on", Input).value = "No Such Work"
+        toasts = await _start_refused(pilot)
+        assert "--calibrate-on" not in toasts and app.active_runs == {}
+        assert app.focused is launcher.query_one("#calibrate_on")
+
+
+def test_launcher_snapshot(three_kinds: Path, snap_compare) -> None:
+    async def ready(pilot) -> None:
+        await _open_launcher(pilot, "notice")
+        await pilot.pause()
+
+    assert snap_compare(CopyauditApp(three_kinds), terminal_size=SIZE, run_before=ready)

@@ -10,6 +10,7 @@ import click
 from copyaudit.commands.options import skip_invalid_option
 from copyaudit.commands.output import echo_skipped, print_json, print_table
 from copyaudit.items import item_number
+from copyaudit.metrics_format import format_figure
 
 MAX_DISAGREEMENTS_SHOWN = 20
 MAX_STRATA_SHOWN = 12
@@ -20,12 +21,7 @@ MAX_STRATA_SHOWN = 12
 # ---------------------------------------------------------------------------
 
 
-def _num(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
+_num = format_figure
 
 
 def _with_interval(value: float | None, interval: list[float] | None) -> str:

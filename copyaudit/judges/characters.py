@@ -45,6 +45,21 @@ def mentions(text: str, aliases: Sequence[str]) -> bool:
     return any(find_alias(tokens, alias) for alias in aliases)
 
 
+def given_characters(payload: dict[str, Any], prompt: str) -> set[int]:
+    """Indices of the reference characters named in what the model was given (the case
+    input, else the prompt): not scored, as in the paper."""
+    characters = payload.get("reference_characters")
+    if not isinstance(characters, list):
+        return set()
+    case_input = payload.get("input")
+    given_text = case_input if isinstance(case_input, str) else prompt
+    return {
+        index
+        for index, aliases in enumerate(characters)
+        if mentions(given_text, [aliases] if isinstance(aliases, str) else list(aliases))
+    }
+
+
 def _drop_nested(matches: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """Keep the longest match where one alias match lies inside another
     ("Harry Potter" rather than also "Harry" and "Potter" inside it)."""
@@ -93,15 +108,14 @@ class CharacterJudge(Judge):
                 target="character",
                 error="case payload has no 'reference_characters' list",
             )
-        case_input = item.payload.get("input")
-        given_text = case_input if isinstance(case_input, str) else item.prompt
+        given = given_characters(item.payload, item.prompt)
         tokens = word_tokens(item.output or "")
         verdicts: list[ItemVerdict] = []
         spans: list[Span] = []
         excluded: list[int] = []
         for index, aliases in enumerate(characters):
             alias_list = [aliases] if isinstance(aliases, str) else list(aliases)
-            if mentions(given_text, alias_list):
+            if index in given:
                 excluded.append(index)
                 verdicts.append(ItemVerdict(index, False))
                 continue

@@ -21,12 +21,15 @@ level (the "none" level's empty notice leaves a trailing "\\n"). Per task:
   stored: the score has value None and the reason as its error. An English-only
   model would score a correct translation as unrelated text.
 
-Refusal is not computed here: the refusal judges apply to notice cases too.
+Each flagged metric names the human label it is checked against
+(`notice_spec.LABEL_TARGETS`). Refusal is not computed here: the refusal judges apply
+to notice cases too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -42,6 +45,7 @@ from copyaudit.notice_spec import (
     BERTSCORE,
     COSINE,
     DEFAULT_THRESHOLDS,
+    LABEL_TARGETS,
     LCS_RATIO,
     NO_MULTILINGUAL_MODEL,
     ROUGE,
@@ -82,7 +86,9 @@ class NoticeJudge(Judge):
     `*_missing` reason stored as the score's error."""
 
     name = "notice"
-    version = "2"  # 2: the target is the study's f"{snippet}\n{notice}", raw notice
+    # 2: the target is the study's f"{snippet}\n{notice}", raw notice;
+    # 3: flagged metrics name their human label target
+    version = "3"
     kinds = frozenset({"notice"})
 
     def __init__(
@@ -136,7 +142,10 @@ class NoticeJudge(Judge):
             results[embedded["paraphrase"][index]] = scores
         for index, scores in self._translate([items[i] for i in embedded["translate"]]):
             results[embedded["translate"][index]] = scores
-        return [scores or [] for scores in results]
+        return [
+            [replace(s, target=LABEL_TARGETS.get(s.metric, s.target)) for s in scores or []]
+            for scores in results
+        ]
 
     def _flag(self, metric: str, value: float) -> tuple[bool | None, float | None]:
         if metric not in self.thresholds:

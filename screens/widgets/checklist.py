@@ -16,8 +16,9 @@ from textual.binding import Binding, BindingType
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
+from copyaudit.metrics_format import format_metric
 from screens.widgets.evidence import EvidenceItem, character_style
-from screens.widgets.plain import DASH, plain, score_str
+from screens.widgets.plain import DASH, plain
 
 HEADINGS = {"event": "Events", "character": "Characters", "score": "Scores"}
 
@@ -30,7 +31,7 @@ def _verdict_mark(verdict: bool | None) -> Text:
 
 def _score_text(item: EvidenceItem) -> Text:
     if item.kind == "score":
-        return Text(score_str(item.judgment.metric, item.score))
+        return Text(format_metric(item.judgment.metric, item.score))
     return Text(DASH if item.score is None else f"{item.score:.2f}", style="dim")
 
 

@@ -21,6 +21,7 @@ HEADINGS = {
     "character": "Characters: in the story?",
     "refusal": "Whole output",
     "literal": "Whole output",
+    "content": "Whole output",
 }
 LABEL_MARKS = {
     "yes": (" YES ", "bold black on green"),
@@ -94,7 +95,8 @@ class LabelChecklist(OptionList):
                         disabled=True,
                     )
                 )
-            options.append(Option(plain(item.text), id=item.key))
+            # an item not asked (named in the prompt) is shown but the cursor skips it
+            options.append(Option(plain(item.text), id=item.key, disabled=not item.asked))
         self.clear_options()
         self.add_options(options)
         first = next((i for i, o in enumerate(options) if not o.disabled), None)

@@ -1,17 +1,23 @@
 """What a person labels on one generation: every reference event and character of its
-case ("in the story?"), then the whole output ("refusal?", "verbatim copy?"), each with
-the judges' verdicts on it (shown only outside blind mode)."""
+case ("in the story?"), then the whole output ("refusal?", "verbatim copy?" and, for a
+notice paraphrase or translate task, "content reproduced?"), each with the judges'
+verdicts on it (shown only outside blind mode). Characters named in the prompt are
+listed but not asked: the characters judge does not score them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from copyaudit.items import whole_output_targets
+from copyaudit.judges.characters import given_characters
 from db.browse import GenerationDetail, JudgmentView
 
 WHOLE_OUTPUT = (
     ("refusal", "Refusal? The output refuses the request."),
     ("literal", "Verbatim copy? The output copies the reference text word for word."),
+    ("content", "Content reproduced? The output reproduces the snippet's content."),
 )
+NOT_SCORED = "not scored: named in the prompt"
 QUESTIONS = {"event": "in the story?", "character": "in the story?"}
 
 
@@ -24,11 +30,12 @@ class JudgeMark:
 
 @dataclass(frozen=True)
 class LabelItem:
-    target: str  # event | character | refusal | literal (db.events.LABEL_TARGETS)
+    target: str  # copyaudit.items.LABEL_TARGETS
     index: int  # reference item index; 0 for whole-output targets
     text: str
-    note: str = ""  # e.g. "named in the prompt"
+    note: str = ""  # e.g. NOT_SCORED
     judges: tuple[JudgeMark, ...] = ()
+    asked: bool = True  # False: shown, not labelled (a character named in the prompt)
 
     @property
     def key(self) -> str:
@@ -55,34 +62,30 @@ def _item_marks(judgments: list[JudgmentView], target: str) -> dict[int, list[Ju
     return marks
 
 
-def _excluded(judgments: list[JudgmentView], target: str) -> set[int]:
-    out: set[int] = set()
-    for judgment in judgments:
-        if judgment.target == target:
-            out |= set((judgment.evidence.get("extra") or {}).get("excluded") or [])
-    return out
-
-
 def label_items(detail: GenerationDetail) -> list[LabelItem]:
-    """Events, characters (from the case's reference lists), refusal and literal."""
+    """Events, characters (from the case's reference lists), then the whole output."""
     items: list[LabelItem] = []
     for target, field in (("event", "reference_events"), ("character", "reference_characters")):
         reference = detail.payload.get(field)
         if not isinstance(reference, list):
             continue
         marks = _item_marks(detail.judgments, target)
-        excluded = _excluded(detail.judgments, target)
+        given = given_characters(detail.payload, detail.prompt) if target == "character" else ()
         for index, value in enumerate(reference):
             items.append(
                 LabelItem(
                     target=target,
                     index=index,
                     text=_aliases(value),
-                    note="named in the prompt" if index in excluded else "",
+                    note=NOT_SCORED if index in given else "",
                     judges=tuple(marks.get(index, ())),
+                    asked=index not in given,
                 )
             )
+    targets = whole_output_targets(detail.kind, detail.payload)
     for target, question in WHOLE_OUTPUT:
+        if target not in targets:
+            continue
         judges = tuple(
             JudgeMark(j.judge, j.metric, None if j.value is None else j.flagged)
             for j in detail.judgments

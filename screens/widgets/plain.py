@@ -16,6 +16,8 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 
+from copyaudit.metrics_format import DASH, format_metric
+
 REPLACEMENT = "\ufffd"
 _TABLE: dict[int, str] = {code: chr(0x2400 + code) for code in range(0x20) if code not in (9, 10)}
 _TABLE[0x7F] = "\u2421"
@@ -51,19 +53,9 @@ def middle_cut(text: str, width: int) -> Text:
     return Text(flat, end="", no_wrap=True)
 
 
-DASH = "—"
-
-
-UNIT_METRICS = frozenset({"rougeL", "rouge1", "qa_f1", "qa_em", "refusal"})  # in [0, 1]
-
-
-def score_str(metric: str, value: float | None) -> str:
-    """Unit scores with three decimals, counts and ratings as whole numbers."""
-    if value is None:
-        return DASH
-    if metric not in UNIT_METRICS and float(value).is_integer():
-        return str(int(value))
-    return f"{value:.3f}"
+def metric_cell(metric: str, value: float | None) -> Text:
+    """A metric's value right-aligned, written as everywhere (copyaudit.metrics_format)."""
+    return Text(format_metric(metric, value), justify="right")
 
 
 def percent(value: float | None) -> Text:

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
+from copyaudit.metrics_format import format_metric
 from db.browse import JudgmentView
-from screens.widgets.plain import plain, score_str
+from screens.widgets.plain import plain
 
 
 def scores_text(judgments: Sequence[JudgmentView]) -> Text:
@@ -20,7 +21,7 @@ def scores_text(judgments: Sequence[JudgmentView]) -> Text:
     for judgment in judgments:
         part = Text(end="")
         part.append_text(plain(judgment.key.label(judgment.metric in ambiguous), "bold"))
-        part.append(f" {score_str(judgment.metric, judgment.value)}")
+        part.append(f" {format_metric(judgment.metric, judgment.value)}")
         if judgment.threshold is not None:
             part.append(f" (≥ {judgment.threshold:g})", style="dim")
         if judgment.flagged:
