@@ -415,6 +415,10 @@ def test_cli_json_report_then_markdown_on_resume(setup: DecopSetup, cli) -> None
     for row in ("| Perplexity |", "| Zlib |", "| Lowercase |", "| Min-K%-Prob (k = 20%) |"):
         assert row in again.out
     assert f"| DE-COP | {decop['auc']:.3f} |" in again.out
+    table2 = decop["auc_thresholded_bootstrap"]
+    assert table2["resamples"] == 10 and table2["seed"] == 0
+    assert f"| {table2['mean']:.3f} ± {table2['std']:.3f} |" in again.out
+    assert "AUC thresholded, mean ± std (Table 2)" in again.out
     assert "| DE-COP (calibrated) |" in again.out
     assert "Per-work accuracy (chance = 0.25)" in again.out
 
