@@ -92,6 +92,19 @@ def parse_decop_id(identifier: str) -> tuple[str, str | None]:
     return title.replace("_", " ").strip(), (author.replace("_", " ").strip() if sep else None)
 
 
+def question_names(raw_id: str, doc_type: str) -> tuple[str, str | None]:
+    """The title and author the authors' code names in the question for a dataset ID
+    (2_decop_hf.py, 2_decop_blackbox.py). book: `ID.split("_-_")`, title = part 0 and
+    author = part 1, each with "_" -> " " and nothing else changed (no author when the ID
+    has no "_-_"); paper (arXivTection): the raw ID unchanged, no author."""
+    if doc_type == "paper":
+        return raw_id, None
+    if doc_type != "book":
+        raise ValueError(f"unknown doc_type {doc_type!r}; expected one of {DOC_TYPES}")
+    parts = raw_id.split("_-_")
+    return parts[0].replace("_", " "), (parts[1].replace("_", " ") if len(parts) > 1 else None)
+
+
 @dataclass(frozen=True)
 class DecopPassage:
     """One verbatim passage with its three paraphrases and the work it names."""

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 import sqlite_utils
 
-from db.decop import migrate_decop
+from db.decop import migrate_decop, migrate_decop_doc_type
 from db.queues import migrate_queues
 
 
@@ -223,6 +223,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m003_browse_indexes,
     migrate_queues,
     m005_sort_and_flag_indexes,
+    migrate_decop_doc_type,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

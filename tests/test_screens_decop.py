@@ -105,7 +105,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     empty_db, model_db, scripted_db = root / "empty.db", root / "model.db", root / "scripted.db"
     for path in (empty_db, model_db, scripted_db):
         _import(path, csv)
-    request = DecopRequest(suite=SUITE, name=RUN, model="tiny", calibrate_on="auto")
+    request = DecopRequest(suite=SUITE, name=RUN, model="tiny", calibrate_on="auto", chat=False)
     loaded = load_causal_lm(str(model_dir), device="cpu")
     outcome = execute_decop(
         model_db,
