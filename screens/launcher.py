@@ -3,7 +3,7 @@ placement and mitigation) and judges; start the run in
 the background and follow it (progress bar, count, rate, ETA). Esc cancels the run it
 started (the run stops after the batch in flight); ctrl+b goes back and lets it run.
 A DE-COP suite starts a DE-COP run (copyaudit.decop_run.execute_decop, as `copyaudit
-decop`): suite, model, endpoint, limit (passages per work), calibration and name apply;
+decop`): suite, model, endpoint, limit (passages per work), calibration, length and name apply;
 the rest is ignored."""
 
 from __future__ import annotations
@@ -114,6 +114,8 @@ class LauncherScreen(Screen[None]):
                     )
             yield Label("DE-COP calibration (decop suites): auto, clean works (comma list), empty")
             yield Input("", id="calibrate_on", placeholder="none", compact=True)
+            yield Label("DE-COP length (BookTection: small, medium or large; empty: the only one)")
+            yield Input("", id="length", placeholder="all (one length)", compact=True)
             yield Label("Run name (empty: suite-model-mitigation; the same name resumes)")
             yield Input("", id="name", placeholder="automatic", compact=True)
             with Horizontal(classes="row buttons"):
@@ -161,6 +163,7 @@ class LauncherScreen(Screen[None]):
                 base_url=base_url,
                 calibrate_on=self.query_one("#calibrate_on", Input).value.strip() or None,
                 passages_per_work=parse_limit(self.query_one("#limit", Input).value),
+                length=self.query_one("#length", Input).value.strip() or None,
             )
         notice_options = {
             key: str(self.query_one(f"#{key}", Select).value)
