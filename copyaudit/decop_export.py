@@ -10,9 +10,8 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
-from copyaudit.decop import ANSWER_LETTERS, predict
+from copyaudit.decop import ANSWER_LETTERS
+from copyaudit.decop_orders import order_rows
 from copyaudit.errors import UserError
 
 
@@ -35,36 +34,30 @@ def decop_export_rows(store: Any, run: str) -> Iterator[dict[str, Any]]:
     before, after = chat.get("frame") or ("", "")
     system = chat.get("system") if chat and not chat.get("frame") else None
     stored = load_calibration(store, run_id)
-    delta = None if stored is None else np.asarray(stored["delta"], dtype=float)
+    delta = None if stored is None else stored["delta"]
     for passage in iter_export_rows(store, run_id):
         prompts = passage_from(
             passage["payload"], passage["title"], passage["author"], doc_type
         ).prompts()
-        for order, ((prompt, answer), probs, stored_answer) in enumerate(
-            zip(prompts, passage["probs"], passage["answers"], strict=True)
-        ):
-            if answer != stored_answer:
-                raise UserError(f"{passage['case_id']} order {order}: stored answer differs")
-            readable = all(math.isfinite(p) for p in probs)
-            one = np.asarray([probs], dtype=float)
+        for (prompt, _), row in zip(prompts, order_rows(passage, delta), strict=True):
             yield {
                 "run": run,
                 "work": passage["title"],
                 "author": passage["author"],
                 "label": passage["membership"],
                 "passage": passage["case_id"],
-                "order": order,
+                "order": row.index,
                 **({"system": system} if system else {}),
                 "prompt": before + prompt + after,
-                "true_letter": ANSWER_LETTERS[answer],
+                "true_letter": ANSWER_LETTERS[row.answer],
                 **{
                     f"p_{letter}": (p if math.isfinite(p) else None)
-                    for letter, p in zip(ANSWER_LETTERS, probs, strict=True)
+                    for letter, p in zip(ANSWER_LETTERS, row.probs, strict=True)
                 },
-                "chosen": ANSWER_LETTERS[int(predict(one)[0])] if readable else None,
-                "chosen_calibrated": (
-                    ANSWER_LETTERS[int(predict(one, delta)[0])]
-                    if readable and delta is not None
-                    else None
-                ),
+                "chosen": _letter(row.chosen),
+                "chosen_calibrated": _letter(row.chosen_calibrated),
             }
+
+
+def _letter(index: int | None) -> str | None:
+    return None if index is None else ANSWER_LETTERS[index]
