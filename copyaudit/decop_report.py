@@ -59,8 +59,9 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
     """The DE-COP figures of a run, from what is stored (a partial run reports what it
     has). Keys: auc, auc_calibrated, balanced_accuracy_youden, p_value, auc_ci,
     calibrated {...}, delta, per_work [{work, label, accuracy, ...}], label_position_bias
-    {before, after}, calibration {...}, baselines {perplexity, zlib, lowercase,
-    min_k_20: {auc, ...}} or None, passages {scored, total}, failed_prompts, notes."""
+    {before, after}, question {doc_type, format, length}, calibration {...}, baselines
+    {perplexity, zlib, lowercase, min_k_20: {auc, ...}} or None, passages {scored,
+    total}, failed_prompts, notes."""
     from db.decop import decop_progress, load_calibration
     from db.runs import run_row
 
@@ -110,6 +111,11 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
     return {
         **summary,
         "method": decoding.get("method"),
+        "question": {
+            "doc_type": config.get("doc_type", "book"),
+            "format": "chat" if config.get("prompt_format") else "plain",
+            "length": config.get("length"),
+        },
         "calibration": {
             "mode": calibration_config.get("mode", "none"),
             "rule": calibration_config.get("rule"),
@@ -224,6 +230,18 @@ def decop_markdown(report: Mapping[str, Any]) -> str:
         )
         + "."
     )
+    question = block.get("question")
+    if question:
+        lines.append(
+            f"Question about each {question['doc_type']}, {question['format']} prompts"
+            + (
+                " (the model's chat template, the authors' system prompt)"
+                if question["format"] == "chat"
+                else ""
+            )
+            + (f"; passages of length {question['length']} only" if question["length"] else "")
+            + "."
+        )
     lines += [
         "",
         "## Detection of suspect works (AUC, as in the paper's Table 2)",

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from copyaudit.decop import DECOP_SYSTEM_PROMPT, question_names
-from copyaudit.decop_report import decop_report
+from copyaudit.decop_report import decop_markdown, decop_report
 from copyaudit.decop_run import DecopRequest, execute_decop
 from copyaudit.errors import UserError
 from copyaudit.models.hf_loading import load_causal_lm
@@ -167,7 +167,12 @@ def test_several_lengths_are_never_pooled(cli, db_path: Path, tmp_path: Path) ->
         config = json.loads(store.scalar("SELECT config FROM runs WHERE name = ?", (outcome.run,)))
     assert config["length"] == "medium"
     with Store(db_path) as store:
-        assert decop_report(store, outcome.run)["passages"] == {"scored": 2, "total": 2}
+        report = decop_report(store, outcome.run)
+    assert report["passages"] == {"scored": 2, "total": 2}
+    assert report["question"] == {"doc_type": "book", "format": "plain", "length": "medium"}
+    assert "Question about each book, plain prompts; passages of length medium only." in (
+        decop_markdown(report)
+    )
     refused_cli = cli("decop", "bt", "--model", "m")
     assert refused_cli.code == 2 and "--length" in refused_cli.err
 
@@ -274,3 +279,23 @@ def test_export_decop_one_row_per_prompt(cli, db_path: Path, tmp_path: Path) -> 
     )
     assert {r["true_letter"] for r in rows[:24]} == set("ABCD")
     assert cli("export", "decop").code == 2
+
+
+def test_openai_chat_sends_the_system_prompt_and_needs_mode_chat(db_path: Path) -> None:
+    from copyaudit.models.openai_compat import OpenAIChoiceScorer
+
+    scorer = OpenAIChoiceScorer("http://127.0.0.1:9/v1", "m", api_key_env=None, mode="chat")
+    scorer.use_chat(DECOP_SYSTEM_PROMPT)
+    body = scorer._request_body("Question: ...", ["A", "B", "C", "D"])
+    assert body["messages"] == [
+        {"role": "system", "content": DECOP_SYSTEM_PROMPT},
+        {"role": "user", "content": "Question: ..."},
+    ]
+    completions = OpenAIChoiceScorer("http://127.0.0.1:9/v1", "m", api_key_env=None)
+    with pytest.raises(ValueError, match="--mode chat"):
+        completions.use_chat(DECOP_SYSTEM_PROMPT)
+    request = DecopRequest(
+        suite="bt", backend="openai", base_url="http://127.0.0.1:9/v1", model="m", chat=True
+    )
+    with pytest.raises(UserError, match="--chat goes with --mode chat"):
+        execute_decop(db_path, request)
