@@ -33,6 +33,8 @@ N_OPTIONS = 4
 N_ORDERS = math.factorial(N_OPTIONS)  # 24
 DOC_TYPES: tuple[str, ...] = ("book", "paper")
 MIN_K_RATIO = 0.2
+TABLE2_RESAMPLES = 10  # the paper's Table 2: mean ± std over 10 bootstrap resamples
+TABLE2_SEED = 0  # the authors published no seed; ours, fixed so a report is reproducible
 
 # Paper 001 Appendix C.2 / the authors' code: the system prompt for open models. Backends
 # that apply a chat template may use it; `build_prompt` returns the user turn only.
@@ -88,6 +90,19 @@ def parse_decop_id(identifier: str) -> tuple[str, str | None]:
     """BookTection ids: "Title_-_Author" -> ("Title", "Author"), underscores to spaces."""
     title, sep, author = identifier.partition("_-_")
     return title.replace("_", " ").strip(), (author.replace("_", " ").strip() if sep else None)
+
+
+def question_names(raw_id: str, doc_type: str) -> tuple[str, str | None]:
+    """The title and author the authors' code names in the question for a dataset ID
+    (2_decop_hf.py, 2_decop_blackbox.py). book: `ID.split("_-_")`, title = part 0 and
+    author = part 1, each with "_" -> " " and nothing else changed (no author when the ID
+    has no "_-_"); paper (arXivTection): the raw ID unchanged, no author."""
+    if doc_type == "paper":
+        return raw_id, None
+    if doc_type != "book":
+        raise ValueError(f"unknown doc_type {doc_type!r}; expected one of {DOC_TYPES}")
+    parts = raw_id.split("_-_")
+    return parts[0].replace("_", " "), (parts[1].replace("_", " ") if len(parts) > 1 else None)
 
 
 @dataclass(frozen=True)
@@ -310,6 +325,38 @@ def bootstrap_auc(
     return float(low), float(high)
 
 
+def bootstrap_thresholded_auc(
+    scores: Sequence[float],
+    labels: Sequence[int],
+    n: int = TABLE2_RESAMPLES,
+    seed: int = TABLE2_SEED,
+) -> dict[str, Any] | None:
+    """The paper's Table 2 figure (Section 5.1): `n` resamples of the works with
+    replacement within each class (class sizes kept); in each, the threshold that best
+    separates the classes (Youden's J, as `3_get_results_blackbox.py` picks it from
+    `roc_curve`) and the AUC of the thresholded predictions (`roc_auc_score` of 0/1
+    predictions, i.e. `youden_balanced_accuracy`); then the mean and the standard
+    deviation (numpy's, ddof = 0) of the `n` values. Draws: `numpy.random.default_rng(seed)`,
+    per resample first the suspect then the clean indices. None without both classes."""
+    positive, negative = _split(scores, labels)
+    if len(positive) == 0 or len(negative) == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    resample_labels = [1] * len(positive) + [0] * len(negative)
+    values = []
+    for _ in range(n):
+        pos = positive[rng.integers(0, len(positive), size=len(positive))]
+        neg = negative[rng.integers(0, len(negative), size=len(negative))]
+        values.append(youden_balanced_accuracy(np.concatenate([pos, neg]), resample_labels))
+    return {
+        "mean": float(np.mean(values)),
+        "std": float(np.std(values)),
+        "resamples": n,
+        "seed": seed,
+        "values": [float(v) for v in values],
+    }
+
+
 def separation_report(
     work_scores: Mapping[str, float],
     labels: Mapping[str, int | None],
@@ -317,8 +364,9 @@ def separation_report(
     seed: int = 0,
     alternative: str = "two-sided",
 ) -> dict[str, Any]:
-    """AUC, Youden balanced accuracy, Welch p-value and bootstrap interval over works
-    with a known label (works labelled None are ignored)."""
+    """AUC, Youden balanced accuracy, Welch p-value, bootstrap interval and the paper's
+    Table 2 thresholded AUC (mean ± std over 10 resamples) over works with a known label
+    (works labelled None are ignored)."""
     known = [w for w in work_scores if labels.get(w) in (0, 1)]
     scores = [work_scores[w] for w in known]
     label_list = [int(labels[w]) for w in known]  # type: ignore[arg-type]
@@ -329,6 +377,7 @@ def separation_report(
         "p_value": welch_p_value(suspect, clean, alternative),
         "p_value_alternative": alternative,
         "auc_ci": bootstrap_auc(scores, label_list, n=n_bootstrap, seed=seed),
+        "auc_thresholded_bootstrap": bootstrap_thresholded_auc(scores, label_list),
         "n_suspect": len(suspect),
         "n_clean": len(clean),
         "mean_suspect": float(suspect.mean()) if len(suspect) else None,

@@ -10,7 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from copyaudit.decop import ANSWER_LETTERS, MIN_K_RATIO, N_ORDERS, summarize, summarize_baselines
+from copyaudit.decop import (
+    ANSWER_LETTERS,
+    MIN_K_RATIO,
+    N_ORDERS,
+    TABLE2_RESAMPLES,
+    TABLE2_SEED,
+    summarize,
+    summarize_baselines,
+)
 from copyaudit.decop_works import WorkRows, grouped_rows, to_result
 from copyaudit.errors import UserError
 
@@ -34,6 +42,11 @@ NOTES = {
         "DE-COP reference code printed as 'AUC'"
     ),
     "auc_ci": "95% percentile bootstrap interval of the AUC, works resampled within each class",
+    "auc_thresholded_bootstrap": (
+        "the paper's Table 2 figure: mean ± std over 10 bootstrap resamples (works, within "
+        "each class) of the AUC of the Youden-thresholded predictions, as the authors' "
+        "3_get_results_blackbox.py computes it per resample; numpy default_rng seed 0"
+    ),
     "p_value": "Welch t-test of mean per-work accuracy, suspect vs clean",
     "baselines": (
         "membership scores of each verbatim passage (higher = more likely seen), averaged "
@@ -46,8 +59,9 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
     """The DE-COP figures of a run, from what is stored (a partial run reports what it
     has). Keys: auc, auc_calibrated, balanced_accuracy_youden, p_value, auc_ci,
     calibrated {...}, delta, per_work [{work, label, accuracy, ...}], label_position_bias
-    {before, after}, calibration {...}, baselines {perplexity, zlib, lowercase,
-    min_k_20: {auc, ...}} or None, passages {scored, total}, failed_prompts, notes."""
+    {before, after}, question {doc_type, format, length}, calibration {...}, baselines
+    {perplexity, zlib, lowercase, min_k_20: {auc, ...}} or None, passages {scored,
+    total}, failed_prompts, notes."""
     from db.cases import suite_import_note
     from db.decop import decop_progress, load_calibration
     from db.runs import run_row
@@ -98,6 +112,11 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
     return {
         **summary,
         "method": decoding.get("method"),
+        "question": {
+            "doc_type": config.get("doc_type", "book"),
+            "format": "chat" if config.get("prompt_format") else "plain",
+            "length": config.get("length"),
+        },
         "calibration": {
             "mode": calibration_config.get("mode", "none"),
             "rule": calibration_config.get("rule"),
@@ -160,6 +179,11 @@ def _p(value: float | None) -> str:
     return "—" if value is None else f"{value:.3g}"
 
 
+def mean_std(figure: Mapping[str, Any] | None) -> str:
+    """'0.972 ± 0.009' for a bootstrap figure {mean, std}, '—' without one."""
+    return "—" if not figure else f"{figure['mean']:.3f} ± {figure['std']:.3f}"
+
+
 def _ci(interval: Sequence[float] | None) -> str:
     return "—" if not interval else f"{interval[0]:.3f}–{interval[1]:.3f}"
 
@@ -211,32 +235,49 @@ def decop_markdown(report: Mapping[str, Any]) -> str:
         )
         + "."
     )
+    question = block.get("question")
+    if question:
+        lines.append(
+            f"Question about each {question['doc_type']}, {question['format']} prompts"
+            + (
+                " (the model's chat template, the authors' system prompt)"
+                if question["format"] == "chat"
+                else ""
+            )
+            + (f"; passages of length {question['length']} only" if question["length"] else "")
+            + "."
+        )
     lines += [
         "",
         "## Detection of suspect works (AUC, as in the paper's Table 2)",
         "",
-        "| Method | AUC | 95% CI | p-value (Welch) |",
-        "|---|---|---|---|",
+        "| Method | AUC (continuous) | 95% CI | AUC thresholded, mean ± std "
+        "(Table 2) | p-value (Welch) |",
+        "|---|---|---|---|---|",
     ]
-    for key, label in BASELINE_LABELS.items():
-        figures = (block.get("baselines") or {}).get(key)
+    rows = [
+        (label, (block.get("baselines") or {}).get(key)) for key, label in BASELINE_LABELS.items()
+    ]
+    rows.append(("DE-COP", block))
+    calibrated = block.get("calibrated")
+    if calibrated:
+        rows.append(("DE-COP (calibrated)", calibrated))
+    for label, figures in rows:
         if figures is None:
-            lines.append(f"| {label} | — | — | — |")
+            lines.append(f"| {label} | — | — | — | — |")
         else:
             lines.append(
                 f"| {label} | {_number(figures['auc'])} | {_ci(figures['auc_ci'])} | "
+                f"{mean_std(figures.get('auc_thresholded_bootstrap'))} | "
                 f"{_p(figures['p_value'])} |"
             )
-    lines.append(
-        f"| DE-COP | {_number(block['auc'])} | {_ci(block['auc_ci'])} | {_p(block['p_value'])} |"
-    )
-    calibrated = block.get("calibrated")
-    if calibrated:
-        lines.append(
-            f"| DE-COP (calibrated) | {_number(calibrated['auc'])} | "
-            f"{_ci(calibrated['auc_ci'])} | {_p(calibrated['p_value'])} |"
-        )
     lines += [
+        "",
+        "Table 2 column: the paper's figure, mean ± std over "
+        f"{TABLE2_RESAMPLES} bootstrap resamples of the works (within each class) of the AUC of "
+        "the Youden-thresholded predictions, as the authors' code computes it per resample "
+        f"(numpy default_rng seed {TABLE2_SEED}; the authors published no seed). The continuous "
+        "AUC ranks the works without a threshold.",
         "",
         "Balanced accuracy at the Youden threshold (the figure the DE-COP reference code "
         f'printed as "AUC"): {_number(block["balanced_accuracy_youden"])}'

@@ -20,6 +20,7 @@ The math lives in `copyaudit.decop`, the suite's works and the calibration hold-
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
@@ -32,11 +33,14 @@ import numpy as np
 
 from copyaudit.decop import (
     ANSWER_CHOICES,
+    ANSWER_LETTERS,
+    DECOP_SYSTEM_PROMPT,
     N_ORDERS,
     DecopPassage,
     baseline_scores,
     expand_prompts,
     fit_calibration,
+    question_names,
 )
 from copyaudit.decop_works import AUTO, AUTO_RULE, SuiteWork, resolve_calibration, work_results
 from copyaudit.errors import UserError
@@ -55,13 +59,45 @@ class DecopRequest(ModelRequest):
     batch_size: int = 24  # prompts per forward pass (hf); 24 = one passage
     baselines: bool = True
     passages_per_work: int | None = None  # a screening run: the first N passages of each work
+    chat: bool | None = None  # None: chat when the model has a chat template (new runs)
+    length: str | None = None  # BookTection's Length: only the passages of this length
 
     def run_name(self) -> str:
-        if self.passages_per_work is None:
-            return self._default_name("{suite}-decop-{model}")
-        return self._default_name(
-            "{suite}-decop-{model}-{n}-per-work", n=str(self.passages_per_work)
-        )
+        pattern = "{suite}-decop-{model}"
+        if self.length is not None:
+            pattern += "-{length}"
+        if self.passages_per_work is not None:
+            pattern += "-{n}-per-work"
+        return self._default_name(pattern, n=str(self.passages_per_work), length=str(self.length))
+
+
+@dataclass(frozen=True)
+class Asking:
+    """How every passage of a run is asked: the document its question names (book |
+    paper), the answer choices read (" A".." D" after "Answer:", "A".."D" opening a chat
+    assistant turn) and the chat frame, if any (the template before and after the user
+    turn, so the prompt as sent can be rebuilt)."""
+
+    doc_type: str = "book"
+    choices: tuple[str, ...] = ANSWER_CHOICES
+    frame: tuple[str, str] | None = None
+    chat: bool = False
+
+    def config(self) -> dict[str, Any]:
+        """The run-config entries; empty for the book question in plain prompts, so that
+        runs made before these options still resume."""
+        out: dict[str, Any] = {}
+        if self.doc_type != "book":
+            out["doc_type"] = self.doc_type
+        if self.chat:
+            out["prompt_format"] = {
+                "chat": True,
+                "system": DECOP_SYSTEM_PROMPT,
+                "choices": list(self.choices),
+                "frame": None if self.frame is None else list(self.frame),
+                "read_at": "the position after the assistant turn opens (add_generation_prompt)",
+            }
+        return out
 
 
 @dataclass
@@ -112,6 +148,59 @@ def _check_request(request: DecopRequest) -> None:
         raise UserError("--batch-size must be at least 1")
     if request.passages_per_work is not None and request.passages_per_work < 1:
         raise UserError("--passages-per-work must be at least 1")
+    if (
+        request.backend == "openai"
+        and request.chat is not None
+        and request.chat != (request.mode == "chat")
+    ):
+        raise UserError(
+            "--backend openai: the endpoint applies the chat template; --chat goes with "
+            "--mode chat, --plain with --mode completions"
+        )
+
+
+def resolve_length(lengths: dict[str, int], requested: str | None, suite: str) -> None:
+    """Refuse to pool BookTection's passage lengths: with more than one Length in the
+    suite, --length must name one (the authors' code requires it too)."""
+    listed = ", ".join(f"{name} ({count:,} passages)" for name, count in lengths.items())
+    if requested is not None and requested not in lengths:
+        raise UserError(
+            f"--length {requested}: suite '{suite}' has no passages of that length "
+            f"(lengths: {listed or 'none; it has no Length column'})"
+        )
+    if requested is None and len(lengths) > 1:
+        raise UserError(
+            f"suite '{suite}' holds passages of {len(lengths)} lengths: {listed}. DE-COP "
+            "scores one length per run (each is a separate result, as in the paper): add "
+            "--length NAME (the paper's BookTection-128 is --length medium)"
+        )
+
+
+def _decide_chat(store: Any, name: str, request: DecopRequest, scorer: Any) -> bool:
+    """--chat / --plain when given; an existing run continues as it started; a new run
+    uses the chat format when the model has a chat template (as `copyaudit run`)."""
+    from copyaudit.runner import _uses_chat
+
+    if request.chat is not None:
+        return request.chat
+    config = store.scalar("SELECT config FROM runs WHERE name = ?", (name,))
+    if config is not None:
+        return "prompt_format" in json.loads(config)
+    return _uses_chat(scorer, None)
+
+
+def _asking(scorer: Any, chat: bool, doc_type: str) -> Asking:
+    """Switch the scorer to chat prompts (the authors' system prompt) when asked."""
+    if not chat:
+        return Asking(doc_type)
+    use_chat = getattr(scorer, "use_chat", None)
+    if use_chat is None:
+        raise UserError("this model cannot take chat prompts; use --plain")
+    try:
+        use_chat(DECOP_SYSTEM_PROMPT)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    return Asking(doc_type, ANSWER_LETTERS, getattr(scorer, "frame", None), chat=True)
 
 
 def _token_scorer_for(scorer: Any, request: DecopRequest) -> tuple[Any | None, str | None]:
@@ -130,13 +219,13 @@ def _token_scorer_for(scorer: Any, request: DecopRequest) -> tuple[Any | None, s
     return HFTokenScorer(loaded, batch_size=request.batch_size), None
 
 
-def _check_letters(scorer: Any) -> None:
-    """Fail before any work when " A".." D" are not single tokens for this model."""
+def _check_letters(scorer: Any, choices: Sequence[str]) -> None:
+    """Fail before any work when the answer letters are not single tokens for this model."""
     token_ids = getattr(scorer, "choice_token_ids", None)
     if token_ids is None:
         return
     try:
-        token_ids(list(ANSWER_CHOICES))
+        token_ids(list(choices))
     except ValueError as exc:
         raise UserError(str(exc)) from None
 
@@ -148,6 +237,7 @@ def _run_spec(
     calibration: tuple[str, list[str]],
     baselines: bool,
     baselines_note: str | None,
+    asking: Asking,
 ) -> Any:
     from copyaudit.runner import code_version
     from db.runs import RunSpec
@@ -166,11 +256,12 @@ def _run_spec(
             or ""
         ),
         templates=(),
-        decoding={"method": method, "choices": list(ANSWER_CHOICES), "orders": N_ORDERS},
+        decoding={"method": method, "choices": list(asking.choices), "orders": N_ORDERS},
         mitigation="none",
         config={
             "kind": "decop",
             "prompt": "DE-COP book prompt as the authors' code builds it (copyaudit.decop)",
+            **asking.config(),
             "calibration": {
                 "mode": mode,
                 "works": works,
@@ -184,6 +275,7 @@ def _run_spec(
                 if request.passages_per_work is not None
                 else {}
             ),
+            **({"length": request.length} if request.length is not None else {}),
             "model": provenance,
         },
         code_version=code_version(),
@@ -204,9 +296,10 @@ def execute_decop(
     models named in the request (tests, or a model already loaded)."""
     from copyaudit.launch_plan import refuse_conflicts
     from db import Store
-    from db.decop import suite_works
+    from db.decop import suite_doc_type, suite_works
     from db.run_owner import owned
     from db.runs import create_or_resume_run, failure_recorded, set_run_status, suite_id
+    from db.work import suite_lengths
 
     _check_request(request)
     cancel = cancel or threading.Event()
@@ -225,10 +318,14 @@ def execute_decop(
         ]
         calibration = resolve_calibration(works, request.calibrate_on)
         refuse_conflicts(store, request, calibration=calibration)  # before the model loads
+        resolve_length(suite_lengths(store, sid), request.length, request.suite)
         announce(on_progress, name, "load", f"loading model {request.model}")
         with failure_recorded(store, name):  # a resumed run shows why it did not start
             scorer = scorer or load_decop_scorer(request)
-            _check_letters(scorer)
+            asking = _asking(
+                scorer, _decide_chat(store, name, request, scorer), suite_doc_type(store, sid)
+            )
+            _check_letters(scorer, asking.choices)
             if token_scorer is None:
                 token_scorer, baselines_note = _token_scorer_for(scorer, request)
             else:
@@ -237,7 +334,13 @@ def execute_decop(
         provenance = dict(getattr(scorer, "provenance", dict)())
         provenance.setdefault("backend", request.backend)
         spec = _run_spec(
-            request, name, provenance, calibration, token_scorer is not None, baselines_note
+            request,
+            name,
+            provenance,
+            calibration,
+            token_scorer is not None,
+            baselines_note,
+            asking,
         )
         run_id = create_or_resume_run(store, spec)
         set_run_status(store, run_id, "running")
@@ -249,7 +352,14 @@ def execute_decop(
         )
         try:
             _score_pending(
-                store, run_id, sid, scorer, token_scorer, request, on_progress, cancel, outcome
+                store,
+                run_id,
+                sid,
+                (scorer, token_scorer, asking),
+                request,
+                on_progress,
+                cancel,
+                outcome,
             )
             if cancel.is_set():
                 outcome.status = "cancelled"
@@ -278,8 +388,7 @@ def _score_pending(
     store: Any,
     run_id: int,
     sid: int,
-    scorer: ChoiceScorer,
-    token_scorer: Any | None,
+    scoring: tuple[ChoiceScorer, Any | None, Asking],
     request: DecopRequest,
     on_progress: ProgressCallback | None,
     cancel: threading.Event,
@@ -288,7 +397,7 @@ def _score_pending(
     from db.decop import add_decop_scores, scored_case_pks
     from db.work import run_cases
 
-    cases = run_cases(store, sid, None, per_work=request.passages_per_work)
+    cases = run_cases(store, sid, None, per_work=request.passages_per_work, length=request.length)
     done = scored_case_pks(store, run_id)
     pending = [(pk, case) for pk, case in cases if pk not in done]
     outcome.already_scored = len(cases) - len(pending)
@@ -300,7 +409,7 @@ def _score_pending(
         if cancel.is_set():
             return
         chunk = pending[start : start + step]
-        rows, failures = _score_with_fallback(scorer, token_scorer, chunk)
+        rows, failures = _score_with_fallback(*scoring, chunk)
         add_decop_scores(store, run_id, rows)
         outcome.scored += len(rows)
         outcome.failed_prompts += sum(len(r.errors or {}) for r in rows)
@@ -310,38 +419,56 @@ def _score_pending(
         meter.advance(len(chunk))
 
 
-def passage_of(case: Any) -> DecopPassage:
-    return DecopPassage.from_payload(case.payload, case.work.title, case.work.author)
+def passage_of(case: Any, doc_type: str = "book") -> DecopPassage:
+    return passage_from(case.payload, case.work.title, case.work.author, doc_type)
+
+
+def passage_from(
+    payload: dict[str, Any], title: str, author: str | None, doc_type: str
+) -> DecopPassage:
+    """The passage with the question the authors ask: title (and author) from the raw
+    dataset ID as their code takes them (copyaudit.decop.question_names); the work's
+    title and author for a payload without an ID."""
+    raw_id = payload.get("id")
+    if raw_id:
+        title, author = question_names(raw_id, doc_type)
+    return DecopPassage.from_payload(payload, title, author, doc_type)
 
 
 def _score_with_fallback(
-    scorer: ChoiceScorer, token_scorer: Any | None, chunk: Sequence[tuple[int, Any]]
+    scorer: ChoiceScorer,
+    token_scorer: Any | None,
+    asking: Asking,
+    chunk: Sequence[tuple[int, Any]],
 ) -> tuple[list[Any], list[str]]:
     """Score a chunk; if it raises, score its passages one by one so that one bad
     passage (e.g. longer than the model's context) does not sink its neighbours."""
     try:
-        return score_chunk(scorer, token_scorer, chunk), []
+        return score_chunk(scorer, token_scorer, chunk, asking), []
     except Exception as exc:
         if len(chunk) == 1:
             return [], [f"case {chunk[0][1].case_id}: {type(exc).__name__}: {exc}"]
     rows, failures = [], []
     for item in chunk:
-        more, failed = _score_with_fallback(scorer, token_scorer, [item])
+        more, failed = _score_with_fallback(scorer, token_scorer, asking, [item])
         rows += more
         failures += failed
     return rows, failures
 
 
 def score_chunk(
-    scorer: ChoiceScorer, token_scorer: Any | None, chunk: Sequence[tuple[int, Any]]
+    scorer: ChoiceScorer,
+    token_scorer: Any | None,
+    chunk: Sequence[tuple[int, Any]],
+    asking: Asking = Asking(),
 ) -> list[Any]:
     """DecopScoreRow per (case_pk, case): 24x4 probabilities, answers, baselines."""
     from db.decop import DecopScoreRow
 
     started = time.perf_counter()
-    passages = [passage_of(case) for _, case in chunk]
+    passages = [passage_of(case, asking.doc_type) for _, case in chunk]
     prompts, answers = expand_prompts(passages)
-    probs = np.asarray(scorer.choice_probabilities(prompts, list(ANSWER_CHOICES)), dtype=float)
+    probs = np.asarray(scorer.choice_probabilities(prompts, list(asking.choices)), dtype=float)
     if probs.shape != (len(prompts), len(ANSWER_CHOICES)):
         raise ValueError(f"scorer returned shape {probs.shape}, expected {(len(prompts), 4)}")
     reported = dict(getattr(scorer, "last_errors", None) or {})

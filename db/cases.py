@@ -85,14 +85,20 @@ def import_cases(
     source: str,
     replace: bool = False,
     skipped: Sequence[RowProblem] = (),
+    doc_type: str | None = None,
 ) -> ImportSummary:
     """Import all cases or none. Unchanged cases are skipped (re-import is idempotent);
     a changed case under an existing id is an error unless `replace`. `skipped`: the
     file's rows left out (--skip-invalid); they replace what an earlier import of the
-    same source recorded, in the same transaction."""
+    same source recorded, in the same transaction. `doc_type` (decop suites: book |
+    paper) is recorded with the suite in the same transaction."""
     added = unchanged = replaced = 0
     with store.transaction():
         suite_id = ensure_suite(store, suite, kind)
+        if doc_type is not None:
+            from db.decop import set_doc_type
+
+            set_doc_type(store, suite_id, doc_type, replace)
         existing = {
             r["case_id"]: (r["id"], r["content_hash"])
             for r in store.conn.execute(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +56,32 @@ def migrate_decop(db: sqlite_utils.Database) -> None:
         not_null={"works", "delta"},
         foreign_keys=[("run_id", "runs", "id")],
     )
+
+
+def migrate_decop_doc_type(db: sqlite_utils.Database) -> None:
+    """`suites.doc_type`: what a DE-COP suite's question names (book | paper); the decop
+    suites imported before it were asked the book question, so they are books."""
+    db.execute("ALTER TABLE suites ADD COLUMN doc_type TEXT")
+    db.execute("UPDATE suites SET doc_type = 'book' WHERE kind = 'decop'")
+
+
+def set_doc_type(store: Store, suite_id: int, doc_type: str, replace: bool = False) -> None:
+    """Record what the suite's question names (inside the import's transaction). A suite
+    keeps its doc type unless `replace`: its runs were asked that question."""
+    from copyaudit.errors import UserError
+
+    stored = store.scalar("SELECT doc_type FROM suites WHERE id = ?", (suite_id,))
+    if stored not in (None, doc_type) and not replace:
+        raise UserError(
+            f"this suite's passages are asked about a {stored}; importing them as a "
+            f"{doc_type} changes the question (use --replace to change it)"
+        )
+    store.conn.execute("UPDATE suites SET doc_type = ? WHERE id = ?", (doc_type, suite_id))
+
+
+def suite_doc_type(store: Store, suite_id: int) -> str:
+    """book | paper (book for a suite without one, as before the option existed)."""
+    return store.scalar("SELECT doc_type FROM suites WHERE id = ?", (suite_id,)) or "book"
 
 
 def _json_floats(value: Any) -> Any:
@@ -125,8 +151,8 @@ def scored_case_pks(store: Store, run_id: int) -> set[int]:
 
 
 def decop_progress(store: Store, run_id: int) -> tuple[int, int]:
-    """(passages scored, passages the run scores: its suite's, or the first
-    `passages_per_work` of each work when the run was limited so)."""
+    """(passages scored, passages the run scores: its suite's (of its `length`, if set),
+    or the first `passages_per_work` of each work when the run was limited so)."""
     from db.work import run_case_count
 
     row = store.conn.execute(
@@ -136,8 +162,10 @@ def decop_progress(store: Store, run_id: int) -> tuple[int, int]:
     ).fetchone()
     if row is None:
         return 0, 0
-    per_work = json.loads(row["config"] or "{}").get("passages_per_work")
-    return int(row["scored"]), run_case_count(store, int(row["suite_id"]), per_work)
+    config = json.loads(row["config"] or "{}")
+    return int(row["scored"]), run_case_count(
+        store, int(row["suite_id"]), config.get("passages_per_work"), config.get("length")
+    )
 
 
 def decop_score_rows(store: Store, run_id: int) -> list[dict[str, Any]]:
@@ -162,6 +190,24 @@ def decop_score_rows(store: Store, run_id: int) -> list[dict[str, Any]]:
         row["errors"] = None if row["errors"] is None else json.loads(row["errors"])
         out.append(row)
     return out
+
+
+def iter_export_rows(store: Store, run_id: int) -> Iterator[dict[str, Any]]:
+    """Every stored passage of the run in case order, one at a time, with its case
+    payload: case_id, title, author, membership, payload (dict), probs (NaN where
+    unread), answers."""
+    rows = store.conn.execute(
+        "SELECT c.case_id, c.payload, w.title, w.author, w.membership, d.probs, d.answers "
+        "FROM decop_scores d JOIN cases c ON c.id = d.case_pk JOIN works w ON w.id = c.work_id "
+        "WHERE d.run_id = ? ORDER BY c.id",
+        (run_id,),
+    )
+    for r in rows:
+        row = dict(r)
+        row["payload"] = json.loads(row["payload"])
+        row["probs"] = _nan_floats(json.loads(row["probs"]))
+        row["answers"] = json.loads(row["answers"])
+        yield row
 
 
 def save_calibration(

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 import sqlite_utils
 
-from db.decop import migrate_decop
+from db.decop import migrate_decop, migrate_decop_doc_type
 from db.queues import migrate_queues
 from db.run_owner import migrate_run_owners
 from db.settings import migrate_settings
@@ -252,6 +252,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m006_import_skips,
     migrate_run_owners,
     migrate_settings,  # the launcher's remembered values
+    migrate_decop_doc_type,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -27,26 +27,33 @@ class GenerationToJudge:
     output: str
 
 
-# The first N cases of each work of a suite, in import order (a DE-COP screening run).
+# The run's cases of a suite: all, or (DE-COP) those of one BookTection Length.
+_OF_LENGTH_SQL = "suite_id = ? AND (? IS NULL OR json_extract(payload, '$.length') = ?)"
+# The first N of them for each work, in import order (a DE-COP screening run).
 _FIRST_PER_WORK_SQL = (
     "SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY work_id ORDER BY id) AS k "
-    "FROM cases WHERE suite_id = ?) WHERE k <= ?"
+    f"FROM cases WHERE {_OF_LENGTH_SQL}) WHERE k <= ?"
 )
 
 
 def run_cases(
-    store: Store, suite_id: int, limit: int | None, per_work: int | None = None
+    store: Store,
+    suite_id: int,
+    limit: int | None,
+    per_work: int | None = None,
+    length: str | None = None,
 ) -> list[tuple[int, Case]]:
-    """The run's cases in import order: the first `limit` of them, or the first
-    `per_work` of each work, if given."""
+    """The run's cases in import order (only those of `length`, if given): the first
+    `limit` of them, or the first `per_work` of each work, if given."""
     sql = (
         f"SELECT {CASE_COLUMNS} FROM cases c JOIN suites s ON s.id = c.suite_id "
-        "JOIN works w ON w.id = c.work_id WHERE c.suite_id = ?"
+        "JOIN works w ON w.id = c.work_id WHERE c.suite_id = ? AND "
+        "(? IS NULL OR json_extract(c.payload, '$.length') = ?)"
     )
-    params: tuple[Any, ...] = (suite_id,)
+    params: tuple[Any, ...] = (suite_id, length, length)
     if per_work is not None:
         sql += f" AND c.id IN ({_FIRST_PER_WORK_SQL})"
-        params += (suite_id, per_work)
+        params += (suite_id, length, length, per_work)
     sql += " ORDER BY c.id"
     if limit is not None:
         sql += " LIMIT ?"
@@ -54,11 +61,27 @@ def run_cases(
     return [(int(r["case_pk"]), case_from_row(r)) for r in store.conn.execute(sql, params)]
 
 
-def run_case_count(store: Store, suite_id: int, per_work: int | None = None) -> int:
-    """How many cases `run_cases(store, suite_id, None, per_work)` gives."""
+def run_case_count(
+    store: Store, suite_id: int, per_work: int | None = None, length: str | None = None
+) -> int:
+    """How many cases `run_cases(store, suite_id, None, per_work, length)` gives."""
+    of_length = (suite_id, length, length)
     if per_work is None:
-        return int(store.scalar("SELECT COUNT(*) FROM cases WHERE suite_id = ?", (suite_id,)))
-    return int(store.scalar(f"SELECT COUNT(*) FROM ({_FIRST_PER_WORK_SQL})", (suite_id, per_work)))
+        return int(store.scalar(f"SELECT COUNT(*) FROM cases WHERE {_OF_LENGTH_SQL}", of_length))
+    return int(
+        store.scalar(f"SELECT COUNT(*) FROM ({_FIRST_PER_WORK_SQL})", (*of_length, per_work))
+    )
+
+
+def suite_lengths(store: Store, suite_id: int) -> dict[str, int]:
+    """DE-COP: passages per BookTection Length in the suite ({} without the column)."""
+    rows = store.conn.execute(
+        "SELECT json_extract(payload, '$.length') AS length, COUNT(*) FROM cases "
+        "WHERE suite_id = ? AND json_extract(payload, '$.length') IS NOT NULL "
+        "GROUP BY length ORDER BY length",
+        (suite_id,),
+    )
+    return {str(r[0]): int(r[1]) for r in rows}
 
 
 def pending_generations(

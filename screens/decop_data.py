@@ -5,17 +5,15 @@ label calibration)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from copyaudit.decop import ANSWER_LETTERS, all_orders, predict
+from copyaudit.decop import ANSWER_LETTERS
+from copyaudit.decop_orders import OrderRow
 from copyaudit.roc import roc_points
-
-OPTION_TAGS: tuple[str, ...] = ("V", "P1", "P2", "P3")  # verbatim, paraphrases 1-3
 
 
 @dataclass(frozen=True)
@@ -115,20 +113,6 @@ def load_decop_view(store: Any, run: str) -> DecopView:
 
 
 @dataclass(frozen=True)
-class OrderRow:
-    """One of a passage's 24 prompts."""
-
-    index: int
-    tags: tuple[str, ...]  # which option (V, P1..P3) stands at A..D
-    answer: int  # index of the verbatim option (the true letter)
-    probs: list[float]  # p(A)..p(D), NaN where unread
-    calibrated: list[float] | None  # p + Δ, or None without calibration
-    chosen: int | None  # argmax of probs; None when unread
-    chosen_calibrated: int | None
-    error: str | None
-
-
-@dataclass(frozen=True)
 class PassageFigures:
     accuracy: float | None
     accuracy_calibrated: float | None
@@ -141,38 +125,6 @@ def options_of(payload: dict[str, Any]) -> list[str]:
     order (as copyaudit.decop.DecopPassage.from_payload)."""
     options, answer = list(payload["options"]), int(payload["answer"])
     return [options[answer], *(t for i, t in enumerate(options) if i != answer)]
-
-
-def order_rows(passage: dict[str, Any], delta: Sequence[float] | None) -> list[OrderRow]:
-    """The 24 orders of a scored passage, in the stored order (copyaudit.decop.all_orders)."""
-    orders = all_orders(OPTION_TAGS[0], OPTION_TAGS[1:])
-    errors = passage.get("errors") or {}
-    rows = []
-    for i, ((tags, answer), probs, stored_answer) in enumerate(
-        zip(orders, passage["probs"], passage["answers"], strict=True)
-    ):
-        if answer != stored_answer:
-            raise ValueError(f"order {i}: stored answer {stored_answer}, expected {answer}")
-        readable = all(math.isfinite(p) for p in probs)
-        row = np.asarray([probs], dtype=float)
-        calibrated = None if delta is None else (row[0] + np.asarray(delta)).tolist()
-        rows.append(
-            OrderRow(
-                index=i,
-                tags=tuple(tags),
-                answer=answer,
-                probs=list(probs),
-                calibrated=calibrated,
-                chosen=int(predict(row)[0]) if readable else None,
-                chosen_calibrated=(
-                    int(predict(row, np.asarray(delta))[0])
-                    if readable and delta is not None
-                    else None
-                ),
-                error=errors.get(str(i)) if not readable else None,
-            )
-        )
-    return rows
 
 
 def passage_figures(rows: Sequence[OrderRow]) -> PassageFigures:

@@ -16,7 +16,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from copyaudit.decop import ANSWER_LETTERS
-from screens.decop_data import OPTION_TAGS, OrderRow, letter, options_of
+from copyaudit.decop_orders import OPTION_TAGS, OrderRow
+from screens.decop_data import letter, options_of
 from screens.decop_passages import PassageEntry, work_title
 from screens.widgets.decop_charts import fixed
 from screens.widgets.plain import DASH, plain

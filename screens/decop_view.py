@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from copyaudit.decop_report import mean_std
 from screens.decop_data import DecopView, WorkRow
 from screens.widgets.decop_charts import (
     CHANCE,
@@ -45,8 +46,9 @@ class DecopLoaded(Message):
 
 
 def headline(report: dict[str, Any]) -> Text:
-    """Two lines: the AUC with its interval, calibrated AUC and Welch p; then the Youden
-    balanced accuracy (the reference code's "AUC"), the works and passages counted."""
+    """Three lines: the AUC with its interval, calibrated AUC and Welch p; then the Youden
+    balanced accuracy (the reference code's "AUC"), the works and passages counted; then
+    the paper's Table 2 figure (thresholded AUC, mean ± std over 10 resamples)."""
     text = Text(end="")
     text.append("ROC-AUC ", "bold")
     text.append(fixed(report.get("auc")), "bold")
@@ -67,6 +69,11 @@ def headline(report: dict[str, Any]) -> Text:
     if calibrated:
         text.append(f" (calibrated {fixed(calibrated['balanced_accuracy_youden'])})")
     text.append('  — what the reference code printed as "AUC"', "dim")
+    text.append("\nPaper's Table 2 AUC", "bold")
+    text.append(" (thresholded, mean ± std over 10 resamples) ", "dim")
+    text.append(mean_std(report.get("auc_thresholded_bootstrap")))
+    if calibrated:
+        text.append(f" (calibrated {mean_std(calibrated.get('auc_thresholded_bootstrap'))})")
     if report.get("failed_prompts"):
         text.append(f" · {report['failed_prompts']} unreadable prompts left out", "dim")
     return text

@@ -6,7 +6,7 @@ cancels); ctrl+x or the Cancel button cancels the run started here, after a conf
 
 Only the fields of the chosen suite's kind are shown (FIELD_KINDS): a DE-COP suite
 starts a DE-COP run (copyaudit.decop_run.execute_decop, as `copyaudit decop`) with
-suite, model, endpoint, passages per work, calibration and name. The form says how big
+suite, model, endpoint, passages per work, calibration, length and name. The form says how big
 the run is before it starts (copyaudit.launch_plan.run_size), refuses a run name that
 holds a run of another configuration before any model loads, naming the field, and
 remembers its last values in this database (db.settings, scope "launcher")."""
@@ -133,6 +133,11 @@ class LauncherScreen(Screen[None]):
             with Vertical(id="calibrate_on-field", classes="single"):
                 yield Label("DE-COP calibration: auto, clean works (comma list), empty: none")
                 yield Input("", id="calibrate_on", placeholder="none", compact=True)
+            with Vertical(id="length-field", classes="single"):
+                yield Label(
+                    "DE-COP length (BookTection: small, medium or large; empty: the only one)"
+                )
+                yield Input("", id="length", placeholder="all (one length)", compact=True)
             yield Label("Run name (empty: suite-model-mitigation; the same name resumes)")
             yield Input("", id="name", placeholder="automatic", compact=True)
             yield Static("", id="estimate")
@@ -270,6 +275,7 @@ class LauncherScreen(Screen[None]):
                 base_url=base_url,
                 calibrate_on=self.query_one("#calibrate_on", Input).value.strip() or None,
                 passages_per_work=parse_limit(self.query_one("#limit", Input).value),
+                length=self.query_one("#length", Input).value.strip() or None,
             )
         notice_options = {
             key: str(self.query_one(f"#{key}", Select).value)

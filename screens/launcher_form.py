@@ -17,6 +17,7 @@ FIELD_KINDS: dict[str, frozenset[str]] = {
     "notice_position-field": frozenset({"notice"}),
     "notice_mitigation-field": frozenset({"notice"}),
     "calibrate_on-field": frozenset({"decop"}),
+    "length-field": frozenset({"decop"}),
 }
 LIMIT_LABELS = {
     "decop": "Passages per work (first N of each work)",
@@ -36,6 +37,7 @@ FIELDS: dict[str, tuple[str, str]] = {
     "notice_position": ("notice_position", "Notice placement"),
     "notice_mitigation": ("notice_mitigation", "Notice mitigation"),
     "calibrate_on": ("calibrate_on", "DE-COP calibration"),
+    "length": ("length", "DE-COP length"),
     "name": ("name", "Run name"),
 }
 # command-line flags in the engine's messages -> the field they are on this form

@@ -17,6 +17,7 @@ from copyaudit.decop import (
     apply_calibration,
     baseline_scores,
     bootstrap_auc,
+    bootstrap_thresholded_auc,
     build_prompt,
     expand_prompts,
     fit_calibration,
@@ -326,6 +327,68 @@ def test_bootstrap_auc_is_deterministic_and_brackets_the_estimate() -> None:
     assert bootstrap_auc(scores, labels, n=500, seed=3) == (low, high)
     assert bootstrap_auc([0.9, 0.8, 0.1, 0.2], [1, 1, 0, 0], n=100) == (1.0, 1.0)
     assert bootstrap_auc([0.9, 0.8], [1, 1]) is None
+
+
+def _authors_thresholded_auc(labels: Sequence[int], scores: Sequence[float]) -> float:
+    """3_get_results_blackbox.py, written out without sklearn: roc_curve's thresholds
+    (inf, then the distinct scores from high to low), optimal_idx = argmax(tpr - fpr)
+    (the first maximum), binary = scores >= threshold, roc_auc_score(labels, binary)
+    counted pair by pair (ties half)."""
+    y, s = np.asarray(labels), np.asarray(scores, dtype=float)
+    thresholds = [math.inf, *sorted(set(s.tolist()), reverse=True)]
+    j = [np.mean(s[y == 1] >= t) - np.mean(s[y == 0] >= t) for t in thresholds]
+    binary = (s >= thresholds[int(np.argmax(j))]).astype(int)
+    pairs = [(p, n) for p in binary[y == 1] for n in binary[y == 0]]
+    return sum(1.0 if p > n else 0.5 if p == n else 0.0 for p, n in pairs) / len(pairs)
+
+
+def test_thresholded_auc_by_hand() -> None:
+    # suspect 0.9 0.6 0.4, clean 0.5 0.3. Threshold 0.6: TPR 2/3, FPR 0 (J 2/3, best);
+    # 0.4: TPR 1, FPR 1/2 (J 1/2). Predictions 1 1 0 | 0 0 -> AUC (1 + 2/3) / 2 = 5/6.
+    scores, labels = [0.9, 0.6, 0.4, 0.5, 0.3], [1, 1, 1, 0, 0]
+    assert _authors_thresholded_auc(labels, scores) == pytest.approx(5 / 6)
+    assert youden_balanced_accuracy(scores, labels) == pytest.approx(5 / 6)
+
+
+def test_bootstrap_thresholded_auc_is_the_papers_table_2_procedure() -> None:
+    suspect = [0.92, 0.71, 0.55, 0.40, 0.83, 0.30, 0.66]
+    clean = [0.35, 0.52, 0.20, 0.61, 0.28]
+    figure = bootstrap_thresholded_auc(suspect + clean, [1] * 7 + [0] * 5, seed=4)
+    assert figure is not None and figure["resamples"] == 10 and figure["seed"] == 4
+    # the same draws by hand: per resample 7 suspect indices, then 5 clean ones
+    rng = np.random.default_rng(4)
+    expected = []
+    for _ in range(10):
+        pos = [suspect[i] for i in rng.integers(0, 7, size=7)]
+        neg = [clean[i] for i in rng.integers(0, 5, size=5)]
+        expected.append(_authors_thresholded_auc([1] * 7 + [0] * 5, pos + neg))
+    assert figure["values"] == pytest.approx(expected)
+    mean = sum(expected) / 10
+    assert figure["mean"] == pytest.approx(mean)
+    assert figure["std"] == pytest.approx(math.sqrt(sum((v - mean) ** 2 for v in expected) / 10))
+    assert len(set(expected)) > 1  # the resamples differ, so the std is not trivially 0
+    assert bootstrap_thresholded_auc(suspect + clean, [1] * 7 + [0] * 5, seed=4) == figure
+    separated = bootstrap_thresholded_auc([0.9, 0.8, 0.2, 0.1], [1, 1, 0, 0])
+    assert separated is not None and (separated["mean"], separated["std"]) == (1.0, 0.0)
+    assert bootstrap_thresholded_auc([0.9, 0.8], [1, 1]) is None
+
+
+def test_summary_reports_the_table_2_figure_beside_the_continuous_auc() -> None:
+    works = [
+        WorkResult(f"w{i}", label, np.tile(row, (24, 1)), np.zeros(24, dtype=int))
+        for i, (label, row) in enumerate(
+            [
+                (1, [0.9, 0.1, 0, 0]),
+                (1, [0.2, 0.8, 0, 0]),
+                (0, [0.1, 0.9, 0, 0]),
+                (0, [0.6, 0.4, 0, 0]),
+            ]
+        )
+    ]
+    report = summarize(works)
+    scores = [w.accuracy() for w in works]
+    assert report["auc"] == pytest.approx(roc_auc(scores, [1, 1, 0, 0]))
+    assert report["auc_thresholded_bootstrap"] == bootstrap_thresholded_auc(scores, [1, 1, 0, 0])
 
 
 # ---------------------------------------------------------------------------

@@ -224,6 +224,7 @@ def _request(setup: DecopSetup, **over: object) -> DecopRequest:
         "model": str(setup.model_dir),
         "device": "cpu",
         "batch_size": 48,
+        "chat": False,  # the model was trained on the plain question
     }
     options.update(over)
     return DecopRequest(**options)  # type: ignore[arg-type]
@@ -386,7 +387,7 @@ REPORT_KEYS = {
 
 def test_cli_json_report_then_markdown_on_resume(setup: DecopSetup, cli) -> None:
     _import(cli, setup)
-    args = ("decop", "bt", "--model", str(setup.model_dir), "--device", "cpu")
+    args = ("decop", "bt", "--model", str(setup.model_dir), "--device", "cpu", "--plain")
     result = cli(*args, "--calibrate-on", "auto", "--name", "j", "--format", "json")
     assert result.code == 0, result.err
     report = json.loads(result.out)
@@ -415,6 +416,10 @@ def test_cli_json_report_then_markdown_on_resume(setup: DecopSetup, cli) -> None
     for row in ("| Perplexity |", "| Zlib |", "| Lowercase |", "| Min-K%-Prob (k = 20%) |"):
         assert row in again.out
     assert f"| DE-COP | {decop['auc']:.3f} |" in again.out
+    table2 = decop["auc_thresholded_bootstrap"]
+    assert table2["resamples"] == 10 and table2["seed"] == 0
+    assert f"| {table2['mean']:.3f} ± {table2['std']:.3f} |" in again.out
+    assert "AUC thresholded, mean ± std (Table 2)" in again.out
     assert "| DE-COP (calibrated) |" in again.out
     assert "Per-work accuracy (chance = 0.25)" in again.out
 
@@ -428,7 +433,7 @@ def test_cli_json_report_then_markdown_on_resume(setup: DecopSetup, cli) -> None
 
 def test_calibration_must_be_clean_works_and_errors_are_clear(setup: DecopSetup, cli) -> None:
     _import(cli, setup)
-    args = ("decop", "bt", "--model", str(setup.model_dir), "--device", "cpu")
+    args = ("decop", "bt", "--model", str(setup.model_dir), "--device", "cpu", "--plain")
     suspect = cli(*args, "--calibrate-on", f"{CLEAN[0]},{SUSPECT[0]}")
     assert suspect.code == 2
     assert f"'{SUSPECT[0]}' is suspect" in suspect.err and "needs clean works" in suspect.err
@@ -526,7 +531,7 @@ def test_a_screening_run_scores_the_first_passages_of_each_work(
     """--passages-per-work 1: one passage of every work (in import order), a total that
     says so in the report, the run list and the progress, and a name of its own."""
     _import(cli, setup)
-    args = ("decop", "bt", "--model", str(setup.model_dir), "--device", "cpu")
+    args = ("decop", "bt", "--model", str(setup.model_dir), "--device", "cpu", "--plain")
     result = cli(*args, "--passages-per-work", "1", "--no-baselines", "--format", "json")
     assert result.code == 0, result.err
     n_works = len(SUSPECT) + len(CLEAN)

@@ -105,7 +105,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     empty_db, model_db, scripted_db = root / "empty.db", root / "model.db", root / "scripted.db"
     for path in (empty_db, model_db, scripted_db):
         _import(path, csv)
-    request = DecopRequest(suite=SUITE, name=RUN, model="tiny", calibrate_on="auto")
+    request = DecopRequest(suite=SUITE, name=RUN, model="tiny", calibrate_on="auto", chat=False)
     loaded = load_causal_lm(str(model_dir), device="cpu")
     outcome = execute_decop(
         model_db,
@@ -319,6 +319,10 @@ async def test_launcher_starts_a_decop_run(built: Built, tmp_path: Path) -> None
         assert request.passages_per_work == 2
         launcher.query_one("#limit").value = ""
         assert launcher.build_request().passages_per_work is None
+        launcher.query_one("#length").value = " small "  # BookTection's Length
+        assert launcher.build_request().length == "small"
+        launcher.query_one("#length").value = ""
+        assert launcher.build_request().length is None
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: app.active_runs["from-app"].finished, timeout=120)
         run = app.active_runs["from-app"]

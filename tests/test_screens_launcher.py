@@ -339,7 +339,7 @@ async def test_only_the_fields_of_the_suites_kind_are_shown(three_kinds: Path) -
                 "notice_position-field",
                 "notice_mitigation-field",
             },
-            "decop": {"calibrate_on-field"},
+            "decop": {"calibrate_on-field", "length-field"},
         }
         for name, fields in expected.items():
             suite.value = name

@@ -28,27 +28,59 @@ FORMAT_TABLE_JSON = click.Choice(["table", "json"])
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--suite", help="Suite name (default: the file name without extension).")
 @click.option("--replace", is_flag=True, help="Overwrite cases whose content changed.")
+@click.option(
+    "--doc-type",
+    type=click.Choice(["book", "paper"]),
+    help="decop: what the question names (default: paper for the arXivTection layout, "
+    "no Length column and no Title_-_Author IDs; else book).",
+)
 @skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_cmd(
-    obj: Any, kind: str, file: Path, suite: str | None, replace: bool, skip_invalid: bool
+    obj: Any,
+    kind: str,
+    file: Path,
+    suite: str | None,
+    replace: bool,
+    doc_type: str | None,
+    skip_invalid: bool,
 ) -> None:
     """Import cases of KIND from FILE in the source study's format."""
+    from copyaudit.errors import UserError
     from copyaudit.formats import read_cases
     from db.cases import import_cases
 
+    if doc_type is not None and kind != "decop":
+        raise UserError("--doc-type is for decop files (BookTection / arXivTection)")
     loaded = read_cases(kind, file)  # validates the whole file before touching the database
     cases = loaded.accept(skip_invalid)
     name = suite or file.stem
+    note = ""
+    if kind == "decop":
+        from copyaudit.decop_import import detect_doc_type, titled_for
+
+        detected = doc_type is None
+        doc_type = doc_type or detect_doc_type(cases)
+        note = f"; the question names a {doc_type}" + (
+            " (detected from the layout; --doc-type to choose)" if detected else ""
+        )
+        cases = titled_for(cases, doc_type)
     with obj.store() as store:
         summary = import_cases(
-            store, name, kind, cases, source=str(file), replace=replace, skipped=loaded.problems
+            store,
+            name,
+            kind,
+            cases,
+            source=str(file),
+            replace=replace,
+            skipped=loaded.problems,
+            doc_type=doc_type,
         )
     click.echo(
         f"{name}: {summary.added} added, {summary.unchanged} unchanged, "
         f"{summary.replaced} replaced ({len(cases)} {kind} cases in {file}"
         + (f"; {len(loaded.problems)} of {loaded.total} records skipped" if loaded.problems else "")
-        + ")"
+        + f"{note})"
     )
     echo_skipped(loaded.problems)
 
@@ -148,8 +180,10 @@ def _output(path: Path | None) -> Iterator[IO[str]]:
 
 
 @click.command("export")
-@click.argument("what", type=click.Choice(["cases", "generations", "judgments", "labels"]))
-@click.option("--run", "run_name", help="Only this run (generations, judgments, labels).")
+@click.argument("what", type=click.Choice(["cases", "generations", "judgments", "labels", "decop"]))
+@click.option(
+    "--run", "run_name", help="Only this run (generations, judgments, labels); decop: the run."
+)
 @click.option("--suite", help="Only this suite (cases).")
 @click.option(
     "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
@@ -165,11 +199,16 @@ def export_cmd(
     obj: Any, what: str, run_name: str | None, suite: str | None, fmt: str, output: Path | None
 ) -> None:
     """Export WHAT as JSONL or CSV. Cases are written in their import format, so an
-    exported suite imports back unchanged; generations are keyed run/case_id/template."""
+    exported suite imports back unchanged; generations are keyed run/case_id/template.
+    decop: one row per prompt of the DE-COP run --run (the prompt as sent, the true
+    letter, the four probabilities, the chosen letter before and after calibration)."""
+    from copyaudit.errors import UserError
     from copyaudit.formats import case_to_record
     from db import queries
     from db.runs import run_row, suite_id
 
+    if what == "decop" and run_name is None:
+        raise UserError("export decop needs --run NAME (a DE-COP run)")
     with obj.store() as store:
         if run_name is not None:
             run_row(store, run_name)  # a clear error for an unknown run
@@ -180,6 +219,10 @@ def export_cmd(
             rows = (case_to_record(case) for _, case in queries.iter_cases(store, suite))
         elif what == "generations":
             rows = queries.iter_generations(store, run_name)
+        elif what == "decop":
+            from copyaudit.decop_export import decop_export_rows
+
+            rows = decop_export_rows(store, run_name)  # type: ignore[arg-type]
         elif what == "judgments":
             rows = queries.iter_judgments(store, run_name)
         else:

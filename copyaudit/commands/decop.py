@@ -38,6 +38,18 @@ from copyaudit.errors import UserError
     help="A screening run: only the first N passages of each work (the default name says so).",
 )
 @click.option(
+    "--length",
+    help="BookTection: score only the passages of this Length (small, medium, large; the "
+    "paper's BookTection-128 is medium). Required when the suite holds several lengths.",
+)
+@click.option(
+    "--chat/--plain",
+    default=None,
+    help="Prompt format: the model's chat template with the authors' system prompt, the "
+    "answer read where the assistant turn opens; or the bare question (default: chat when "
+    "the model has a chat template; a resumed run keeps its format).",
+)
+@click.option(
     "--batch-size",
     type=click.IntRange(1),
     default=24,
@@ -66,6 +78,8 @@ def decop_cmd(
     letter_only: bool,
     calibrate_on: str | None,
     passages_per_work: int | None,
+    length: str | None,
+    chat: bool | None,
     batch_size: int,
     device: str,
     no_baselines: bool,
@@ -87,6 +101,8 @@ def decop_cmd(
         letter_only=letter_only,
         calibrate_on=calibrate_on,
         passages_per_work=passages_per_work,
+        length=length,
+        chat=chat,
         batch_size=batch_size,
         device=device,
         baselines=not no_baselines,

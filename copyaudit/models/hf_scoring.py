@@ -13,11 +13,35 @@ import numpy as np
 import torch
 
 from copyaudit.models.batching import AdaptiveBatcher
-from copyaudit.models.hf_loading import LoadedCausalLM, load_causal_lm, max_positions
+from copyaudit.models.hf_loading import (
+    LoadedCausalLM,
+    ModelLoadError,
+    load_causal_lm,
+    max_positions,
+)
 from copyaudit.models.padding import left_pad, right_pad
 
 # The DE-COP prompt ends with "Answer:"; the answer letter is the token that follows it.
 ANSWER_CONTEXT = "Answer:"
+# Stands for the user turn while the chat template is rendered (private-use characters).
+_USER_TURN = "\ue000user turn\ue001"
+
+
+def chat_frame(tokenizer: Any, system: str | None) -> tuple[str, str]:
+    """(before, after): the model's chat template around one user turn, with the system
+    prompt and the assistant turn opened (add_generation_prompt), so that the prompt as
+    sent is before + user turn + after and the answer is read where the assistant starts.
+    Raises ModelLoadError without a template or when it rewrites the user turn."""
+    if not getattr(tokenizer, "chat_template", None):
+        raise ModelLoadError("the model has no chat template; use --plain")
+    messages = [{"role": "user", "content": _USER_TURN}]
+    if system:
+        messages.insert(0, {"role": "system", "content": system})
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    before, found, after = text.partition(_USER_TURN)
+    if not found or _USER_TURN in after:
+        raise ModelLoadError("the model's chat template rewrites the user turn; use --plain")
+    return before, after
 
 
 class ChoiceTokenError(ValueError):
@@ -53,18 +77,31 @@ class _ScorerBase:
 
 class HFChoiceScorer(_ScorerBase):
     """Implements `ChoiceScorer`: one forward pass per batch of prompts; the logits at the
-    last prompt position, restricted to the choice tokens, softmaxed."""
+    last prompt position, restricted to the choice tokens, softmaxed. Plain by default;
+    after `use_chat` each prompt is the user turn of the model's chat template."""
+
+    frame: tuple[str, str] | None = None  # chat: the template before and after the user turn
+
+    def use_chat(self, system: str | None) -> None:
+        """Send every prompt as the user turn of the model's chat template after `system`;
+        the answer is read at the position after the assistant turn opens."""
+        self.frame = chat_frame(self.loaded.tokenizer, system)
+
+    def prompt_as_sent(self, prompt: str) -> str:
+        return prompt if self.frame is None else self.frame[0] + prompt + self.frame[1]
 
     def choice_token_ids(self, choices: Sequence[str]) -> list[int]:
         """The token id of each choice as it follows "Answer:" (" A" for choice "A": a
-        choice without leading whitespace gets one space). Raises ChoiceTokenError when a
-        choice is not exactly one token or two choices share a token."""
+        choice without leading whitespace gets one space) or, in chat, as it opens the
+        assistant turn (the choice as given). Raises ChoiceTokenError when a choice is
+        not exactly one token or two choices share a token."""
         tokenizer = self.loaded.tokenizer
-        context_ids = tokenizer.encode(ANSWER_CONTEXT, add_special_tokens=False)
+        context = ANSWER_CONTEXT if self.frame is None else self.frame[1]
+        context_ids = tokenizer.encode(context, add_special_tokens=False)
         token_ids: list[int] = []
         for choice in choices:
-            spaced = choice if choice[:1].isspace() else " " + choice
-            full_ids = tokenizer.encode(ANSWER_CONTEXT + spaced, add_special_tokens=False)
+            spaced = choice if choice[:1].isspace() or self.frame else " " + choice
+            full_ids = tokenizer.encode(context + spaced, add_special_tokens=False)
             extra = full_ids[len(context_ids) :]
             if full_ids[: len(context_ids)] != context_ids or len(extra) != 1:
                 alone = tokenizer.encode(spaced, add_special_tokens=False)
@@ -87,7 +124,12 @@ class HFChoiceScorer(_ScorerBase):
         return np.asarray(rows, dtype=np.float64)
 
     def _encode_prompt(self, index: int, prompt: str) -> list[int]:
-        ids = list(self.loaded.tokenizer.encode(prompt, add_special_tokens=True))
+        # a chat template writes its own special tokens (BOS included)
+        ids = list(
+            self.loaded.tokenizer.encode(
+                self.prompt_as_sent(prompt), add_special_tokens=self.frame is None
+            )
+        )
         context = max_positions(self.loaded.model)
         if not ids:
             raise ValueError(f"prompt {index} is empty")

@@ -208,6 +208,13 @@ class OpenAIChoiceScorer:
         self.letter_only_max_tokens = letter_only_max_tokens
         self.client = JsonClient(base_url, api_key_env, timeout, max_retries, backoff)
         self.last_errors: dict[int, str] = {}
+        self.system: str | None = None  # mode "chat": the system message before each prompt
+
+    def use_chat(self, system: str | None) -> None:
+        """Mode "chat" only (the server applies the template): send `system` first."""
+        if self.mode != "chat":
+            raise ValueError("chat prompts need --mode chat for an OpenAI-compatible endpoint")
+        self.system = system
 
     def choice_probabilities(self, prompts: Sequence[str], choices: Sequence[str]) -> np.ndarray:
         labels = [choice.strip() for choice in choices]
@@ -242,6 +249,8 @@ class OpenAIChoiceScorer:
         body: dict[str, Any] = {"model": self.model, "temperature": 0}
         if self.mode == "chat":
             body["messages"] = [{"role": "user", "content": prompt}]
+            if self.system:
+                body["messages"].insert(0, {"role": "system", "content": self.system})
         else:
             body["prompt"] = prompt
         if self.letter_only:

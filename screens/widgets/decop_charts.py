@@ -73,36 +73,32 @@ def ci_text(interval: Sequence[float] | None) -> str:
 
 
 def methods_table(report: Mapping[str, Any]) -> Table:
-    """Method x (AUC, 95% CI, Welch p, works): the four baselines, then DE-COP before
-    and after calibration, as the paper's Table 2."""
-    from copyaudit.decop_report import BASELINE_LABELS
+    """Method x (continuous AUC, 95% CI, the paper's Table 2 thresholded AUC mean ± std,
+    Welch p): the four baselines, then DE-COP before and after calibration."""
+    from copyaudit.decop_report import BASELINE_LABELS, mean_std
 
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
     table.add_column("Method")
-    for name in ("AUC", "95% CI", "p (Welch)"):
+    for name in ("AUC", "95% CI", "Table 2 (thr.)", "p (Welch)"):
         table.add_column(name, justify="right")
-    baselines = report.get("baselines") or {}
-    for key, name in BASELINE_LABELS.items():
-        figures = baselines.get(key)
+    rows: list[tuple[str, dict[str, Any] | None, bool]] = [
+        (name, (report.get("baselines") or {}).get(key), False)
+        for key, name in BASELINE_LABELS.items()
+    ]
+    rows.append(("DE-COP", report, True))
+    if report.get("calibrated"):
+        rows.append(("DE-COP calibrated", report["calibrated"], True))
+    for name, figures, bold in rows:
+        style = "bold" if bold else ""
         if figures is None:
-            table.add_row(Text(name, style="dim"), DASH, DASH, DASH)
-        else:
-            table.add_row(
-                name, fixed(figures["auc"]), ci_text(figures["auc_ci"]), p_text(figures["p_value"])
-            )
-    table.add_row(
-        Text("DE-COP", style="bold"),
-        Text(fixed(report.get("auc")), style="bold"),
-        ci_text(report.get("auc_ci")),
-        p_text(report.get("p_value")),
-    )
-    calibrated = report.get("calibrated")
-    if calibrated:
+            table.add_row(Text(name, style="dim"), DASH, DASH, DASH, DASH)
+            continue
         table.add_row(
-            Text("DE-COP calibrated", style="bold"),
-            Text(fixed(calibrated["auc"]), style="bold"),
-            ci_text(calibrated["auc_ci"]),
-            p_text(calibrated["p_value"]),
+            Text(name, style=style),
+            Text(fixed(figures.get("auc")), style=style),
+            ci_text(figures.get("auc_ci")),
+            mean_std(figures.get("auc_thresholded_bootstrap")),
+            p_text(figures.get("p_value")),
         )
     return table
 
