@@ -23,6 +23,18 @@ class ImportSummary:
     replaced: int
 
 
+def given_character_count(payload: dict[str, Any]) -> int:
+    """How many reference characters the case's input names: annotation does not ask
+    them (the characters judge does not score them), so the list's "not fully labelled
+    by me" filter does not wait for them. A case with no input string counts 0 here
+    (its prompt, per generation, decides in annotation)."""
+    from copyaudit.judges.characters import given_characters
+
+    if not isinstance(payload.get("input"), str):
+        return 0
+    return len(given_characters(payload, ""))
+
+
 def case_content_hash(case: Case) -> str:
     return stable_hash(
         {
@@ -115,7 +127,10 @@ def import_cases(
             if key not in work_ids:
                 work_ids[key] = _ensure_work(store, case.work, (source, located.line))
             payload = json.dumps(case.payload, ensure_ascii=False, sort_keys=True)
-            row = (suite_id, case.case_id, work_ids[key], payload, content_hash, source, created)
+            given = given_character_count(case.payload)
+            row = (
+                suite_id, case.case_id, work_ids[key], payload, content_hash, source, created, given
+            )  # fmt: skip
             if case.case_id not in existing:
                 inserts.append(row)
                 added += 1
@@ -123,9 +138,16 @@ def import_cases(
                 unchanged += 1
             elif replace:
                 store.conn.execute(
-                    "UPDATE cases SET work_id = ?, payload = ?, content_hash = ?, source = ? "
-                    "WHERE id = ?",
-                    (work_ids[key], payload, content_hash, source, existing[case.case_id][0]),
+                    "UPDATE cases SET work_id = ?, payload = ?, content_hash = ?, source = ?, "
+                    "given_characters = ? WHERE id = ?",
+                    (
+                        work_ids[key],
+                        payload,
+                        content_hash,
+                        source,
+                        given,
+                        existing[case.case_id][0],
+                    ),
                 )
                 replaced += 1
             else:
@@ -138,7 +160,7 @@ def import_cases(
                 )
         store.conn.executemany(
             "INSERT INTO cases (suite_id, case_id, work_id, payload, content_hash, source, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "created_at, given_characters) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             inserts,
         )
         record_skipped(store, suite_id, None, source, skipped)

@@ -28,7 +28,7 @@ def item_count_sql(case: str = "c") -> str:
     """SQL for how many items a person labels on a generation of case row `case`: every
     reference event and character, plus the whole-output items (copyaudit.items:
     refusal and literal, and content on a notice case of a content task). Characters
-    named in the prompt are counted here although annotation does not ask them."""
+    named in the case input (`cases.given_characters`) are not asked, so not counted."""
     lengths = " + ".join(
         f"COALESCE(json_array_length({case}.payload, '$.{field}'), 0)"
         for field in PAYLOAD_ITEMS.values()
@@ -38,7 +38,7 @@ def item_count_sql(case: str = "c") -> str:
         f"(json_type({case}.payload, '$.snippet') IS NOT NULL "
         f"AND json_extract({case}.payload, '$.task') IN ({tasks}))"
     )
-    return f"(2 + {content} + {lengths})"
+    return f"(2 + {content} + {lengths} - {case}.given_characters)"
 
 
 @dataclass(frozen=True)

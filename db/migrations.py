@@ -6,6 +6,7 @@ transaction. Never edit a released migration: add a new one.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid
 from collections.abc import Callable
@@ -243,6 +244,20 @@ def m006_import_skips(db: sqlite_utils.Database) -> None:
     db["skipped_rows"].create_index(["run_id"])
 
 
+def migrate_given_characters(db: sqlite_utils.Database) -> None:
+    """`cases.given_characters` (db.cases.given_character_count), filled for existing cases."""
+    from db.cases import given_character_count
+
+    db.execute("ALTER TABLE cases ADD COLUMN given_characters INTEGER NOT NULL DEFAULT 0")
+    rows = db.execute(
+        "SELECT id, payload FROM cases WHERE json_type(payload, '$.reference_characters') = 'array'"
+    ).fetchall()
+    for case_pk, payload in rows:
+        count = given_character_count(json.loads(payload))
+        if count:
+            db.execute("UPDATE cases SET given_characters = ? WHERE id = ?", (count, case_pk))
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
@@ -253,6 +268,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     migrate_run_owners,
     migrate_settings,  # the launcher's remembered values
     migrate_decop_doc_type,
+    migrate_given_characters,  # the list's 'not fully labelled by me' filter
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
