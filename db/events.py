@@ -48,12 +48,19 @@ HASHED_FIELDS: dict[str, tuple[str, ...]] = {
         "reviewer",
         "status",
         "note",
+        "undoes",
     ),
 }
+# Hashed only when set, so that events written before the field existed keep their hash.
+OPTIONAL_HASHED_FIELDS = frozenset({"undoes"})
 
 
 def event_hash(table: str, event: dict[str, Any], prev_hash: str) -> str:
-    content = {name: event.get(name) for name in HASHED_FIELDS[table]}
+    content = {
+        name: event.get(name)
+        for name in HASHED_FIELDS[table]
+        if name not in OPTIONAL_HASHED_FIELDS or event.get(name) is not None
+    }
     return hashlib.sha256((prev_hash + canonical_json(content)).encode()).hexdigest()
 
 
@@ -155,17 +162,31 @@ def retract_label(store: Store, *, label_uuid: str, annotator: str) -> str:
 
 
 def append_review(
-    store: Store, *, generation_id: int, reviewer: str, status: str, note: str | None = None
+    store: Store,
+    *,
+    generation_id: int,
+    reviewer: str,
+    status: str,
+    note: str | None = None,
+    undoes: str | None = None,
 ) -> str:
-    """Record one review decision on a generation (committed before returning)."""
+    """Record one review decision on a generation (committed before returning).
+    `undoes`: the uuid of the reviewer's own decision on this generation that this event
+    withdraws (its status is then the one in force before that decision)."""
     status = REVIEW_STATUS_ALIASES.get(status, status)
     if status not in REVIEW_STATUSES:
         raise UserError(f"unknown status '{status}' (one of {', '.join(REVIEW_STATUSES)})")
     if not reviewer.strip():
         raise UserError("a reviewer name is required")
-    return _append(
-        store, "reviews", generation_id, {"reviewer": reviewer, "status": status, "note": note}
-    )
+    if undoes is not None:
+        target = store.conn.execute(
+            "SELECT reviewer FROM reviews WHERE uuid = ? AND generation_id = ?",
+            (undoes, generation_id),
+        ).fetchone()
+        if target is None or target["reviewer"] != reviewer:
+            raise UserError(f"{reviewer} has no review decision {undoes} on this generation")
+    fields = {"reviewer": reviewer, "status": status, "note": note, "undoes": undoes}
+    return _append(store, "reviews", generation_id, fields)
 
 
 @dataclass(frozen=True)

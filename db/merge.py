@@ -139,7 +139,8 @@ def _merge_table(
     for chain in chains:
         placed: tuple[str, int, str] | None = None  # where the predecessor lives here
         for row in other.execute(f"SELECT * FROM {table} WHERE chain = ? ORDER BY seq", (chain,)):
-            event = {name: row[name] for name in _columns(table)}
+            present = row.keys()  # an older database lacks the newer optional fields
+            event = {name: row[name] if name in present else None for name in _columns(table)}
             mine = store.conn.execute(
                 f"SELECT * FROM {table} WHERE uuid = ?", (event["uuid"],)
             ).fetchone()

@@ -258,6 +258,11 @@ def migrate_given_characters(db: sqlite_utils.Database) -> None:
             db.execute("UPDATE cases SET given_characters = ? WHERE id = ?", (count, case_pk))
 
 
+def migrate_review_undo(db: sqlite_utils.Database) -> None:
+    """`reviews.undoes`: the decision a review event withdraws (undo), hashed when set."""
+    db.execute("ALTER TABLE reviews ADD COLUMN undoes TEXT")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
@@ -269,6 +274,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     migrate_settings,  # the launcher's remembered values
     migrate_decop_doc_type,
     migrate_given_characters,  # the list's 'not fully labelled by me' filter
+    migrate_review_undo,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -23,7 +23,6 @@ chain and seq, as for labels); one with no review event is 'open'.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -252,24 +251,20 @@ def current_review(store: Store, generation_id: int) -> dict[str, Any]:
     return dict(row)
 
 
-UNDO_NOTE = re.compile(r"^undo ([0-9a-f]{32}): ")
-
-
 def _standing_decisions(store: Store, generation_id: int) -> list[dict[str, Any]]:
-    """The generation's review events still in force, oldest first: an undo event
-    (note "undo UUID: ...") withdraws the event it names and is not itself a decision."""
+    """The generation's review events still in force, oldest first: an undo event (its
+    `undoes` names a decision) withdraws that decision and is not itself one."""
     rows = store.conn.execute(
-        "SELECT uuid, reviewer, status, note FROM reviews WHERE generation_id = ? "
+        "SELECT uuid, reviewer, status, note, undoes FROM reviews WHERE generation_id = ? "
         "ORDER BY created_at, chain, seq",
         (generation_id,),
     ).fetchall()
     standing: list[dict[str, Any]] = []
     for row in rows:
-        undone = UNDO_NOTE.match(row["note"] or "")
-        if undone is None:
+        if row["undoes"] is None:
             standing.append(dict(row))
         else:
-            standing = [event for event in standing if event["uuid"] != undone.group(1)]
+            standing = [event for event in standing if event["uuid"] != row["undoes"]]
     return standing
 
 
@@ -283,8 +278,14 @@ def undo_review(store: Store, *, generation_id: int, reviewer: str) -> tuple[str
         return None
     withdrawn = standing[-1]
     restored = standing[-2]["status"] if len(standing) > 1 else "open"
-    note = f"undo {withdrawn['uuid']}: withdrew {withdrawn['status']}"
-    append_review(store, generation_id=generation_id, reviewer=reviewer, status=restored, note=note)
+    append_review(
+        store,
+        generation_id=generation_id,
+        reviewer=reviewer,
+        status=restored,
+        note=f"withdrew {withdrawn['status']}",
+        undoes=withdrawn["uuid"],
+    )
     return withdrawn["status"], restored
 
 

@@ -337,6 +337,30 @@ def test_only_your_own_decision_in_force_can_be_undone(demo_db: Path) -> None:
         assert verify_chains(store) == []
 
 
+def test_a_typed_note_never_acts_as_an_undo_and_an_undo_names_only_your_own(
+    demo_db: Path,
+) -> None:
+    from copyaudit.errors import UserError
+    from db.review import current_review, undo_review
+
+    with Store(demo_db) as store:
+        generation = review_queue(store, limit=1)[0].generation_id
+        first = append_review(store, generation_id=generation, reviewer="ann", status="escalated")
+        forged = f"undo {first}: withdrew escalated"  # the text of an undo, typed as a note
+        append_review(
+            store, generation_id=generation, reviewer="bob", status="cleared", note=forged
+        )
+        append_review(store, generation_id=generation, reviewer="bob", status="cleared")
+        bob_undo = undo_review(store, generation_id=generation, reviewer="bob")
+        assert bob_undo == ("cleared", "cleared")  # ann's escalation is still in force below
+        with pytest.raises(UserError, match="has no review decision"):
+            append_review(
+                store, generation_id=generation, reviewer="bob", status="open", undoes=first
+            )
+        assert current_review(store, generation)["status"] == "cleared"
+        assert verify_chains(store) == []
+
+
 async def test_a_case_note_is_stored_when_moving_on(demo_db: Path) -> None:
     order = _queue_keys(demo_db)
     app = CopyauditApp(demo_db, annotator=REVIEWER)
