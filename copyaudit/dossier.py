@@ -260,7 +260,10 @@ def write_dossier(
     """Render generation `generation_id`'s dossier as `fmt` (html|md) into `path`."""
     if fmt not in FORMATS:
         raise UserError(f"unknown dossier format '{fmt}' (one of {', '.join(FORMATS)})")
+    from copyaudit.output_file import write_output
+
     text = render_dossier(build_dossier(store, generation_id, db_path), fmt)
     path = Path(path)
-    path.write_text(text, encoding="utf-8")
+    # the app's own file beside the database: a newer dossier of the case replaces it
+    write_output(path, text, database=Path(db_path or store.path), force=True)
     return path

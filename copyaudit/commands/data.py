@@ -10,7 +10,7 @@ from typing import IO, Any
 
 import click
 
-from copyaudit.commands.options import skip_invalid_option
+from copyaudit.commands.options import output_options, skip_invalid_option
 from copyaudit.commands.output import (
     echo_skipped,
     print_json,
@@ -18,6 +18,7 @@ from copyaudit.commands.output import (
     write_csv,
     write_jsonl,
 )
+from copyaudit.output_file import check_destination, output_file
 from copyaudit.types import TASK_KINDS
 
 FORMAT_TABLE_JSON = click.Choice(["table", "json"])
@@ -171,11 +172,11 @@ def runs_cmd(obj: Any, fmt: str) -> None:
 
 
 @contextmanager
-def _output(path: Path | None) -> Iterator[IO[str]]:
+def _output(path: Path | None, database: Path, force: bool) -> Iterator[IO[str]]:
     if path is None:
         yield sys.stdout
         return
-    with open(path, "w", encoding="utf-8", newline="") as handle:
+    with output_file(path, database=database, force=force) as handle:
         yield handle
 
 
@@ -188,15 +189,16 @@ def _output(path: Path | None) -> Iterator[IO[str]]:
 @click.option(
     "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write to FILE instead of standard output.",
-)
+@output_options
 @click.pass_obj
 def export_cmd(
-    obj: Any, what: str, run_name: str | None, suite: str | None, fmt: str, output: Path | None
+    obj: Any,
+    what: str,
+    run_name: str | None,
+    suite: str | None,
+    fmt: str,
+    output: Path | None,
+    force: bool,
 ) -> None:
     """Export WHAT as JSONL or CSV. Cases are written in their import format, so an
     exported suite imports back unchanged; generations are keyed run/case_id/template.
@@ -209,6 +211,8 @@ def export_cmd(
 
     if what == "decop" and run_name is None:
         raise UserError("export decop needs --run NAME (a DE-COP run)")
+    if output is not None:
+        check_destination(output, database=obj.db_path, force=force)  # before any work
     with obj.store() as store:
         if run_name is not None:
             run_row(store, run_name)  # a clear error for an unknown run
@@ -227,7 +231,7 @@ def export_cmd(
             rows = queries.iter_judgments(store, run_name)
         else:
             rows = queries.iter_labels(store, run_name)
-        with _output(output) as out:
+        with _output(output, obj.db_path, force) as out:
             count = (write_jsonl if fmt == "jsonl" else write_csv)(rows, out)
     if output is not None:
         click.echo(f"wrote {count} {what} to {output}", err=True)

@@ -8,31 +8,31 @@ from typing import Any
 
 import click
 
+from copyaudit.commands.options import output_options
+
 
 @click.command("dossier")
 @click.argument("generation")
 @click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="md", show_default=True)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write here (default: standard output).",
-)
+@output_options
 @click.pass_obj
-def dossier_cmd(obj: Any, generation: str, fmt: str, output: Path | None) -> None:
+def dossier_cmd(obj: Any, generation: str, fmt: str, output: Path | None, force: bool) -> None:
     """A case report for GENERATION (run/case_id/template): prompt, output and reference
     with the evidence highlighted, every judge figure with its provenance, human labels,
     review status and history, and the database hash and audit-chain heads."""
     from copyaudit.dossier import build_dossier, render_dossier
+    from copyaudit.output_file import check_destination, write_output
     from db.review import resolve_generation
 
+    if output is not None:
+        check_destination(output, database=obj.db_path, force=force)  # before any work
     with obj.store() as store:
         dossier = build_dossier(store, resolve_generation(store, generation), obj.db_path)
     text = render_dossier(dossier, fmt)
     if output is None:
         sys.stdout.write(text)
         return
-    output.write_text(text, encoding="utf-8")
+    write_output(output, text, database=obj.db_path, force=force)
     click.echo(f"wrote {output}", err=True)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from copyaudit.commands.options import judge_options, model_options
+from copyaudit.commands.options import judge_options, model_options, output_options
 from copyaudit.errors import UserError
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 
@@ -237,7 +237,7 @@ def judge_cmd(
 @click.option(
     "--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md", show_default=True
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here.")
+@output_options
 @click.option(
     "--notice-threshold",
     "notice_thresholds",
@@ -248,15 +248,23 @@ def judge_cmd(
 )
 @click.pass_obj
 def report_cmd(
-    obj: Any, run: str, fmt: str, notice_thresholds: tuple[str, ...], output: Path | None
+    obj: Any,
+    run: str,
+    fmt: str,
+    notice_thresholds: tuple[str, ...],
+    output: Path | None,
+    force: bool,
 ) -> None:
     """Summary of RUN: CopyBench's columns and every score's distribution (html: one
     self-contained page with a histogram image per metric)."""
     from copyaudit.commands.output import print_json
     from copyaudit.notice_report import parse_thresholds
+    from copyaudit.output_file import check_destination, write_output
     from copyaudit.report import build_report, report_markdown
 
     thresholds = parse_thresholds(notice_thresholds)
+    if output is not None:
+        check_destination(output, database=obj.db_path, force=force)  # before any work
     with obj.store() as store:
         report = build_report(store, run, notice_thresholds=thresholds)
         if fmt == "html":
@@ -281,7 +289,7 @@ def report_cmd(
     if output is None:
         click.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        write_output(output, text, database=obj.db_path, force=force)
         click.echo(f"wrote {output}", err=True)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -84,4 +85,21 @@ def skip_invalid_option(what_happens: str) -> Callable[..., Any]:
         is_flag=True,
         help=f"Import the usable records and {what_happens} "
         "(default: list every unusable record and import nothing).",
+    )
+
+
+def output_options(command: Callable[..., Any]) -> Any:
+    """`-o FILE` and `--force` (copyaudit.output_file: never over the database, an
+    existing file only with --force, never through a symbolic link)."""
+    return _apply(
+        (
+            click.option(
+                "-o",
+                "--output",
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="Write to FILE instead of standard output.",
+            ),
+            click.option("--force", is_flag=True, help="Overwrite FILE if it exists."),
+        ),
+        command,
     )
