@@ -104,7 +104,9 @@ def read_json_records(path: str | Path) -> Iterator[Record]:
         yield from _read_json_array(str(path), text)
         return
     checked = False
-    for number, line in enumerate(text.splitlines(), start=1):
+    # JSON Lines ends a line at "\n" only: str.splitlines() also splits at U+2028,
+    # U+0085 and others, which json.dumps(ensure_ascii=False) leaves raw inside strings
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
