@@ -90,6 +90,7 @@ _GENERATION_CONFIG: dict[str, tuple[str, Any]] = {
     "judge_model": ("judge_model", None),
     "event_model": ("event_model", None),
     "memfree_n": ("memfree_n", 10),
+    "max_new_tokens": ("max_new_tokens", None),
     "notice_embedding_model": ("notice_embedding_model", None),
     "notice_multilingual_model": ("notice_multilingual_model", None),
     "notice_position": ("notice_position", _notice_default("notice_position")),

@@ -260,6 +260,7 @@ def _execute_owned(
                 for key, value in (
                     ("notice_embedding_model", request.notice_embedding_model),
                     ("notice_multilingual_model", request.notice_multilingual_model),
+                    ("max_new_tokens", request.max_new_tokens),
                 )
                 if value is not None
             },

@@ -9,12 +9,15 @@ import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from copyaudit.errors import UserError
 from copyaudit.runner import RunRequest, execute_run
 from db import Store
+from db.case_file import run_record
 from tests.conftest import write_jsonl
 from tests.tinymodels import build_tiny_causal_lm, build_tokenizer, train_to_memorize
 
@@ -222,6 +225,11 @@ def test_cancel_stops_between_batches(tmp_path: Path, cli, db_path: Path) -> Non
     assert resumed.status == "done" and resumed.generated == 4
     runs = json.loads(cli("runs", "--format", "json").out)
     assert runs[0]["generations"] == 6 and runs[0]["status"] == "done"
+    # the token budget is part of the run's configuration: another one is another run
+    with Store(db_path) as store:
+        assert run_record(store, "c")["config"]["max_new_tokens"] == 8
+    with pytest.raises(UserError, match="--max-new-tokens: 8 there, 16 here"):
+        execute_run(db_path, replace(request, max_new_tokens=16))
 
 
 def test_a_model_that_fails_to_load_is_stored_as_the_run_error(
