@@ -49,21 +49,3 @@ def whole_output_targets(kind: str, payload: dict) -> tuple[str, ...]:
     content too for a notice paraphrase or translate task."""
     content = kind == "notice" and payload.get("task") in CONTENT_TASKS
     return WHOLE_OUTPUT_TARGETS if content else ("refusal", "literal")
-
-
-def asked_items(kind: str, payload: dict, prompt: str) -> list[tuple[str, int]]:
-    """Every (target, index) a person is asked on a generation: each reference event and
-    character except characters named in the prompt (the characters judge does not score
-    them), then the whole-output targets. The annotation screen and label progress both
-    count from this list."""
-    from copyaudit.judges.characters import given_characters
-
-    asked: list[tuple[str, int]] = []
-    for target, field in (("event", "reference_events"), ("character", "reference_characters")):
-        reference = payload.get(field)
-        if not isinstance(reference, list):
-            continue
-        given = given_characters(payload, prompt) if target == "character" else set()
-        asked.extend((target, index) for index in range(len(reference)) if index not in given)
-    asked.extend((target, 0) for target in whole_output_targets(kind, payload))
-    return asked

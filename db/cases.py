@@ -23,16 +23,17 @@ class ImportSummary:
     replaced: int
 
 
-def given_character_count(payload: dict[str, Any]) -> int:
-    """How many reference characters the case's input names: annotation does not ask
-    them (the characters judge does not score them), so the list's "not fully labelled
-    by me" filter does not wait for them. A case with no input string counts 0 here
-    (its prompt, per generation, decides in annotation)."""
+def given_character_indices(payload: dict[str, Any]) -> str:
+    """The reference characters the case's input names, as a JSON list of indices:
+    annotation does not ask them (the characters judge does not score them), so label
+    progress and the list's "not fully labelled by me" filter do not wait for them. A
+    case with no input string stores [] (its prompt, per generation, decides in the
+    annotation screen)."""
     from copyaudit.judges.characters import given_characters
 
     if not isinstance(payload.get("input"), str):
-        return 0
-    return len(given_characters(payload, ""))
+        return "[]"
+    return json.dumps(sorted(given_characters(payload, "")))
 
 
 def case_content_hash(case: Case) -> str:
@@ -127,7 +128,7 @@ def import_cases(
             if key not in work_ids:
                 work_ids[key] = _ensure_work(store, case.work, (source, located.line))
             payload = json.dumps(case.payload, ensure_ascii=False, sort_keys=True)
-            given = given_character_count(case.payload)
+            given = given_character_indices(case.payload)
             row = (
                 suite_id, case.case_id, work_ids[key], payload, content_hash, source, created, given
             )  # fmt: skip

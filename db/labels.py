@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from copyaudit.items import CONTENT_TASKS, NUMBERED_TARGETS, asked_items
+from copyaudit.items import CONTENT_TASKS, NUMBERED_TARGETS
 from copyaudit.labels_io import LabelRecord
 from db.connection import Store
 from db.events import append_label
@@ -38,7 +38,7 @@ def item_count_sql(case: str = "c") -> str:
         f"(json_type({case}.payload, '$.snippet') IS NOT NULL "
         f"AND json_extract({case}.payload, '$.task') IN ({tasks}))"
     )
-    return f"(2 + {content} + {lengths} - {case}.given_characters)"
+    return f"(2 + {content} + {lengths} - json_array_length({case}.given_characters))"
 
 
 @dataclass(frozen=True)
@@ -261,25 +261,25 @@ def label_progress(
     store: Store, generation_ids: Iterable[int], annotator: str
 ) -> dict[int, tuple[int, int]]:
     """Per generation: (asked items the annotator has a current label on, items asked),
-    the items being copyaudit.items.asked_items (what annotation mode asks)."""
+    counted as the list's filter counts them (item_count_sql): characters named in the
+    case input are not asked. Two queries, no Python per item: the annotation mode line
+    calls this for the whole queue after every label."""
     ids = list(generation_ids)
-    asked: dict[int, set[tuple[str, int]]] = {}
-    for chunk in range(0, len(ids), 500):
-        part = ids[chunk : chunk + 500]
-        rows = store.conn.execute(
-            "SELECT g.id, g.prompt, c.payload, s.kind FROM generations g "
-            "JOIN cases c ON c.id = g.case_pk JOIN suites s ON s.id = c.suite_id "
-            "WHERE g.id IN (SELECT value FROM json_each(?))",
-            (_ids_param(part),),
-        ).fetchall()
-        for row in rows:
-            payload = json.loads(row["payload"]) if row["payload"] else {}
-            asked[row["id"]] = set(asked_items(row["kind"], payload, row["prompt"] or ""))
+    sql = (
+        f"SELECT g.id, {item_count_sql('c')} AS items, c.given_characters FROM generations g "
+        "JOIN cases c ON c.id = g.case_pk WHERE g.id IN (SELECT value FROM json_each(?))"
+    )
+    totals: dict[int, int] = {}
+    given: dict[int, set[int]] = {}
+    for row in store.conn.execute(sql, (_ids_param(ids),)):
+        totals[row["id"]] = int(row["items"])
+        given[row["id"]] = set(json.loads(row["given_characters"]))
     done: dict[int, int] = {}
     for label in current_labels(store, generation_ids=ids, annotator=annotator):
-        if (label.target, label.item_index) in asked.get(label.generation_id, ()):
-            done[label.generation_id] = done.get(label.generation_id, 0) + 1
-    return {gid: (done.get(gid, 0), len(asked[gid])) for gid in ids if gid in asked}
+        if label.target == "character" and label.item_index in given.get(label.generation_id, ()):
+            continue  # not asked
+        done[label.generation_id] = done.get(label.generation_id, 0) + 1
+    return {gid: (done.get(gid, 0), totals[gid]) for gid in ids if gid in totals}
 
 
 @dataclass(frozen=True)

@@ -245,17 +245,18 @@ def m006_import_skips(db: sqlite_utils.Database) -> None:
 
 
 def migrate_given_characters(db: sqlite_utils.Database) -> None:
-    """`cases.given_characters` (db.cases.given_character_count), filled for existing cases."""
-    from db.cases import given_character_count
+    """`cases.given_characters` (db.cases.given_character_indices), filled for existing
+    cases."""
+    from db.cases import given_character_indices
 
-    db.execute("ALTER TABLE cases ADD COLUMN given_characters INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE cases ADD COLUMN given_characters TEXT NOT NULL DEFAULT '[]'")
     rows = db.execute(
         "SELECT id, payload FROM cases WHERE json_type(payload, '$.reference_characters') = 'array'"
     ).fetchall()
     for case_pk, payload in rows:
-        count = given_character_count(json.loads(payload))
-        if count:
-            db.execute("UPDATE cases SET given_characters = ? WHERE id = ?", (count, case_pk))
+        given = given_character_indices(json.loads(payload))
+        if given != "[]":
+            db.execute("UPDATE cases SET given_characters = ? WHERE id = ?", (given, case_pk))
 
 
 def migrate_review_undo(db: sqlite_utils.Database) -> None:
