@@ -33,6 +33,17 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture
+def demo_db(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """A database built from the bundled samples like the demo, with the suites named by
+    the test module's DEMO_KINDS (default: literal and nonliteral)."""
+    from tests.test_screens_data import build_demo_like_db
+
+    path = tmp_path / "demo.db"
+    build_demo_like_db(path, kinds=getattr(request.module, "DEMO_KINDS", ("literal", "nonliteral")))
+    return path
+
+
+@pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "audit.db"
 

@@ -19,7 +19,7 @@ from db import Store
 from screens.app import CopyauditApp
 from screens.dashboard import DashboardScreen
 from screens.run_dialogs import ChooseRunScreen, ConfirmCancelScreen
-from tests.test_screens_data import build_demo_like_db, cell_texts, settle, wait_until
+from tests.test_screens_data import cell_texts, settle, wait_until
 from tests.test_screens_launcher import fake_execute_run
 
 pytestmark = pytest.mark.anyio
@@ -37,11 +37,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
-@pytest.fixture
-def demo_db(tmp_path: Path) -> Path:
-    path = tmp_path / "demo.db"
-    build_demo_like_db(path, kinds=("literal",))
-    return path
+DEMO_KINDS = ("literal",)  # the demo_db fixture's suites (conftest)
 
 
 class ForwardCounter:

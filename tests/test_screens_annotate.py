@@ -30,20 +30,13 @@ from screens.dashboard import DashboardScreen
 from screens.generation_view import GenerationScreen
 from screens.line_input import LineInputScreen
 from screens.widgets.annotator_tag import AnnotatorTag
-from tests.test_screens_data import build_demo_like_db, settle
+from tests.test_screens_data import settle
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
 REPO = Path(__file__).resolve().parents[1]
 TEN_KEYS = ("y", "n", "u", "y", "y", "n", "n", "u", "y", "n")
 WORDS = {"y": "yes", "n": "no", "u": "unsure"}
-
-
-@pytest.fixture
-def demo_db(tmp_path: Path) -> Path:
-    path = tmp_path / "demo.db"
-    build_demo_like_db(path, kinds=("literal", "nonliteral"))
-    return path
 
 
 async def _annotate_first_nonliteral(pilot: Any) -> AnnotationScreen:

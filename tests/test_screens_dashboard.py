@@ -10,17 +10,13 @@ from db import Store
 from screens.app import CopyauditApp
 from screens.dashboard import DashboardScreen
 from screens.generation_list import GenerationListScreen
-from tests.test_screens_data import build_demo_like_db, cell_texts, settle
+from tests.test_screens_data import cell_texts, settle
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
 
 
-@pytest.fixture
-def demo_db(tmp_path: Path) -> Path:
-    path = tmp_path / "demo.db"
-    build_demo_like_db(path)
-    return path
+DEMO_KINDS = ("literal", "nonliteral", "qa", "notice")  # the demo_db fixture's suites (conftest)
 
 
 def _flag_share(path: Path, run: str, metric: str) -> float:

@@ -12,17 +12,13 @@ from screens.app import CopyauditApp
 from screens.generation_list import GenerationListScreen
 from screens.help import HelpScreen, help_sections, help_table, own_bindings
 from screens.launcher import LauncherScreen
-from tests.test_screens_data import build_demo_like_db, settle
+from tests.test_screens_data import settle
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
 
 
-@pytest.fixture
-def demo_db(tmp_path: Path) -> Path:
-    path = tmp_path / "demo.db"
-    build_demo_like_db(path, kinds=("literal",))
-    return path
+DEMO_KINDS = ("literal",)  # the demo_db fixture's suites (conftest)
 
 
 def _ours(cls) -> list:

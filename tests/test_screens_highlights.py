@@ -15,18 +15,11 @@ from screens.widgets.evidence import (
     render_output,
     wrap_ranges,
 )
-from tests.test_screens_data import build_demo_like_db, settle
+from tests.test_screens_data import settle
 from tests.test_screens_view import _open
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
-
-
-@pytest.fixture
-def demo_db(tmp_path: Path) -> Path:
-    path = tmp_path / "demo.db"
-    build_demo_like_db(path, kinds=("literal", "nonliteral"))
-    return path
 
 
 def test_no_two_characters_of_a_case_share_a_colour() -> None:

@@ -15,18 +15,11 @@ from screens.app import CopyauditApp
 from screens.help import HelpScreen, help_table
 from screens.keymap import collisions, readme_table
 from screens.run_control import ActiveRun
-from tests.test_screens_data import build_demo_like_db, settle
+from tests.test_screens_data import settle
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
 README = Path(__file__).resolve().parents[1] / "README.md"
-
-
-@pytest.fixture
-def demo_db(tmp_path: Path) -> Path:
-    path = tmp_path / "demo.db"
-    build_demo_like_db(path, kinds=("literal", "nonliteral"))
-    return path
 
 
 def test_keys_that_write_an_event_never_move_anywhere() -> None:

@@ -24,11 +24,7 @@ SIZE = (120, 40)
 TOTAL = 10_000
 
 
-@pytest.fixture
-def demo_db(tmp_path: Path) -> Path:
-    path = tmp_path / "demo.db"
-    build_demo_like_db(path, kinds=("literal",))
-    return path
+DEMO_KINDS = ("literal",)  # the demo_db fixture's suites (conftest)
 
 
 def fake_execute_run(db_path, request, *, on_progress=None, cancel=None):

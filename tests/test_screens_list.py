@@ -15,17 +15,10 @@ from db.runs import JudgeIdentity, import_generations, save_judgments
 from screens.app import CopyauditApp
 from screens.generation_list import GenerationListScreen
 from screens.paging import PAGE_SIZE
-from tests.test_screens_data import build_demo_like_db, generation_id, settle
+from tests.test_screens_data import generation_id, settle
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
-
-
-@pytest.fixture
-def demo_db(tmp_path: Path) -> Path:
-    path = tmp_path / "demo.db"
-    build_demo_like_db(path, kinds=("literal", "nonliteral"))
-    return path
 
 
 async def _open_literal_run(pilot) -> GenerationListScreen:

@@ -22,7 +22,7 @@ from screens.case_view import CaseScreen, dossier_path
 from screens.line_input import LineInputScreen
 from screens.review_queue import QueueFilter, ReviewPager, ReviewQueueScreen
 from screens.widgets.evidence import evidence_items, render_output
-from tests.test_screens_data import MODEL, build_demo_like_db, settle
+from tests.test_screens_data import MODEL, settle
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
@@ -30,13 +30,6 @@ REVIEWER = "reviewer1"
 NOTE_1 = "ball scene [b]retold[/b] <i>closely</i>"
 NOTE_3 = "second reader please"
 HTML_SECTIONS = ("case", "prompt", "texts", "items", "judges", "provenance", "labels", "review")
-
-
-@pytest.fixture
-def demo_db(tmp_path: Path) -> Path:
-    path = tmp_path / "demo.db"
-    build_demo_like_db(path, kinds=("literal", "nonliteral"))
-    return path
 
 
 def _reviews(path: Path) -> list[tuple[str, str, str | None, str]]:

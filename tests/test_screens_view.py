@@ -22,13 +22,6 @@ pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
 
 
-@pytest.fixture
-def demo_db(tmp_path: Path) -> Path:
-    path = tmp_path / "demo.db"
-    build_demo_like_db(path, kinds=("literal", "nonliteral"))
-    return path
-
-
 async def _open(pilot, run_row: int, *keys: str) -> GenerationScreen:
     """Dashboard -> run in row `run_row` -> keys in the list -> Enter on the cursor row."""
     await settle(pilot)
