@@ -22,11 +22,11 @@ def decop_export_rows(store: Any, run: str) -> Iterator[dict[str, Any]]:
     endpoint that applies its own template: the user turn, after `system`)."""
     from copyaudit.decop_run import passage_from
     from db.decop import iter_export_rows, load_calibration, suite_doc_type
-    from db.runs import run_row
+    from db.runs import run_row, suite_kind
 
     row = run_row(store, run)
     run_id, sid = int(row["id"]), int(row["suite_id"])
-    if store.scalar("SELECT kind FROM suites WHERE id = ?", (sid,)) != "decop":
+    if suite_kind(store, sid) != "decop":
         raise UserError(f"run '{run}' is not a DE-COP run")
     config = json.loads(row["config"] or "{}")
     doc_type = config.get("doc_type") or suite_doc_type(store, sid)

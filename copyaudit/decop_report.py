@@ -64,11 +64,11 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
     total}, failed_prompts, notes."""
     from db.cases import suite_import_note
     from db.decop import decop_progress, load_calibration
-    from db.runs import run_row
+    from db.runs import run_row, suite_kind
 
     row = run_row(store, run)
     run_id, sid = int(row["id"]), int(row["suite_id"])
-    kind = store.scalar("SELECT kind FROM suites WHERE id = ?", (sid,))
+    kind = suite_kind(store, sid)
     if kind != "decop":
         raise UserError(f"run '{run}' is not a DE-COP run (its suite holds {kind} cases)")
     config = json.loads(row["config"] or "{}")

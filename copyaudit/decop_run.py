@@ -20,7 +20,6 @@ The math lives in `copyaudit.decop`, the suite's works and the calibration hold-
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import time
@@ -180,12 +179,13 @@ def _decide_chat(store: Any, name: str, request: DecopRequest, scorer: Any) -> b
     """--chat / --plain when given; an existing run continues as it started; a new run
     uses the chat format when the model has a chat template (as `copyaudit run`)."""
     from copyaudit.runner import _uses_chat
+    from db.runs import existing_run_config
 
     if request.chat is not None:
         return request.chat
-    config = store.scalar("SELECT config FROM runs WHERE name = ?", (name,))
+    config = existing_run_config(store, name)
     if config is not None:
-        return "prompt_format" in json.loads(config)
+        return "prompt_format" in config
     return _uses_chat(scorer, None)
 
 
@@ -298,7 +298,13 @@ def execute_decop(
     from db import Store
     from db.decop import suite_doc_type, suite_works
     from db.run_owner import owned
-    from db.runs import create_or_resume_run, failure_recorded, set_run_status, suite_id
+    from db.runs import (
+        create_or_resume_run,
+        failure_recorded,
+        set_run_status,
+        suite_id,
+        suite_kind,
+    )
     from db.work import suite_lengths
 
     _check_request(request)
@@ -306,7 +312,7 @@ def execute_decop(
     name = request.run_name()
     with Store(db_path) as store, owned(store, name, "decop"):
         sid = suite_id(store, request.suite)
-        kind = store.scalar("SELECT kind FROM suites WHERE id = ?", (sid,))
+        kind = suite_kind(store, sid)
         if kind != "decop":
             raise UserError(
                 f"suite '{request.suite}' holds {kind} cases; `copyaudit decop` scores decop "

@@ -217,11 +217,18 @@ def _execute_owned(
 ) -> RunOutcome:
     """execute_run once this process owns the run."""
     from copyaudit.launch_plan import refuse_conflicts
-    from db.runs import RunSpec, create_or_resume_run, failure_recorded, set_run_status, suite_id
+    from db.runs import (
+        RunSpec,
+        create_or_resume_run,
+        failure_recorded,
+        set_run_status,
+        suite_id,
+        suite_kind,
+    )
     from db.work import pending_generations
 
     sid = suite_id(store, request.suite)
-    kind = store.scalar("SELECT kind FROM suites WHERE id = ?", (sid,))
+    kind = suite_kind(store, sid)
     if kind == "decop":
         raise UserError("DE-COP suites are scored with `copyaudit decop SUITE`, not generated")
     if kind != "notice" and request.notice_layout():
@@ -404,11 +411,11 @@ def judge_run(
     """Score the run's generations with the judges of a preset (or a list of names).
     Returns (scores stored, [(judge, why it was skipped)])."""
     from copyaudit.judges.presets import build_judges
-    from db.runs import JudgeIdentity, run_row, save_judgments
+    from db.runs import JudgeIdentity, run_row, save_judgments, suite_kind
     from db.work import generations_to_judge
 
     row = run_row(store, run)
-    kind = store.scalar("SELECT kind FROM suites WHERE id = ?", (row["suite_id"],))
+    kind = suite_kind(store, row["suite_id"])
     judge_list, skipped = build_judges(
         judges,
         kind,

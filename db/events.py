@@ -260,3 +260,13 @@ def chain_heads(store: Store) -> dict[str, str]:
         ):
             heads[f"{table}:{row['chain']}"] = row["hash"]
     return heads
+
+
+def integrity_check(store: Store) -> list[str]:
+    """SQLite's own check of the database file: ['ok'], or what it found wrong."""
+    return [row[0] for row in store.conn.execute("PRAGMA integrity_check")]
+
+
+def event_counts(store: Store) -> dict[str, int]:
+    """How many label and review events the database holds."""
+    return {t: int(store.scalar(f"SELECT COUNT(*) FROM {t}")) for t in ("labels", "reviews")}

@@ -191,3 +191,17 @@ def metric_thresholds(store: Store, run: str) -> dict[str, list[float]]:
     ):
         out.setdefault(row["metric"], []).append(float(row["threshold"]))
     return out
+
+
+def work_titles(store: Store) -> list[tuple[str, str]]:
+    """(key, title) of every work, in title order."""
+    return [
+        (r["key"], r["title"]) for r in store.query("SELECT key, title FROM works ORDER BY title")
+    ]
+
+
+def run_models(store: Store) -> list[tuple[str, str | None]]:
+    """(name, model) of every run, in name order."""
+    return [
+        (r["name"], r["model"]) for r in store.query("SELECT name, model FROM runs ORDER BY name")
+    ]

@@ -58,6 +58,17 @@ def suite_id(store: Store, name: str) -> int:
     return int(row["id"])
 
 
+def suite_kind(store: Store, suite_id: int) -> str | None:
+    """What the suite holds (types.TASK_KINDS); None for no such suite."""
+    return store.scalar("SELECT kind FROM suites WHERE id = ?", (suite_id,))
+
+
+def existing_run_config(store: Store, name: str) -> dict[str, Any] | None:
+    """The stored configuration of run `name`; None when there is no such run (yet)."""
+    config = store.scalar("SELECT config FROM runs WHERE name = ?", (name,))
+    return None if config is None else json.loads(config)
+
+
 def run_row(store: Store, name: str) -> sqlite3.Row:
     row = store.conn.execute("SELECT * FROM runs WHERE name = ?", (name,)).fetchone()
     if row is None:

@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Footer, Select, Static
 
 from db.connection import Store
 from db.events import REVIEW_STATUSES
+from db.queries import run_models, work_titles
 from db.review import QueueKey, QueueRow, review_queue, review_queue_count
 from screens.paged_table import PagedTableScreen
 from screens.paging import KeysetPager
@@ -121,13 +122,7 @@ class QueueMetaLoaded(Message):
 
 def queue_meta(store: Store) -> tuple[list[tuple[str, str]], list[tuple[str, str | None]]]:
     """(work key, title) of every work and (name, model) of every run, for the filters."""
-    works = [
-        (r["key"], r["title"]) for r in store.query("SELECT key, title FROM works ORDER BY title")
-    ]
-    runs = [
-        (r["name"], r["model"]) for r in store.query("SELECT name, model FROM runs ORDER BY name")
-    ]
-    return works, runs
+    return work_titles(store), run_models(store)
 
 
 class ReviewQueueScreen(PagedTableScreen):

@@ -12,13 +12,13 @@ import click
 def verify_cmd(obj: Any) -> None:
     """Check SQLite's integrity and every label/review hash chain; exit 1 naming the
     first bad event if anything was altered or deleted behind the tool's back."""
-    from db.events import chain_heads, verify_chains
+    from db.events import chain_heads, event_counts, integrity_check, verify_chains
 
     with obj.store() as store:
-        integrity = [r[0] for r in store.query("PRAGMA integrity_check")]
+        integrity = integrity_check(store)
         problems = verify_chains(store)
         heads = chain_heads(store)
-        events = {t: store.scalar(f"SELECT COUNT(*) FROM {t}") for t in ("labels", "reviews")}
+        events = event_counts(store)
     failed = integrity != ["ok"] or bool(problems)
     if integrity != ["ok"]:
         click.echo(f"integrity_check: {'; '.join(integrity[:5])}", err=True)

@@ -1,0 +1,83 @@
+"""Layering guards: SQL lives only in db/, and start-up loads no heavy library."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUTSIDE_DB = ("copyaudit", "screens")  # packages that must reach the store through db/
+
+# The start of an SQL statement (uppercase keywords, as every query of db/ is written).
+SQL_START = re.compile(
+    r"^\s*(?:"
+    r"SELECT\b.*\bFROM\b"
+    r"|INSERT\s+(?:OR\s+\w+\s+)?INTO\b"
+    r"|UPDATE\s+\w+\s+SET\b"
+    r"|DELETE\s+FROM\b"
+    r"|CREATE\s+(?:UNIQUE\s+)?(?:TABLE|INDEX|TRIGGER)\b"
+    r"|PRAGMA\s+\w+"
+    r"|WITH\s+(?:RECURSIVE\s+)?\w+\s+AS\b"
+    r")",
+    re.DOTALL,
+)
+
+HEAVY = ("torch", "transformers", "scipy", "matplotlib", "spacy")
+START_UP = ("copyaudit.cli", "screens.app", "copyaudit.runner")
+
+
+def sql_strings(source: str, filename: str) -> list[tuple[int, str]]:
+    """(line, start of the string) for every string constant of `source` that starts an
+    SQL statement (f-string pieces included)."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and SQL_START.match(node.value)
+        ):
+            found.append((node.lineno, node.value.strip()[:60]))
+    return sorted(found)
+
+
+def test_sql_strings_are_found() -> None:
+    """The detector sees the statement kinds it names, in plain and f-strings, and leaves
+    prose alone."""
+    source = (
+        'a = "SELECT kind FROM suites WHERE id = ?"\n'
+        'b = f"SELECT COUNT(*) FROM {t}"\n'
+        'c = "PRAGMA integrity_check"\n'
+        'd = ("INSERT OR REPLACE INTO t (a) "\n     "VALUES (?)")\n'
+        'e = "UPDATE runs SET status = ?"\n'
+        'f = "WITH live AS (SELECT 1) SELECT * FROM live"\n'
+        'g = "Select the run from the list"\n'
+        'h = "the SELECT ... FROM clause"\n'
+    )
+    assert [line for line, _ in sql_strings(source, "<test>")] == [1, 2, 3, 4, 6, 7]
+
+
+def test_no_sql_outside_db() -> None:
+    """Every SQL statement is written in db/: the core and the screens call its functions."""
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: {text}"
+        for package in OUTSIDE_DB
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for line, text in sql_strings(path.read_text(encoding="utf-8"), str(path))
+    ]
+    assert offenders == [], "SQL outside db/:\n" + "\n".join(offenders)
+
+
+def test_start_up_loads_no_heavy_library() -> None:
+    """Importing the CLI, the app and the runner loads none of the heavy libraries: they
+    are imported where a model, a statistic or a plot is first needed."""
+    code = (
+        f"import {', '.join(START_UP)}; import sys; "
+        f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == []
