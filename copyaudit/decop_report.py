@@ -63,8 +63,9 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
     {perplexity, zlib, lowercase, min_k_20: {auc, ...}} or None, passages {scored,
     total}, failed_prompts, notes."""
     from db.cases import suite_import_note
-    from db.decop import decop_progress, load_calibration
+    from db.decop import load_calibration
     from db.runs import run_row, suite_kind
+    from db.totals import decop_progress
 
     row = run_row(store, run)
     run_id, sid = int(row["id"]), int(row["suite_id"])

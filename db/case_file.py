@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from copyaudit.errors import UserError
+from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
-from db.queries import GENERATION_KEY_SQL, with_shown_status
+from db.queries import with_shown_status
 
 
 def _loads(text: str | None) -> Any:

@@ -14,6 +14,8 @@ from copyaudit.rows import RowProblem, skipped_note
 from copyaudit.types import Case, Work
 from db.clock import now
 from db.connection import Store
+from db.decop import set_doc_type
+from db.derived import given_character_indices
 
 
 @dataclass(frozen=True)
@@ -21,19 +23,6 @@ class ImportSummary:
     added: int
     unchanged: int
     replaced: int
-
-
-def given_character_indices(payload: dict[str, Any]) -> str:
-    """The reference characters the case's input names, as a JSON list of indices:
-    annotation does not ask them (the characters judge does not score them), so label
-    progress and the list's "not fully labelled by me" filter do not wait for them. A
-    case with no input string stores [] (its prompt, per generation, decides in the
-    annotation screen)."""
-    from copyaudit.judges.characters import given_characters
-
-    if not isinstance(payload.get("input"), str):
-        return "[]"
-    return json.dumps(sorted(given_characters(payload, "")))
 
 
 def case_content_hash(case: Case) -> str:
@@ -109,8 +98,6 @@ def import_cases(
     with store.transaction():
         suite_id = ensure_suite(store, suite, kind)
         if doc_type is not None:
-            from db.decop import set_doc_type
-
             set_doc_type(store, suite_id, doc_type, replace)
         existing = {
             r["case_id"]: (r["id"], r["content_hash"])

@@ -14,55 +14,10 @@ import json
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-import sqlite_utils
+from typing import Any
 
 from db.clock import now
-
-if TYPE_CHECKING:  # db.migrations imports this module; db.connection imports db.migrations
-    from db.connection import Store
-
-
-def migrate_decop(db: sqlite_utils.Database) -> None:
-    """Tables `decop_scores` (unique per run and case) and `decop_calibrations`."""
-    db["decop_scores"].create(
-        {
-            "id": int,
-            "run_id": int,
-            "case_pk": int,
-            "probs": str,  # JSON [[pA, pB, pC, pD] x 24], order as copyaudit.decop.all_orders
-            "answers": str,  # JSON [index of the verbatim option x 24]
-            "baselines": str,  # JSON {method: score} or null (no logits / --no-baselines)
-            "errors": str,  # JSON {order index: why its row could not be read} or null
-            "seconds": float,
-            "created_at": str,
-        },
-        pk="id",
-        not_null={"run_id", "case_pk", "probs", "answers"},
-        foreign_keys=[("run_id", "runs", "id"), ("case_pk", "cases", "id")],
-    )
-    db["decop_scores"].create_index(["run_id", "case_pk"], unique=True)
-    db["decop_scores"].create_index(["case_pk"])
-    db["decop_calibrations"].create(
-        {
-            "run_id": int,
-            "works": str,  # JSON [work title] the label adjustment was fitted on
-            "delta": str,  # JSON [dA, dB, dC, dD]
-            "n_prompts": int,
-            "created_at": str,
-        },
-        pk="run_id",
-        not_null={"works", "delta"},
-        foreign_keys=[("run_id", "runs", "id")],
-    )
-
-
-def migrate_decop_doc_type(db: sqlite_utils.Database) -> None:
-    """`suites.doc_type`: what a DE-COP suite's question names (book | paper); the decop
-    suites imported before it were asked the book question, so they are books."""
-    db.execute("ALTER TABLE suites ADD COLUMN doc_type TEXT")
-    db.execute("UPDATE suites SET doc_type = 'book' WHERE kind = 'decop'")
+from db.connection import Store
 
 
 def set_doc_type(store: Store, suite_id: int, doc_type: str, replace: bool = False) -> None:
@@ -148,24 +103,6 @@ def scored_case_pks(store: Store, run_id: int) -> set[int]:
         int(r[0])
         for r in store.conn.execute("SELECT case_pk FROM decop_scores WHERE run_id = ?", (run_id,))
     }
-
-
-def decop_progress(store: Store, run_id: int) -> tuple[int, int]:
-    """(passages scored, passages the run scores: its suite's (of its `length`, if set),
-    or the first `passages_per_work` of each work when the run was limited so)."""
-    from db.work import run_case_count
-
-    row = store.conn.execute(
-        "SELECT suite_id, config, (SELECT COUNT(*) FROM decop_scores d WHERE d.run_id = r.id) "
-        "AS scored FROM runs r WHERE r.id = ?",
-        (run_id,),
-    ).fetchone()
-    if row is None:
-        return 0, 0
-    config = json.loads(row["config"] or "{}")
-    return int(row["scored"]), run_case_count(
-        store, int(row["suite_id"]), config.get("passages_per_work"), config.get("length")
-    )
 
 
 def decop_score_rows(store: Store, run_id: int) -> list[dict[str, Any]]:

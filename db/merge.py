@@ -32,10 +32,10 @@ from typing import Any, cast
 from urllib.parse import quote
 
 from copyaudit.errors import UserError
+from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
 from db.events import HASHED_FIELDS, event_hash, verify_chains
 from db.labels import generation_ids_by_key
-from db.queries import GENERATION_KEY_SQL
 
 EVENT_TABLES = ("labels", "reviews")
 # Content that must match when an event (by uuid) is already here; chain, seq and

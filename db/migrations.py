@@ -1,7 +1,9 @@
 """Numbered schema migrations, applied in order and recorded in PRAGMA user_version.
 
 Each migration is a function taking a sqlite_utils.Database inside an open
-transaction. Never edit a released migration: add a new one.
+transaction. Never edit a released migration: add a new one. This module holds all
+of the schema (every table, index and trigger), so it imports no feature module of
+db/: they import db.connection, which applies these.
 """
 
 from __future__ import annotations
@@ -14,10 +16,7 @@ from datetime import UTC, datetime
 
 import sqlite_utils
 
-from db.decop import migrate_decop, migrate_decop_doc_type
-from db.queues import migrate_queues
-from db.run_owner import migrate_run_owners
-from db.settings import migrate_settings
+from db.derived import given_character_indices
 
 
 def _now() -> str:
@@ -194,12 +193,79 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         )
 
 
+def migrate_decop(db: sqlite_utils.Database) -> None:
+    """Tables `decop_scores` (unique per run and case) and `decop_calibrations`."""
+    db["decop_scores"].create(
+        {
+            "id": int,
+            "run_id": int,
+            "case_pk": int,
+            "probs": str,  # JSON [[pA, pB, pC, pD] x 24], order as copyaudit.decop.all_orders
+            "answers": str,  # JSON [index of the verbatim option x 24]
+            "baselines": str,  # JSON {method: score} or null (no logits / --no-baselines)
+            "errors": str,  # JSON {order index: why its row could not be read} or null
+            "seconds": float,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={"run_id", "case_pk", "probs", "answers"},
+        foreign_keys=[("run_id", "runs", "id"), ("case_pk", "cases", "id")],
+    )
+    db["decop_scores"].create_index(["run_id", "case_pk"], unique=True)
+    db["decop_scores"].create_index(["case_pk"])
+    db["decop_calibrations"].create(
+        {
+            "run_id": int,
+            "works": str,  # JSON [work title] the label adjustment was fitted on
+            "delta": str,  # JSON [dA, dB, dC, dD]
+            "n_prompts": int,
+            "created_at": str,
+        },
+        pk="run_id",
+        not_null={"works", "delta"},
+        foreign_keys=[("run_id", "runs", "id")],
+    )
+
+
 def m003_browse_indexes(db: sqlite_utils.Database) -> None:
     """Indexes the app's paged lists need: a run's generations in id order, which
     judges scored a run, and finding the retraction of a label event."""
     db["generations"].create_index(["run_id"])
     db["judgments"].create_index(["judge", "metric", "generation_id"])
     db["labels"].create_index(["supersedes"])
+
+
+def migrate_queues(db: sqlite_utils.Database) -> None:
+    """Tables `queues` (name, sampling parameters) and `queue_items` (the sample)."""
+    db["queues"].create(
+        {
+            "id": int,
+            "name": str,
+            "run_id": int,
+            "metric": str,
+            "judge": str,
+            "per_value": int,
+            "seed": int,
+            "bin_width": float,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={"name", "run_id", "metric", "judge", "per_value", "seed"},
+        foreign_keys=[("run_id", "runs", "id")],
+    )
+    db["queues"].create_index(["name"], unique=True)
+    db["queue_items"].create(
+        {
+            "queue_id": int,
+            "generation_id": int,
+            "position": int,
+            "stratum": float,  # the metric value (or bin start) it was drawn for
+        },
+        pk=("queue_id", "generation_id"),
+        not_null={"position", "stratum"},
+        foreign_keys=[("queue_id", "queues", "id"), ("generation_id", "generations", "id")],
+    )
+    db["queue_items"].create_index(["queue_id", "position"], unique=True)
 
 
 def m005_sort_and_flag_indexes(db: sqlite_utils.Database) -> None:
@@ -244,11 +310,44 @@ def m006_import_skips(db: sqlite_utils.Database) -> None:
     db["skipped_rows"].create_index(["run_id"])
 
 
-def migrate_given_characters(db: sqlite_utils.Database) -> None:
-    """`cases.given_characters` (db.cases.given_character_indices), filled for existing
-    cases."""
-    from db.cases import given_character_indices
+def migrate_run_owners(db: sqlite_utils.Database) -> None:
+    """The owner record of each run being run (keyed by run name: a run is owned before
+    its row exists, while its model loads)."""
+    db["run_owners"].create(
+        {
+            "run": str,
+            "token": str,
+            "purpose": str,
+            "pid": int,
+            "host": str,
+            "process_start": str,
+            "started_at": str,
+            "heartbeat_at": str,
+        },
+        pk="run",
+        not_null={"token", "purpose", "pid", "host", "started_at", "heartbeat_at"},
+    )
 
+
+def migrate_settings(db: sqlite_utils.Database) -> None:
+    """Table `settings` (scope, key, value, updated_at)."""
+    db["settings"].create(
+        {"scope": str, "key": str, "value": str, "updated_at": str},
+        pk=("scope", "key"),
+        not_null={"value", "updated_at"},
+    )
+
+
+def migrate_decop_doc_type(db: sqlite_utils.Database) -> None:
+    """`suites.doc_type`: what a DE-COP suite's question names (book | paper); the decop
+    suites imported before it were asked the book question, so they are books."""
+    db.execute("ALTER TABLE suites ADD COLUMN doc_type TEXT")
+    db.execute("UPDATE suites SET doc_type = 'book' WHERE kind = 'decop'")
+
+
+def migrate_given_characters(db: sqlite_utils.Database) -> None:
+    """`cases.given_characters` (db.derived.given_character_indices), filled for existing
+    cases."""
     db.execute("ALTER TABLE cases ADD COLUMN given_characters TEXT NOT NULL DEFAULT '[]'")
     rows = db.execute(
         "SELECT id, payload FROM cases WHERE json_type(payload, '$.reference_characters') = 'array'"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
-from db.queries import GENERATION_KEY_SQL
 
 
 def notice_generations(store: Store, run: str) -> list[dict[str, Any]]:

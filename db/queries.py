@@ -6,11 +6,12 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from copyaudit.types import Case, Work
+from copyaudit.types import Case
 from db.cases import suite_skipped
+from db.columns import CASE_COLUMNS, GENERATION_KEY_SQL, case_from_row
 from db.connection import Store
-
-GENERATION_KEY_SQL = "r.name || '/' || c.case_id || '/' || g.template"
+from db.run_owner import current_owner, live_owners, shown_status
+from db.totals import run_progress
 
 
 def suites_summary(store: Store) -> list[dict[str, Any]]:
@@ -38,44 +39,16 @@ def runs_summary(store: Store) -> list[dict[str, Any]]:
         "(SELECT COUNT(*) FROM cases c WHERE c.suite_id = r.suite_id) AS cases "
         "FROM runs r JOIN suites s ON s.id = r.suite_id ORDER BY r.id"
     ).fetchall()
-    from db.run_owner import live_owners, shown_status
-
     owners = live_owners(store)
     out = []
     for r in rows:
         row = dict(r)
         row["status"] = shown_status(row["status"], owners.get(row["name"]))
-        templates = json.loads(row.pop("templates") or "[]")
-        limit = json.loads(row.pop("config") or "{}").get("limit")
-        cases = row["cases"] if limit is None else min(limit, row["cases"])
-        # An imported run has no fixed template list: its total is what was imported.
-        row["total"] = cases * len(templates) if templates else row["generations"]
-        if row["kind"] == "decop":  # DE-COP runs score passages, they generate nothing
-            from db.decop import decop_progress
-
-            row["generations"], row["total"] = decop_progress(store, row["id"])
+        done, total = run_progress(store, row)
+        del row["templates"], row["config"]
+        row["generations"], row["total"] = done, total
         out.append(row)
     return out
-
-
-def case_from_row(row: Any) -> Case:
-    return Case(
-        case_id=row["case_id"],
-        kind=row["kind"],
-        work=Work(
-            title=row["title"],
-            author=row["author"],
-            year=row["year"],
-            membership=row["membership"],
-        ),
-        payload=json.loads(row["payload"]),
-    )
-
-
-CASE_COLUMNS = (
-    "c.id AS case_pk, c.case_id, c.payload, s.kind, s.name AS suite, "
-    "w.title, w.author, w.year, w.membership"
-)
 
 
 def iter_cases(store: Store, suite: str | None = None) -> Iterator[tuple[str, Case]]:
@@ -173,8 +146,6 @@ def with_shown_status(
 ) -> dict[str, Any]:
     """`row` with its run status as a person should see it (running / interrupted;
     see db.run_owner.shown_status)."""
-    from db.run_owner import current_owner, shown_status
-
     row[key] = shown_status(row[key], current_owner(store, run))
     return row
 

@@ -24,48 +24,12 @@ import random
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-import sqlite_utils
+from typing import Any
 
 from copyaudit.errors import UserError
 from db.clock import now
-
-if TYPE_CHECKING:  # db.migrations imports this module; db.connection imports db.migrations
-    from db.connection import Store
-
-
-def migrate_queues(db: sqlite_utils.Database) -> None:
-    """Tables `queues` (name, sampling parameters) and `queue_items` (the sample)."""
-    db["queues"].create(
-        {
-            "id": int,
-            "name": str,
-            "run_id": int,
-            "metric": str,
-            "judge": str,
-            "per_value": int,
-            "seed": int,
-            "bin_width": float,
-            "created_at": str,
-        },
-        pk="id",
-        not_null={"name", "run_id", "metric", "judge", "per_value", "seed"},
-        foreign_keys=[("run_id", "runs", "id")],
-    )
-    db["queues"].create_index(["name"], unique=True)
-    db["queue_items"].create(
-        {
-            "queue_id": int,
-            "generation_id": int,
-            "position": int,
-            "stratum": float,  # the metric value (or bin start) it was drawn for
-        },
-        pk=("queue_id", "generation_id"),
-        not_null={"position", "stratum"},
-        foreign_keys=[("queue_id", "queues", "id"), ("generation_id", "generations", "id")],
-    )
-    db["queue_items"].create_index(["queue_id", "position"], unique=True)
+from db.columns import GENERATION_KEY_SQL
+from db.connection import Store
 
 
 def stratum_of(value: float, bin_width: float | None) -> float:
@@ -111,8 +75,6 @@ class QueueSummary:
 def _metric_values(
     store: Store, run_id: int, metric: str, judge: str | None
 ) -> tuple[str, dict[str, tuple[int, float]], int]:
-    from db.queries import GENERATION_KEY_SQL
-
     judges = [
         r["judge"]
         for r in store.conn.execute(
@@ -207,8 +169,6 @@ def queue_items(store: Store, name: str) -> list[int]:
 
 def queue_item_rows(store: Store, name: str) -> list[dict[str, Any]]:
     """Position, generation id and key, and stratum of each queued generation."""
-    from db.queries import GENERATION_KEY_SQL
-
     return [
         dict(r)
         for r in store.conn.execute(

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from copyaudit.errors import UserError
+from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
 from db.events import REVIEW_STATUS_ALIASES, REVIEW_STATUSES, append_review
 from db.labels import current_label_events_sql, generation_ids_by_key
-from db.queries import GENERATION_KEY_SQL
 
 COPY_TARGETS = ("event", "character", "literal")  # labels that mean "it was copied"
 NON_COPYING_METRICS = ("refusal",)  # flagged = the model refused: not a copying flag

@@ -22,36 +22,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from copyaudit.errors import UserError
 from db.clock import now
-
-if TYPE_CHECKING:  # db.connection imports the migrations, which import this module
-    from db.connection import Store
+from db.connection import Store
 
 HEARTBEAT_S = 10.0
 STALE_AFTER_S = 60.0  # an owner on another host whose heartbeat is older is gone
 SHOWN_WHILE_OWNED = {"run": "running", "decop": "running", "judge": "judging"}
-
-
-def migrate_run_owners(db: Any) -> None:
-    """The owner record of each run being run (keyed by run name: a run is owned before
-    its row exists, while its model loads)."""
-    db["run_owners"].create(
-        {
-            "run": str,
-            "token": str,
-            "purpose": str,
-            "pid": int,
-            "host": str,
-            "process_start": str,
-            "started_at": str,
-            "heartbeat_at": str,
-        },
-        pk="run",
-        not_null={"token", "purpose", "pid", "host", "started_at", "heartbeat_at"},
-    )
 
 
 class RunBusyError(UserError):
@@ -189,8 +168,6 @@ def release(store: Store, owner: Owner) -> None:
 def owned(store: Store, run: str, purpose: str) -> Iterator[Owner]:
     """Hold `run` for the block: acquire, refresh the heartbeat from a thread with its
     own connection, release at the end (whatever ends the block)."""
-    from db.connection import Store
-
     owner = acquire(store, run, purpose)
     stop = threading.Event()
 

@@ -6,23 +6,9 @@ Plain key/value text, not audit data: no hash chain; the newest value replaces t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
-
-import sqlite_utils
 
 from db.clock import now
-
-if TYPE_CHECKING:
-    from db.connection import Store  # the connection module imports the migrations
-
-
-def migrate_settings(db: sqlite_utils.Database) -> None:
-    """Table `settings` (scope, key, value, updated_at)."""
-    db["settings"].create(
-        {"scope": str, "key": str, "value": str, "updated_at": str},
-        pk=("scope", "key"),
-        not_null={"value", "updated_at"},
-    )
+from db.connection import Store
 
 
 def load_settings(store: Store, scope: str) -> dict[str, str]:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from copyaudit.types import Case
+from db.columns import CASE_COLUMNS, case_from_row
 from db.connection import Store
-from db.queries import CASE_COLUMNS, case_from_row
 
 
 @dataclass(frozen=True)

@@ -11,53 +11,12 @@ copying.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from copyaudit.judges.base import Judge
+from copyaudit.mentions import find_alias, given_characters, word_tokens
 from copyaudit.types import ItemVerdict, JudgeInput, Score, Span
-
-_WORD = re.compile(r"\w+")  # the pieces re.split(r"\W+", text) keeps
-
-
-def word_tokens(text: str) -> list[tuple[str, int, int]]:
-    """(lowercased word, start, end) for every \\w+ run of `text`."""
-    return [(m.group().lower(), m.start(), m.end()) for m in _WORD.finditer(text)]
-
-
-def find_alias(tokens: Sequence[tuple[str, int, int]], alias: str) -> list[tuple[int, int]]:
-    """Character spans of every whole-word occurrence of `alias` in the tokens."""
-    needle = [word for word, _, _ in word_tokens(alias)]
-    if not needle:
-        return []
-    words = [word for word, _, _ in tokens]
-    size = len(needle)
-    return [
-        (tokens[i][1], tokens[i + size - 1][2])
-        for i in range(len(words) - size + 1)
-        if words[i : i + size] == needle
-    ]
-
-
-def mentions(text: str, aliases: Sequence[str]) -> bool:
-    tokens = word_tokens(text)
-    return any(find_alias(tokens, alias) for alias in aliases)
-
-
-def given_characters(payload: dict[str, Any], prompt: str) -> set[int]:
-    """Indices of the reference characters named in what the model was given (the case
-    input, else the prompt): not scored, as in the paper."""
-    characters = payload.get("reference_characters")
-    if not isinstance(characters, list):
-        return set()
-    case_input = payload.get("input")
-    given_text = case_input if isinstance(case_input, str) else prompt
-    return {
-        index
-        for index, aliases in enumerate(characters)
-        if mentions(given_text, [aliases] if isinstance(aliases, str) else list(aliases))
-    }
 
 
 def _drop_nested(matches: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

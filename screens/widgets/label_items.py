@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from copyaudit.items import whole_output_targets
-from copyaudit.judges.characters import given_characters
+from copyaudit.mentions import given_characters
 from db.browse import GenerationDetail, JudgmentView
 
 WHOLE_OUTPUT = (
