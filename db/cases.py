@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from copyaudit.errors import InputError, UserError
-from copyaudit.formats import LocatedCase
 from copyaudit.hashing import stable_hash
 from copyaudit.rows import RowProblem, skipped_note
 from copyaudit.types import Case, Work
@@ -16,6 +15,7 @@ from db.clock import now
 from db.connection import Store
 from db.decop import set_doc_type
 from db.derived import given_character_indices
+from db.inputs import LocatedCase
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from copyaudit.errors import UserError
 from db.clock import now
 from db.connection import Store
 
@@ -23,8 +24,6 @@ from db.connection import Store
 def set_doc_type(store: Store, suite_id: int, doc_type: str, replace: bool = False) -> None:
     """Record what the suite's question names (inside the import's transaction). A suite
     keeps its doc type unless `replace`: its runs were asked that question."""
-    from copyaudit.errors import UserError
-
     stored = store.scalar("SELECT doc_type FROM suites WHERE id = ?", (suite_id,))
     if stored not in (None, doc_type) and not replace:
         raise UserError(

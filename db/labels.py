@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from copyaudit.items import CONTENT_TASKS, NUMBERED_TARGETS
-from copyaudit.labels_io import LabelRecord
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
 from db.events import append_label
+from db.inputs import LabelRecord
 
 ITEM_TARGETS = NUMBERED_TARGETS  # judged per reference item
 PAYLOAD_ITEMS = {"event": "reference_events", "character": "reference_characters"}

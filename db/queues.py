@@ -30,6 +30,8 @@ from copyaudit.errors import UserError
 from db.clock import now
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
+from db.labels import current_labels, judge_verdicts
+from db.runs import run_row
 
 
 def stratum_of(value: float, bin_width: float | None) -> float:
@@ -116,8 +118,6 @@ def create_queue(
     """Draw and store a queue (one transaction); the name must be new."""
     if not name.strip():
         raise UserError("a queue name is required")
-    from db.runs import run_row
-
     with store.transaction():
         if store.scalar("SELECT 1 FROM queues WHERE name = ?", (name,)):
             raise UserError(f"a queue named '{name}' already exists")
@@ -184,8 +184,6 @@ def queue_item_rows(store: Store, name: str) -> list[dict[str, Any]]:
 def queue_progress(store: Store, name: str) -> list[dict[str, Any]]:
     """Per annotator with any label on the queue: labelled, complete and total
     generations (definitions in the module docstring)."""
-    from db.labels import current_labels, judge_verdicts
-
     ids = queue_items(store, name)
     needed: dict[int, set[tuple[str, int]]] = defaultdict(set)
     for verdict in judge_verdicts(store, generation_ids=ids):

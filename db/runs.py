@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from copyaudit.errors import InputError, UserError
-from copyaudit.formats import LocatedGeneration
 from copyaudit.hashing import stable_hash
 from copyaudit.rows import InvalidRows, RowProblem
 from copyaudit.types import Score
 from db.cases import record_skipped
 from db.clock import now
 from db.connection import Store
+from db.inputs import LocatedGeneration
 
 RUN_STATUSES = ("pending", "running", "done", "failed", "cancelled", "imported")
 

@@ -1,4 +1,5 @@
-"""Layering guards: SQL lives only in db/, and start-up loads no heavy library."""
+"""Layering guards: SQL lives only in db/, db builds on the foundation modules only, and
+start-up loads no heavy library."""
 
 from __future__ import annotations
 
@@ -23,6 +24,12 @@ SQL_START = re.compile(
     r"|WITH\s+(?:RECURSIVE\s+)?\w+\s+AS\b"
     r")",
     re.DOTALL,
+)
+
+# The modules below every layer: db may import these of copyaudit, nothing else of it.
+FOUNDATION = frozenset(
+    f"copyaudit.{name}"
+    for name in ("errors", "types", "hashing", "items", "rows", "mentions", "vocabulary")
 )
 
 HEAVY = ("torch", "transformers", "scipy", "matplotlib", "spacy")
@@ -68,6 +75,30 @@ def test_no_sql_outside_db() -> None:
         for line, text in sql_strings(path.read_text(encoding="utf-8"), str(path))
     ]
     assert offenders == [], "SQL outside db/:\n" + "\n".join(offenders)
+
+
+def imported_modules(source: str, filename: str) -> list[tuple[int, str]]:
+    """(line, module) of every absolute import in `source`, at any depth (inside
+    functions and `if TYPE_CHECKING:` too)."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+    return sorted(found)
+
+
+def test_db_imports_only_the_foundation() -> None:
+    """The store knows no parser, judge, report, CLI or screen: of copyaudit it imports
+    only the foundation modules (callers pass in what those compute)."""
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for path in sorted((ROOT / "db").rglob("*.py"))
+        for line, module in imported_modules(path.read_text(encoding="utf-8"), str(path))
+        if module.split(".")[0] in ("copyaudit", "screens", "textual") and module not in FOUNDATION
+    ]
+    assert offenders == [], "db imports above the foundation:\n" + "\n".join(offenders)
 
 
 def test_start_up_loads_no_heavy_library() -> None:
