@@ -12,7 +12,7 @@ Formats by kind:
                 (JSONL with the same columns is accepted too: that is what export writes.)
   notice        {id, title, source_type, snippet, notice_level, notice, task, query
                  [, query_rewriting_weight]}, or the notice study's own
-                dataset_<config>.json (see copyaudit.notice_study), detected by its fields
+                dataset_<config>.json (see copyaudit.studies.notice.dataset), detected by its fields
   generations   {case_id, output[, template]} (template defaults to 1)
 
 A file whose structure is wrong (not UTF-8, not JSON/CSV, a required column absent
@@ -468,7 +468,9 @@ def read_cases(kind: str, path: str | Path) -> Loaded[LocatedCase]:
     first = next(records, None)
     parse, required = PARSERS[kind], REQUIRED[kind]
     if kind == "notice" and first is not None:
-        from copyaudit import notice_study  # its parser builds on this module's helpers
+        from copyaudit.studies.notice import (
+            dataset as notice_study,
+        )  # its parser builds on this module's helpers
 
         if notice_study.is_study_layout(first):
             parse, required = notice_study.parse_row, notice_study.REQUIRED

@@ -16,7 +16,7 @@ empty demonstration block behind.
 
 Every demonstration text in this module was written for this project (invented
 passages, stories and general-knowledge questions); none comes from a book. DE-COP
-prompts live in `copyaudit.decop`.
+prompts live in `copyaudit.studies.decop.method`.
 """
 
 from __future__ import annotations

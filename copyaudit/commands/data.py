@@ -58,7 +58,7 @@ def import_cmd(
     name = suite or file.stem
     note = ""
     if kind == "decop":
-        from copyaudit.decop_import import detect_doc_type, titled_for
+        from copyaudit.studies.decop.importing import detect_doc_type, titled_for
 
         detected = doc_type is None
         doc_type = doc_type or detect_doc_type(cases)
@@ -224,7 +224,7 @@ def export_cmd(
         elif what == "generations":
             rows = queries.iter_generations(store, run_name)
         elif what == "decop":
-            from copyaudit.decop_export import decop_export_rows
+            from copyaudit.studies.decop.export import decop_export_rows
 
             rows = decop_export_rows(store, run_name)  # type: ignore[arg-type]
         elif what == "judgments":
