@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
+from copyaudit.studies.notice.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from copyaudit.errors import InputError, UserError
-from copyaudit.formats import LocatedCase
 from copyaudit.hashing import stable_hash
+from copyaudit.records import LocatedCase
 from copyaudit.rows import RowProblem, skipped_note
 from copyaudit.types import Case, Work
 from db.clock import now

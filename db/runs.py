@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from copyaudit.errors import InputError, UserError
-from copyaudit.formats import LocatedGeneration
 from copyaudit.hashing import stable_hash
+from copyaudit.records import LocatedGeneration
 from copyaudit.rows import InvalidRows, RowProblem
 from copyaudit.types import Score
 from db.cases import record_skipped

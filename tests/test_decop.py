@@ -11,6 +11,7 @@ from scipy import stats
 
 from copyaudit.models.base import ChoiceScorer
 from copyaudit.studies.decop import method as decop
+from copyaudit.studies.decop.format import parse_decop_id
 from copyaudit.studies.decop.method import (
     DecopPassage,
     WorkResult,
@@ -22,7 +23,6 @@ from copyaudit.studies.decop.method import (
     build_prompt,
     expand_prompts,
     fit_calibration,
-    parse_decop_id,
     roc_auc,
     score_passages,
     summarize,
