@@ -54,7 +54,7 @@ def import_cmd(
     from copyaudit.formats import read_cases
     from db.cases import import_cases
 
-    if doc_type is not None and kind in STUDIES and kind not in DOC_TYPES:
+    if doc_type is not None and kind not in DOC_TYPES:
         files = "; ".join(f"{k} files ({d.files})" for k, d in DOC_TYPES.items())
         raise UserError(f"--doc-type is for {files}")
     loaded = read_cases(kind, file)  # validates the whole file before touching the database
