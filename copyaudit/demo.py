@@ -7,18 +7,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from copyaudit.formats import load_cases, load_generations
+from copyaudit.studies.registry import STUDIES
 
 if TYPE_CHECKING:
     from db import Store
 
-# (file in samples/, task kind). The suite is named after the file.
-SAMPLE_CASES = (
-    ("literal.jsonl", "literal"),
-    ("nonliteral.jsonl", "nonliteral"),
-    ("qa.jsonl", "qa"),
-    ("decop.csv", "decop"),
-    ("notice.jsonl", "notice"),
-)
+
+def sample_cases() -> list[tuple[str, str]]:
+    """(file in samples/, task kind) of every study's sample; the suite is named after
+    the file."""
+    return [(spec.samples[kind], kind) for kind, spec in STUDIES.items()]
+
+
 DEMO_MODEL = "illustrative (written for the demo)"
 
 
@@ -50,7 +50,7 @@ def build_demo(
 
     root = root or samples_dir()
     summary = DemoSummary()
-    for filename, kind in SAMPLE_CASES:
+    for filename, kind in sample_cases():
         path = root / filename
         suite = Path(filename).stem
         result = import_cases(store, suite, kind, load_cases(kind, path), source=str(path))

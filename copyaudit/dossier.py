@@ -11,7 +11,6 @@ copyaudit.dossier_html and copyaudit.dossier_md; every stored text is escaped).
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +18,10 @@ from typing import TYPE_CHECKING, Any
 from copyaudit import __version__
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
-from copyaudit.highlight import Segment, output_marks, reference_marks, segments
+from copyaudit.highlight import Segment, output_marks, segments
+from copyaudit.studies.registry import STUDIES
+from copyaudit.studies.spec import payload_reference
+from copyaudit.studies.spec import stable_json as stable_json  # the renderers import it from here
 
 if TYPE_CHECKING:
     from db import Store
@@ -50,41 +52,11 @@ class Dossier:
     integrity: dict[str, Any] = field(default_factory=dict)
 
 
-def _text_block(title: str, text: Any, marks: list | None = None) -> ReferenceBlock:
-    if isinstance(text, list):
-        text = "\n".join(str(t) for t in text)
-    text = "" if text is None else str(text)
-    return ReferenceBlock(title, segments(text, marks or []))
-
-
 def _reference_blocks(kind: str, payload: dict[str, Any], judgments: list) -> list[ReferenceBlock]:
-    if kind == "literal":
-        marks = reference_marks(judgments)
-        return [_text_block("Reference continuation", payload.get("reference"), marks)]
-    if kind == "qa":
-        return [_text_block("Reference answer(s)", payload.get("reference"))]
-    if kind == "nonliteral":
-        events = payload.get("reference_events") or []
-        characters = payload.get("reference_characters") or []
-        return [
-            _text_block("Reference events", [f"[{i}] {e}" for i, e in enumerate(events, 1)]),
-            _text_block(
-                "Reference characters (aliases)",
-                [f"[{i}] {' / '.join(map(str, a))}" for i, a in enumerate(characters, 1)],
-            ),
-        ]
-    if kind == "notice":
-        return [
-            _text_block("Snippet", payload.get("snippet")),
-            _text_block(f"Notice ({payload.get('notice_level')})", payload.get("notice")),
-            _text_block(f"Query ({payload.get('task')})", payload.get("query")),
-        ]
-    return [_text_block("Case payload", stable_json(payload))]
-
-
-def stable_json(value: Any) -> str:
-    """Indented, key-sorted JSON for configs and payloads."""
-    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+    """The case's reference material as its study shows it (StudySpec.reference)."""
+    spec = STUDIES.get(kind)
+    blocks = (spec.reference if spec else payload_reference)(kind, payload, judgments)
+    return [ReferenceBlock(b.title, segments(b.plain(), list(b.marks))) for b in blocks]
 
 
 def flag_text(flagged: bool | None) -> str:

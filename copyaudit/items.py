@@ -9,9 +9,10 @@ generation and are named by the target alone.
 from __future__ import annotations
 
 NUMBERED_TARGETS = ("event", "character")  # one item per reference event / character
-# One item per generation: refusal, verbatim copy, and (notice paraphrase / translate)
-# whether the output reproduces the snippet's content.
-WHOLE_OUTPUT_TARGETS = ("refusal", "literal", "content")
+# One item per generation: refusal and verbatim copy on every generation, and (notice
+# paraphrase / translate) whether the output reproduces the snippet's content.
+EVERY_OUTPUT_TARGETS = ("refusal", "literal")
+WHOLE_OUTPUT_TARGETS = (*EVERY_OUTPUT_TARGETS, "content")
 LABEL_TARGETS = NUMBERED_TARGETS + WHOLE_OUTPUT_TARGETS  # every human label target
 
 
@@ -42,10 +43,3 @@ def item_label(target: str, index: int | None, payload: dict | None) -> str:
 
 
 CONTENT_TASKS = ("paraphrase", "translate")  # notice tasks whose judges read the content
-
-
-def whole_output_targets(kind: str, payload: dict) -> tuple[str, ...]:
-    """The one-item targets asked on a generation: refusal and verbatim copy everywhere;
-    content too for a notice paraphrase or translate task."""
-    content = kind == "notice" and payload.get("task") in CONTENT_TASKS
-    return WHOLE_OUTPUT_TARGETS if content else ("refusal", "literal")

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from copyaudit.errors import InputError
-from copyaudit.formats import Record, collect, read_json_records
 from copyaudit.items import LABEL_TARGETS, WHOLE_OUTPUT_TARGETS
+from copyaudit.records import Record, collect, read_json_records
 from copyaudit.rows import Loaded
 
 TARGETS: tuple[str, ...] = LABEL_TARGETS

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
+from copyaudit.studies.notice.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def run_size(
     passages kept per work (the limit applies per work: db.work.run_case_count) and
     each is asked in 24 orders."""
     if kind == "decop":
-        from copyaudit.decop import N_ORDERS  # lazily: numpy and scipy
+        from copyaudit.studies.decop.method import N_ORDERS  # lazily: numpy and scipy
 
         return RunSize(cases, N_ORDERS, "prompt", stored)
     kept = cases if limit is None else min(cases, limit)

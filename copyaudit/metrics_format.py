@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from copyaudit.notice_spec import NOTICE_METRICS
+from copyaudit.studies.notice.metrics import NOTICE_METRICS
 
 Scale = Literal["unit", "count", "rating"]
 DASH = "—"  # no value

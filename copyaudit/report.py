@@ -104,11 +104,11 @@ def build_report(
         **summary,
     }
     if report["kind"] == "decop":
-        from copyaudit.decop_report import decop_report
+        from copyaudit.studies.decop.report import decop_report
 
         report["decop"] = decop_report(store, run)
     if report["kind"] == "notice":
-        from copyaudit.notice_report import notice_report
+        from copyaudit.studies.notice.report import notice_report
 
         report["notice"] = notice_report(store, run, notice_thresholds)
     return report
@@ -138,7 +138,7 @@ def suite_note_lines(report: Mapping[str, Any]) -> list[str]:
 
 def report_markdown(report: dict[str, Any]) -> str:
     if report.get("decop") is not None:
-        from copyaudit.decop_report import decop_markdown
+        from copyaudit.studies.decop.report import decop_markdown
 
         return decop_markdown(report)
     lines = [
@@ -185,7 +185,7 @@ def report_markdown(report: dict[str, Any]) -> str:
                 + " |"
             )
     if report.get("notice") is not None:
-        from copyaudit.notice_report import notice_markdown
+        from copyaudit.studies.notice.report import notice_markdown
 
         lines += ["", *notice_markdown(report["notice"])]
     lines += ["", "## Score distributions", ""]

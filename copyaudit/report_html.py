@@ -196,7 +196,7 @@ def report_html(
     # a DE-COP body (its Markdown) carries the notes itself
     notes = "" if report.get("decop") else "".join(f"<p>{_e(n)}</p>" for n in import_notes(report))
     if report.get("decop") is not None:
-        from copyaudit.decop_report import decop_markdown
+        from copyaudit.studies.decop.report import decop_markdown
 
         body = f"<pre>{_e(decop_markdown(report))}</pre>"
     else:
@@ -209,7 +209,7 @@ def report_html(
         if len(report["by_template"]) > 1:
             body += _template_table(report)
         if report.get("notice") is not None:
-            from copyaudit.notice_report import notice_markdown
+            from copyaudit.studies.notice.report import notice_markdown
 
             notice = "\n".join(notice_markdown(report["notice"]))
             body += f"<h2>Notice study</h2><pre>{_e(notice)}</pre>"

@@ -3,7 +3,7 @@
 One point per distinct score, from the highest threshold down: at threshold t a work is
 called positive when its score >= t. Tied scores move the curve up and right at once (a
 diagonal segment), so the trapezoid area under the points equals the Mann-Whitney AUC
-with ties counted half (`copyaudit.decop.roc_auc`).
+with ties counted half (`copyaudit.studies.decop.method.roc_auc`).
 """
 
 from __future__ import annotations

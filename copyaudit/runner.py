@@ -25,6 +25,7 @@ from copyaudit.models.base import DecodingControl, GenerationCancelled, Generati
 from copyaudit.progress import ProgressCallback, ProgressMeter, announce
 from copyaudit.prompts import build_prompt, describe_templates
 from copyaudit.run_request import ModelRequest
+from copyaudit.studies.registry import protected_texts
 from copyaudit.types import Case, JudgeInput
 
 MITIGATIONS = ("none", "system", "memfree")
@@ -104,20 +105,6 @@ def code_version() -> str:
     except (OSError, subprocess.SubprocessError):
         return version
     return f"{version} ({commit.stdout.strip()})"
-
-
-def protected_texts(case: Case) -> list[str]:
-    """The texts MemFree must not let the model complete 10-grams of."""
-    p = case.payload
-    if case.kind == "literal":
-        return [f"{p['input']} {p['reference']}"]
-    if case.kind == "qa":
-        return [p["reference"]]
-    if case.kind == "notice":
-        return [p["snippet"], p.get("notice", "")]
-    if case.kind == "nonliteral":
-        return list(p["reference_events"])
-    return []
 
 
 def _generation_request(

@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 TaskKind = Literal["literal", "nonliteral", "qa", "decop", "notice"]
+# The kinds of the built-in studies, for code below the study registry; the registry
+# (copyaudit.studies.registry.STUDIES) is the source, tests/test_studies_registry.py
+# holds the two equal.
 TASK_KINDS: tuple[str, ...] = ("literal", "nonliteral", "qa", "decop", "notice")
 Membership = Literal["suspect", "clean", "unknown"]
 

@@ -200,7 +200,7 @@ def migrate_decop(db: sqlite_utils.Database) -> None:
             "id": int,
             "run_id": int,
             "case_pk": int,
-            "probs": str,  # JSON [[pA, pB, pC, pD] x 24], order as copyaudit.decop.all_orders
+            "probs": str,  # JSON [[pA, pB, pC, pD] x 24], order as studies.decop.method.all_orders
             "answers": str,  # JSON [index of the verbatim option x 24]
             "baselines": str,  # JSON {method: score} or null (no logits / --no-baselines)
             "errors": str,  # JSON {order index: why its row could not be read} or null

@@ -181,7 +181,8 @@ class CopyauditApp(App[None]):
                 self.post_message(RunProgressed(name, progress))
 
         def work() -> Any:
-            from copyaudit import decop_run, runner  # lazily: the app starts without the engine
+            from copyaudit import runner  # lazily: the app starts without the engine
+            from copyaudit.studies.decop import run as decop_run
 
             decop = isinstance(request, decop_run.DecopRequest)
             execute = decop_run.execute_decop if decop else runner.execute_run
@@ -257,7 +258,7 @@ class CopyauditApp(App[None]):
             f"run {run.name}: {run.state}; {getattr(outcome, 'generated', 0)} generated, "
             f"{getattr(outcome, 'failed', 0)} failed, {getattr(outcome, 'judged', 0)} scores"
         )
-        if hasattr(outcome, "scored"):  # a DE-COP run (copyaudit.decop_run.DecopOutcome)
+        if hasattr(outcome, "scored"):  # a DE-COP run (copyaudit.studies.decop.run.DecopOutcome)
             summary = f"run {run.name}: {run.state}; {outcome.scored} passages scored"
         skipped = getattr(outcome, "skipped_judges", None) or []
         if skipped:

@@ -57,7 +57,7 @@ def load_dashboard(store: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any
     for row in runs:
         row["auc"] = None
         if row["kind"] == "decop" and row["generations"]:
-            from copyaudit.decop_report import decop_report
+            from copyaudit.studies.decop.report import decop_report
 
             row["auc"] = decop_report(store, row["name"], n_bootstrap=200).get("auc")
     return runs, suites_summary(store)

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from copyaudit.decop import ANSWER_LETTERS
-from copyaudit.decop_orders import OrderRow
 from copyaudit.roc import roc_points
+from copyaudit.studies.decop.method import ANSWER_LETTERS
+from copyaudit.studies.decop.orders import OrderRow
 
 
 @dataclass(frozen=True)
@@ -88,8 +88,8 @@ def work_rows(report: dict[str, Any], ids: dict[str, int]) -> list[WorkRow]:
 
 def load_decop_view(store: Any, run: str) -> DecopView:
     """Everything the DE-COP screen shows for `run` (one full report computation)."""
-    from copyaudit.decop_report import decop_markdown, decop_report
-    from copyaudit.decop_works import SuiteWork, work_names
+    from copyaudit.studies.decop.report import decop_markdown, decop_report
+    from copyaudit.studies.decop.works import SuiteWork, work_names
     from db.decop import suite_works
     from db.runs import run_row
 
@@ -122,7 +122,7 @@ class PassageFigures:
 
 def options_of(payload: dict[str, Any]) -> list[str]:
     """[verbatim, paraphrase 1, 2, 3]: the verbatim option, then the others in imported
-    order (as copyaudit.decop.DecopPassage.from_payload)."""
+    order (as copyaudit.studies.decop.method.DecopPassage.from_payload)."""
     options, answer = list(payload["options"]), int(payload["answer"])
     return [options[answer], *(t for i, t in enumerate(options) if i != answer)]
 

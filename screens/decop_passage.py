@@ -15,8 +15,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from copyaudit.decop import ANSWER_LETTERS
-from copyaudit.decop_orders import OPTION_TAGS, OrderRow
+from copyaudit.studies.decop.method import ANSWER_LETTERS
+from copyaudit.studies.decop.orders import OPTION_TAGS, OrderRow
 from screens.decop_data import letter, options_of
 from screens.decop_passages import PassageEntry, work_title
 from screens.widgets.decop_charts import fixed

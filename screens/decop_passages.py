@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from copyaudit.decop_orders import OrderRow, order_rows
+from copyaudit.studies.decop.orders import OrderRow, order_rows
 from screens.decop_data import PassageFigures, WorkRow, options_of, passage_figures
 from screens.widgets.decop_charts import LABELS, label_style
 from screens.widgets.plain import number, one_line, plain

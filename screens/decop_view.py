@@ -4,7 +4,7 @@ and the label-position bias before and after calibration. Enter on a work lists 
 passages; `r` shows the full text report.
 
 DE-COP runs score passages (no generations): the figures come from
-copyaudit.decop_report.decop_report, computed in a worker (screens.decop_data)."""
+copyaudit.studies.decop.report.decop_report, computed in a worker (screens.decop_data)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from copyaudit.decop_report import mean_std
+from copyaudit.studies.decop.report import mean_std
 from screens.decop_data import DecopView, WorkRow
 from screens.widgets.decop_charts import (
     CHANCE,

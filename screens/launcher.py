@@ -5,7 +5,7 @@ cancels); ctrl+x or the Cancel button cancels the run started here, after a conf
 (it stops at the next decoding step).
 
 Only the fields of the chosen suite's kind are shown (FIELD_KINDS): a DE-COP suite
-starts a DE-COP run (copyaudit.decop_run.execute_decop, as `copyaudit decop`) with
+starts a DE-COP run (copyaudit.studies.decop.run.execute_decop, as `copyaudit decop`) with
 suite, model, endpoint, passages per work, calibration, length and name. The form says how big
 the run is before it starts (copyaudit.launch_plan.run_size), refuses a run name that
 holds a run of another configuration before any model loads, naming the field, and
@@ -265,7 +265,7 @@ class LauncherScreen(Screen[None]):
         model = self.query_one("#model", Input).value.strip() or "default"
         base_url = self.query_one("#base_url", Input).value.strip() or None
         if self._kinds.get(str(suite)) == "decop":
-            from copyaudit.decop_run import DecopRequest
+            from copyaudit.studies.decop.run import DecopRequest
 
             return DecopRequest(
                 suite=str(suite),
@@ -305,7 +305,7 @@ class LauncherScreen(Screen[None]):
         store = app.data.ui
         calibration = None
         if self._kinds.get(request.suite) == "decop":
-            from copyaudit.decop_works import SuiteWork, resolve_calibration
+            from copyaudit.studies.decop.works import SuiteWork, resolve_calibration
             from db.decop import suite_works
             from db.runs import suite_id
 

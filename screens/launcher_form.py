@@ -7,20 +7,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from copyaudit.launch_plan import Conflict
+from copyaudit.studies.registry import STUDIES, prompt_kinds
 
-GENERATION_KINDS = frozenset({"literal", "nonliteral", "qa", "notice"})
-# field container id -> the suite kinds it applies to (fields not named apply to all)
+GENERATION_KINDS = frozenset(prompt_kinds())  # prompted for a generation
+# field container id -> the suite kinds it applies to (fields not named apply to all):
+# the generation fields, then each study's own (StudySpec.run_fields)
 FIELD_KINDS: dict[str, frozenset[str]] = {
     "templates-field": GENERATION_KINDS,
     "mitigation-field": GENERATION_KINDS,
     "judges-field": GENERATION_KINDS,
-    "notice_position-field": frozenset({"notice"}),
-    "notice_mitigation-field": frozenset({"notice"}),
-    "calibrate_on-field": frozenset({"decop"}),
-    "length-field": frozenset({"decop"}),
+    **{
+        field: frozenset(k for k, s in STUDIES.items() if field in s.run_fields)
+        for spec in STUDIES.values()
+        for field in sorted(spec.run_fields)
+    },
 }
-LIMIT_LABELS = {
-    "decop": "Passages per work (first N of each work)",
+LIMIT_LABELS: dict[str | None, str] = {
+    **{kind: spec.limit_label for kind, spec in STUDIES.items() if spec.limit_label},
     None: "Limit (first N cases)",
 }
 # request field -> (the form widget, its label): how a conflict or an error is named

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from copyaudit import decop
-from copyaudit.decop import (
+from copyaudit.models.base import ChoiceScorer
+from copyaudit.studies.decop import method as decop
+from copyaudit.studies.decop.format import parse_decop_id
+from copyaudit.studies.decop.method import (
     DecopPassage,
     WorkResult,
     all_orders,
@@ -21,7 +23,6 @@ from copyaudit.decop import (
     build_prompt,
     expand_prompts,
     fit_calibration,
-    parse_decop_id,
     roc_auc,
     score_passages,
     summarize,
@@ -29,7 +30,6 @@ from copyaudit.decop import (
     welch_p_value,
     youden_balanced_accuracy,
 )
-from copyaudit.models.base import ChoiceScorer
 
 V, P1, P2, P3 = "verbatim text", "first paraphrase", "second paraphrase", "third paraphrase"
 

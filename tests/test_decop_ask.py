@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 import torch
 
-from copyaudit.decop import DECOP_SYSTEM_PROMPT, question_names
-from copyaudit.decop_report import decop_markdown, decop_report
-from copyaudit.decop_run import DecopRequest, execute_decop
 from copyaudit.errors import UserError
 from copyaudit.models.hf_loading import load_causal_lm
 from copyaudit.models.hf_scoring import HFChoiceScorer
+from copyaudit.studies.decop.method import DECOP_SYSTEM_PROMPT, question_names
+from copyaudit.studies.decop.report import decop_markdown, decop_report
+from copyaudit.studies.decop.run import DecopRequest, execute_decop
 from db import Store
 from tests.tinymodels import build_tiny_causal_lm, build_tokenizer
 

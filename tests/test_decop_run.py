@@ -12,7 +12,7 @@ verbatim option is a skill a 170k-parameter model does not acquire in seconds.
 So the model is fine-tuned, as an instruction-tuned model would be on a QA set, on the
 DE-COP questions of the suspect works only, each followed by the correct answer letter
 (loss on that letter alone). The clean works are never shown to it. The target letter
-is derived here independently of `copyaudit.decop`'s answer bookkeeping: it is the
+is derived here independently of `copyaudit.studies.decop.method`'s answer bookkeeping: it is the
 letter whose line in the prompt text reads the verbatim passage. Which of the four
 variants of a passage is the verbatim one is drawn at random per passage, so no style
 tells the verbatim option apart; the only way to answer is to have seen that passage
@@ -42,13 +42,18 @@ import pytest
 import torch
 from scipy import stats
 
-from copyaudit.decop import ANSWER_CHOICES, ANSWER_LETTERS, DecopPassage, log_perplexity
-from copyaudit.decop_report import decop_markdown, decop_report
-from copyaudit.decop_run import DecopRequest, execute_decop
-from copyaudit.decop_works import SuiteWork, resolve_calibration, split_work_list
 from copyaudit.errors import UserError
 from copyaudit.models.hf_loading import load_causal_lm
 from copyaudit.models.hf_scoring import HFChoiceScorer, HFTokenScorer
+from copyaudit.studies.decop.method import (
+    ANSWER_CHOICES,
+    ANSWER_LETTERS,
+    DecopPassage,
+    log_perplexity,
+)
+from copyaudit.studies.decop.report import decop_markdown, decop_report
+from copyaudit.studies.decop.run import DecopRequest, execute_decop
+from copyaudit.studies.decop.works import SuiteWork, resolve_calibration, split_work_list
 from db import Store
 from tests.factories import write_decop_csv
 from tests.tinymodels import build_tiny_causal_lm, build_tokenizer

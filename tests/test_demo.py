@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from copyaudit.demo import SAMPLE_CASES, samples_dir
+from copyaudit.demo import sample_cases, samples_dir
 from tests.conftest import database_fingerprint
 
 
 def test_samples_cover_every_kind_and_have_provenance() -> None:
     root = samples_dir()
     readme = (root / "README.md").read_text(encoding="utf-8")
-    for filename, _ in SAMPLE_CASES:
+    for filename, _ in sample_cases():
         assert (root / filename).is_file(), filename
         assert filename in readme, f"samples/README.md does not describe {filename}"
 

@@ -117,7 +117,11 @@ def _close(want: Any, got: Any, where: str) -> list[str]:
     if isinstance(want, list) and isinstance(got, list):
         if len(want) != len(got):
             return [f"{where}: length {len(want)} != {len(got)}"]
-        return [d for i, (a, b) in enumerate(zip(want, got, strict=True)) for d in _close(a, b, f"{where}[{i}]")]
+        return [
+            d
+            for i, (a, b) in enumerate(zip(want, got, strict=True))
+            for d in _close(a, b, f"{where}[{i}]")
+        ]
     return [] if want == got and type(want) is type(got) else [f"{where}: {want!r} != {got!r}"]
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from copyaudit.errors import InputError
-from copyaudit.formats import load_cases, parse_decop_id
+from copyaudit.formats import load_cases
+from copyaudit.studies.decop.format import parse_decop_id
 from tests.conftest import database_fingerprint, write_jsonl
 from tests.factories import (
     RECORD_FACTORIES,

@@ -7,7 +7,7 @@ from typing import Any
 
 from copyaudit.agreement import compute_report
 from copyaudit.judges.notice import NoticeJudge
-from copyaudit.notice_spec import BERTSCORE, COSINE, LCS_RATIO, ROUGE, XLING_COSINE
+from copyaudit.studies.notice.metrics import BERTSCORE, COSINE, LCS_RATIO, ROUGE, XLING_COSINE
 from copyaudit.types import JudgeInput
 from db.browse import GenerationDetail, JudgmentView
 from db.labels import CurrentLabel, JudgeVerdict

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from copyaudit import runner
-from copyaudit.decop_run import DecopRequest
 from copyaudit.errors import UserError
 from copyaudit.launch_plan import configuration_conflicts, run_size
 from copyaudit.runner import RunRequest
+from copyaudit.studies.decop.run import DecopRequest
 from db import Store
 from db.runs import RunSpec, create_or_resume_run, stored_configuration
 from screens.launcher_form import conflict_message

@@ -9,8 +9,8 @@ from pathlib import Path
 from rich.text import Text
 
 from copyaudit.metrics_format import DASH, METRIC_SCALES, UNIT_METRICS, format_metric
-from copyaudit.notice_spec import NOTICE_METRICS
 from copyaudit.report import histogram
+from copyaudit.studies.notice.metrics import NOTICE_METRICS
 from db.browse import JudgmentView
 from screens.widgets.plain import metric_cell
 from screens.widgets.scores import scores_text

@@ -14,7 +14,7 @@ from rouge_score import rouge_scorer
 from copyaudit.judges.notice import NoticeJudge, bertscore, lcs_ratio
 from copyaudit.judges.presets import build_judges
 from copyaudit.judges.substrings import merge_ranges, shared_spans
-from copyaudit.notice_spec import (
+from copyaudit.studies.notice.metrics import (
     BERTSCORE,
     COSINE,
     LCS_RATIO,

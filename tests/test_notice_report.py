@@ -12,10 +12,16 @@ import numpy as np
 import pytest
 
 from copyaudit.errors import UserError
-from copyaudit.notice_report import notice_markdown, parse_thresholds, summarize_notice
-from copyaudit.notice_spec import BERTSCORE, LCS_RATIO, NO_MULTILINGUAL_MODEL, ROUGE, XLING_COSINE
 from copyaudit.report import build_report, report_markdown
 from copyaudit.runner import judge_run
+from copyaudit.studies.notice.metrics import (
+    BERTSCORE,
+    LCS_RATIO,
+    NO_MULTILINGUAL_MODEL,
+    ROUGE,
+    XLING_COSINE,
+)
+from copyaudit.studies.notice.report import notice_markdown, parse_thresholds, summarize_notice
 from db import Store
 from tests.conftest import write_jsonl
 from tests.factories import notice_record

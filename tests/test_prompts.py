@@ -13,6 +13,7 @@ from copyaudit.prompts import (
     describe_templates,
     templates_for,
 )
+from copyaudit.studies.copybench import prompts as copybench_prompts
 
 CASE_INPUT = "The glassblower's daughter had never seen the sea, but she dreamed of it every night."
 PAYLOADS = {
@@ -104,7 +105,7 @@ def test_notice_budget_follows_snippet_length(words: int, expected: int) -> None
 @pytest.mark.parametrize("kind", FEW_SHOT_KINDS)
 @pytest.mark.parametrize("shots", [0, 1, 2, 4])
 def test_shots_count_is_respected(kind: str, shots: int) -> None:
-    demos = prompts._DEMOS[kind]
+    demos = copybench_prompts._DEMOS[kind]
     spec = build_prompt(kind, PAYLOADS[kind], template=2, shots=shots)
     assert spec.shots == shots
     for i, demo in enumerate(demos):
@@ -126,7 +127,7 @@ def test_too_many_shots_and_shots_for_notice_are_rejected() -> None:
 
 
 def test_demonstration_is_filled_with_input_and_output() -> None:
-    demo = prompts._LITERAL_DEMOS[0]
+    demo = copybench_prompts._LITERAL_DEMOS[0]
     spec = build_prompt("literal", PAYLOADS["literal"], template=3, shots=1)
     expected = f"Given Prefix: {demo['input']}\nProvided Completion: {demo['output']}"
     assert expected in spec.user

@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from copyaudit.decop import ANSWER_LETTERS, DecopPassage, all_orders, roc_auc
-from copyaudit.decop_report import decop_report
-from copyaudit.decop_run import DecopRequest, execute_decop
 from copyaudit.formats import load_cases
 from copyaudit.models.hf_loading import load_causal_lm
 from copyaudit.models.hf_scoring import HFChoiceScorer, HFTokenScorer
 from copyaudit.roc import roc_points, trapezoid_area
+from copyaudit.studies.decop.method import ANSWER_LETTERS, DecopPassage, all_orders, roc_auc
+from copyaudit.studies.decop.report import decop_report
+from copyaudit.studies.decop.run import DecopRequest, execute_decop
 from db import Store
 from db.cases import import_cases
 from db.decop import decop_score_rows

@@ -19,21 +19,24 @@ from copyaudit.commands.output import (
     write_jsonl,
 )
 from copyaudit.output_file import check_destination, output_file
-from copyaudit.types import TASK_KINDS
+from copyaudit.studies.registry import STUDIES, study
 
 FORMAT_TABLE_JSON = click.Choice(["table", "json"])
+# `export KIND --run NAME` of a study with its own runs: kind -> how its runs are called
+RUN_EXPORTS = {kind: spec.title for kind, spec in STUDIES.items() if spec.export_run is not None}
+# `import --doc-type`: the kinds whose question can name different things
+DOC_TYPES = {kind: spec.doc_types for kind, spec in STUDIES.items() if spec.doc_types is not None}
 
 
 @click.command("import")
-@click.argument("kind", metavar=f"KIND ({'|'.join(TASK_KINDS)})")
+@click.argument("kind", metavar=f"KIND ({'|'.join(STUDIES)})")
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--suite", help="Suite name (default: the file name without extension).")
 @click.option("--replace", is_flag=True, help="Overwrite cases whose content changed.")
 @click.option(
     "--doc-type",
-    type=click.Choice(["book", "paper"]),
-    help="decop: what the question names (default: paper for the arXivTection layout, "
-    "no Length column and no Title_-_Author IDs; else book).",
+    type=click.Choice(sorted({t for d in DOC_TYPES.values() for t in d.choices})),
+    help=" ".join(f"{kind}: {d.help}" for kind, d in DOC_TYPES.items()),
 )
 @skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
@@ -51,21 +54,13 @@ def import_cmd(
     from copyaudit.formats import read_cases
     from db.cases import import_cases
 
-    if doc_type is not None and kind != "decop":
-        raise UserError("--doc-type is for decop files (BookTection / arXivTection)")
+    if doc_type is not None and kind not in DOC_TYPES:
+        files = "; ".join(f"{k} files ({d.files})" for k, d in DOC_TYPES.items())
+        raise UserError(f"--doc-type is for {files}")
     loaded = read_cases(kind, file)  # validates the whole file before touching the database
-    cases = loaded.accept(skip_invalid)
+    plan = study(kind).prepare_import(loaded.accept(skip_invalid), doc_type)
+    cases, doc_type, note = plan.cases, plan.doc_type, plan.note
     name = suite or file.stem
-    note = ""
-    if kind == "decop":
-        from copyaudit.decop_import import detect_doc_type, titled_for
-
-        detected = doc_type is None
-        doc_type = doc_type or detect_doc_type(cases)
-        note = f"; the question names a {doc_type}" + (
-            " (detected from the layout; --doc-type to choose)" if detected else ""
-        )
-        cases = titled_for(cases, doc_type)
     with obj.store() as store:
         summary = import_cases(
             store,
@@ -181,7 +176,9 @@ def _output(path: Path | None, database: Path, force: bool) -> Iterator[IO[str]]
 
 
 @click.command("export")
-@click.argument("what", type=click.Choice(["cases", "generations", "judgments", "labels", "decop"]))
+@click.argument(
+    "what", type=click.Choice(["cases", "generations", "judgments", "labels", *RUN_EXPORTS])
+)
 @click.option(
     "--run", "run_name", help="Only this run (generations, judgments, labels); decop: the run."
 )
@@ -209,8 +206,8 @@ def export_cmd(
     from db import queries
     from db.runs import run_row, suite_id
 
-    if what == "decop" and run_name is None:
-        raise UserError("export decop needs --run NAME (a DE-COP run)")
+    if what in RUN_EXPORTS and run_name is None:
+        raise UserError(f"export {what} needs --run NAME (a {RUN_EXPORTS[what]} run)")
     if output is not None:
         check_destination(output, database=obj.db_path, force=force)  # before any work
     with obj.store() as store:
@@ -223,10 +220,8 @@ def export_cmd(
             rows = (case_to_record(case) for _, case in queries.iter_cases(store, suite))
         elif what == "generations":
             rows = queries.iter_generations(store, run_name)
-        elif what == "decop":
-            from copyaudit.decop_export import decop_export_rows
-
-            rows = decop_export_rows(store, run_name)  # type: ignore[arg-type]
+        elif what in RUN_EXPORTS:
+            rows = study(what).export_run(store, run_name)  # type: ignore[misc, arg-type]
         elif what == "judgments":
             rows = queries.iter_judgments(store, run_name)
         else:

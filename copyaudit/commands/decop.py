@@ -87,8 +87,8 @@ def decop_cmd(
 ) -> None:
     """Run DE-COP on SUITE: every passage in all 24 option orders, the answer-letter
     probabilities from one forward pass per prompt; resumes if the run exists."""
-    from copyaudit.decop_report import decop_markdown, decop_report
-    from copyaudit.decop_run import DecopRequest, execute_decop
+    from copyaudit.studies.decop.report import decop_markdown, decop_report
+    from copyaudit.studies.decop.run import DecopRequest, execute_decop
 
     request = DecopRequest(
         suite=suite,

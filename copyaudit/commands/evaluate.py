@@ -258,9 +258,9 @@ def report_cmd(
     """Summary of RUN: CopyBench's columns and every score's distribution (html: one
     self-contained page with a histogram image per metric)."""
     from copyaudit.commands.output import print_json
-    from copyaudit.notice_report import parse_thresholds
     from copyaudit.output_file import check_destination, write_output
     from copyaudit.report import build_report, report_markdown
+    from copyaudit.studies.notice.report import parse_thresholds
 
     thresholds = parse_thresholds(notice_thresholds)
     if output is not None:

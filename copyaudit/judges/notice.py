@@ -41,7 +41,7 @@ from copyaudit.judges.substrings import merge_ranges, shared_spans
 from copyaudit.judges.tokens import rouge_tokens
 from copyaudit.models.base import Embedder
 from copyaudit.models.token_embedding import TokenEmbedder
-from copyaudit.notice_spec import (
+from copyaudit.studies.notice.metrics import (
     BERTSCORE,
     COSINE,
     DEFAULT_THRESHOLDS,

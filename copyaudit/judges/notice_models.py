@@ -11,7 +11,7 @@ from typing import Any
 
 from copyaudit.judges.notice import NoticeJudge
 from copyaudit.models.token_embedding import HFTokenEmbedder, TokenEmbedder
-from copyaudit.notice_spec import NO_MULTILINGUAL_MODEL
+from copyaudit.studies.notice.metrics import NO_MULTILINGUAL_MODEL
 
 
 def _load(spec: str, ctx: Any) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from copyaudit.decop import ANSWER_LETTERS
+from copyaudit.studies.decop.method import ANSWER_LETTERS
 from screens.widgets.plain import DASH, plain
 
 CHANCE = 0.25
@@ -75,7 +75,7 @@ def ci_text(interval: Sequence[float] | None) -> str:
 def methods_table(report: Mapping[str, Any]) -> Table:
     """Method x (continuous AUC, 95% CI, the paper's Table 2 thresholded AUC mean ± std,
     Welch p): the four baselines, then DE-COP before and after calibration."""
-    from copyaudit.decop_report import BASELINE_LABELS, mean_std
+    from copyaudit.studies.decop.report import BASELINE_LABELS, mean_std
 
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
     table.add_column("Method")

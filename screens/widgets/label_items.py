@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from copyaudit.items import whole_output_targets
 from copyaudit.mentions import given_characters
+from copyaudit.studies.registry import whole_output_targets
 from db.browse import GenerationDetail, JudgmentView
 
 WHOLE_OUTPUT = (

@@ -4,10 +4,12 @@ snippet with its notice and query)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
 
+from copyaudit.studies.registry import STUDIES
 from db.browse import GenerationDetail
 from screens.widgets.evidence import LITERAL_STYLE, character_style
 from screens.widgets.plain import plain
@@ -94,20 +96,33 @@ def _notice(payload: dict[str, Any]) -> Text:
     return out
 
 
+def _qa_reference(detail: GenerationDetail) -> Text:
+    return Text.assemble(_section("Reference answer"), plain(detail.payload.get("reference")))
+
+
+def _study_reference(detail: GenerationDetail) -> Text:
+    """A kind without a view of its own: its study's reference blocks (the dossier's)."""
+    spec = STUDIES.get(detail.kind)
+    blocks = spec.reference(detail.kind, detail.payload, []) if spec else []
+    out = Text(end="")
+    for block in blocks:
+        out.append_text(Text.assemble(_section(block.title), plain(block.plain())))
+    return out
+
+
+# kind -> its styled reference view (spans, verdict ticks, the verbatim option)
+VIEWS: dict[str, Callable[[GenerationDetail], Text]] = {
+    "literal": _literal_reference,
+    "nonliteral": _nonliteral_reference,
+    "qa": _qa_reference,
+    "decop": lambda detail: _decop_options(detail.payload),
+    "notice": lambda detail: _notice(detail.payload),
+}
+
+
 def context_text(detail: GenerationDetail) -> Text:
     """Prompt, then the kind's reference material, all as plain text."""
-    parts = [_prompt(detail)]
-    kind, payload = detail.kind, detail.payload
-    if kind == "literal":
-        parts.append(_literal_reference(detail))
-    elif kind == "nonliteral":
-        parts.append(_nonliteral_reference(detail))
-    elif kind == "qa":
-        parts.append(Text.assemble(_section("Reference answer"), plain(payload.get("reference"))))
-    elif kind == "decop":
-        parts.append(_decop_options(payload))
-    elif kind == "notice":
-        parts.append(_notice(payload))
+    parts = [_prompt(detail), VIEWS.get(detail.kind, _study_reference)(detail)]
     if detail.error:
         parts.append(Text.assemble(_section("Generation error"), plain(detail.error, "red")))
     return Text("\n", end="").join(parts)

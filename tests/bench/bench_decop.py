@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np
 
-from copyaudit.decop import ANSWER_CHOICES, DecopPassage, expand_prompts
+from copyaudit.studies.decop.method import ANSWER_CHOICES, DecopPassage, expand_prompts
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "decop.csv"

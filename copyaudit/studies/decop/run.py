@@ -14,8 +14,8 @@ are scored like the others, the label adjustment Δ is fitted on them when the r
 finishes (stored in `decop_calibrations`) and the report gives every figure with and
 without it over the same evaluated works.
 
-The math lives in `copyaudit.decop`, the suite's works and the calibration hold-out in
-`copyaudit.decop_works`, the report in `copyaudit.decop_report`; this module orchestrates.
+The math lives in `studies.decop.method`, the suite's works and the calibration hold-out in
+`studies.decop.works`, the report in `studies.decop.report`; this module orchestrates.
 """
 
 from __future__ import annotations
@@ -30,7 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from copyaudit.decop import (
+from copyaudit.errors import UserError
+from copyaudit.models.base import ChoiceScorer
+from copyaudit.progress import ProgressCallback, ProgressMeter, announce
+from copyaudit.run_request import ModelRequest
+from copyaudit.studies.decop.method import (
     ANSWER_CHOICES,
     ANSWER_LETTERS,
     DECOP_SYSTEM_PROMPT,
@@ -41,11 +45,13 @@ from copyaudit.decop import (
     fit_calibration,
     question_names,
 )
-from copyaudit.decop_works import AUTO, AUTO_RULE, SuiteWork, resolve_calibration, work_results
-from copyaudit.errors import UserError
-from copyaudit.models.base import ChoiceScorer
-from copyaudit.progress import ProgressCallback, ProgressMeter, announce
-from copyaudit.run_request import ModelRequest
+from copyaudit.studies.decop.works import (
+    AUTO,
+    AUTO_RULE,
+    SuiteWork,
+    resolve_calibration,
+    work_results,
+)
 
 BACKENDS = ("hf", "openai")
 
@@ -260,6 +266,7 @@ def _run_spec(
         mitigation="none",
         config={
             "kind": "decop",
+            # recorded text kept as first written (the run's stored config must not change)
             "prompt": "DE-COP book prompt as the authors' code builds it (copyaudit.decop)",
             **asking.config(),
             "calibration": {
@@ -433,7 +440,7 @@ def passage_from(
     payload: dict[str, Any], title: str, author: str | None, doc_type: str
 ) -> DecopPassage:
     """The passage with the question the authors ask: title (and author) from the raw
-    dataset ID as their code takes them (copyaudit.decop.question_names); the work's
+    dataset ID as their code takes them (copyaudit.studies.decop.method.question_names); the work's
     title and author for a payload without an ID."""
     raw_id = payload.get("id")
     if raw_id:

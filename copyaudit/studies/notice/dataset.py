@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from copyaudit.formats import NOTICE_TASKS, Record, _string, _weight
 from copyaudit.hashing import stable_hash
+from copyaudit.records import Record, string_field, weight_field
+from copyaudit.studies.notice.metrics import NOTICE_TASKS
 from copyaudit.types import Case, Work
 
 REQUIRED: tuple[str, ...] = (
@@ -59,25 +60,25 @@ def _title(source_name: str) -> str:
 
 def parse_row(record: Record) -> Case:
     """One record of the study's dataset as a notice case."""
-    level = _string(record, "notice/level")
+    level = string_field(record, "notice/level")
     if level.strip().lower() not in LEVELS:
         raise record.error(
             "notice/level", f"'{level}' is not one of original, all rights reserved, no notice"
         )
-    task = _string(record, "query/task")
+    task = string_field(record, "query/task")
     if task not in NOTICE_TASKS:
         raise record.error("query/task", f"'{task}' is not one of {', '.join(NOTICE_TASKS)}")
-    weight_field = next((f for f in WEIGHT_FIELDS if f in record.data), WEIGHT_FIELDS[0])
+    weight_name = next((f for f in WEIGHT_FIELDS if f in record.data), WEIGHT_FIELDS[0])
     payload: dict[str, Any] = {
-        "source_type": _string(record, "source/type"),
-        "snippet": _string(record, "source/sample"),
+        "source_type": string_field(record, "source/type"),
+        "snippet": string_field(record, "source/sample"),
         "notice_level": LEVELS[level.strip().lower()],
-        "notice": _string(record, "notice/notice", allow_empty=True),
+        "notice": string_field(record, "notice/notice", allow_empty=True),
         "task": task,
-        "query": _string(record, "query/rewritten_query"),
-        **_weight(record, weight_field),
+        "query": string_field(record, "query/rewritten_query"),
+        **weight_field(record, weight_name),
     }
-    source = _string(record, "source/source_name")
+    source = string_field(record, "source/source_name")
     digest = stable_hash(record.data, length=12)
     return Case(
         case_id=f"{payload['source_type']}/{payload['task']}/{payload['notice_level']}/{digest}",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from copyaudit.formats import LocatedCase
+from copyaudit.records import LocatedCase
 
 DETECTION_RULE = (
     "paper when the file has no Length column and no ID of the form Title_-_Author "

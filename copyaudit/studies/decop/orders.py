@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from copyaudit.decop import all_orders, predict
+from copyaudit.studies.decop.method import all_orders, predict
 
 OPTION_TAGS: tuple[str, ...] = ("V", "P1", "P2", "P3")  # verbatim, paraphrases 1-3
 
@@ -31,7 +31,7 @@ class OrderRow:
 
 
 def order_rows(passage: dict[str, Any], delta: Sequence[float] | None) -> list[OrderRow]:
-    """The 24 orders of a scored passage, in the stored order (copyaudit.decop.all_orders)."""
+    """The 24 orders of a scored passage, in the stored order (studies.decop.method.all_orders)."""
     orders = all_orders(OPTION_TAGS[0], OPTION_TAGS[1:])
     errors = passage.get("errors") or {}
     rows = []

@@ -30,7 +30,7 @@ import numpy as np
 
 from copyaudit.errors import UserError
 from copyaudit.metrics_format import format_metric
-from copyaudit.notice_spec import (
+from copyaudit.studies.notice.metrics import (
     BERTSCORE,
     COSINE,
     DEFAULT_THRESHOLDS,

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from copyaudit.decop import ANSWER_CHOICES, WorkResult, membership_label
 from copyaudit.errors import UserError
+from copyaudit.studies.decop.method import ANSWER_CHOICES, WorkResult, membership_label
 
 AUTO = "auto"
 AUTO_RULE = "every other clean work in title order, n_clean // 2 of them"

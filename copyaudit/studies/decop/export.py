@@ -10,9 +10,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from copyaudit.decop import ANSWER_LETTERS
-from copyaudit.decop_orders import order_rows
 from copyaudit.errors import UserError
+from copyaudit.studies.decop.method import ANSWER_LETTERS
+from copyaudit.studies.decop.orders import order_rows
 
 
 def decop_export_rows(store: Any, run: str) -> Iterator[dict[str, Any]]:
@@ -20,7 +20,7 @@ def decop_export_rows(store: Any, run: str) -> Iterator[dict[str, Any]]:
     The prompt is rebuilt from the stored passage exactly as the run sent it: the
     question for the suite's doc type, inside the chat frame recorded with the run (an
     endpoint that applies its own template: the user turn, after `system`)."""
-    from copyaudit.decop_run import passage_from
+    from copyaudit.studies.decop.run import passage_from
     from db.decop import iter_export_rows, load_calibration, suite_doc_type
     from db.runs import run_row, suite_kind
 

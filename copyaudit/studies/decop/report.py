@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from copyaudit.decop import (
+from copyaudit.errors import UserError
+from copyaudit.studies.decop.method import (
     ANSWER_LETTERS,
     MIN_K_RATIO,
     N_ORDERS,
@@ -19,10 +20,9 @@ from copyaudit.decop import (
     summarize,
     summarize_baselines,
 )
-from copyaudit.decop_works import WorkRows, grouped_rows, to_result
-from copyaudit.errors import UserError
+from copyaudit.studies.decop.works import WorkRows, grouped_rows, to_result
 
-# Report keys of the baselines (Table 2 rows) -> copyaudit.decop.baseline_scores keys.
+# Report keys of the baselines (Table 2 rows) -> studies.decop.method.baseline_scores keys.
 BASELINE_KEYS: dict[str, str] = {
     "perplexity": "perplexity",
     "zlib": "zlib",

@@ -86,12 +86,6 @@ def build_prompt(
     return f"Question: {question}\nOptions:\n" + "\n".join(lines) + "\n\nAnswer:"
 
 
-def parse_decop_id(identifier: str) -> tuple[str, str | None]:
-    """BookTection ids: "Title_-_Author" -> ("Title", "Author"), underscores to spaces."""
-    title, sep, author = identifier.partition("_-_")
-    return title.replace("_", " ").strip(), (author.replace("_", " ").strip() if sep else None)
-
-
 def question_names(raw_id: str, doc_type: str) -> tuple[str, str | None]:
     """The title and author the authors' code names in the question for a dataset ID
     (2_decop_hf.py, 2_decop_blackbox.py). book: `ID.split("_-_")`, title = part 0 and

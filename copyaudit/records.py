@@ -1,0 +1,334 @@
+"""Reading the records of a cases file, generically: JSON arrays, JSON Lines and CSV,
+each record with its line (or row), the field checks the studies' parsers share, and
+`collect`, which turns per-record failures into `RowProblem`s.
+
+Every reader keeps the line (JSON/JSONL) or row (CSV) of each record so that a
+bad file is reported as `file: line N: field 'x': what is wrong`. A file whose
+structure is wrong (not UTF-8, not JSON/CSV, a required column absent from every
+record) is rejected whole. What each study's records hold is its own parser's
+business (copyaudit/studies/*/format.py).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from copyaudit.errors import InputError, UserError
+from copyaudit.rows import Loaded, RowProblem
+from copyaudit.types import Case, Work
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One raw record and where it is in its file."""
+
+    path: str
+    line: int
+    data: dict[str, Any]
+    unit: str = "line"
+
+    def error(self, field: str | None, message: str) -> InputError:
+        return InputError(self.path, self.line, field, message, unit=self.unit)
+
+
+@dataclass(frozen=True)
+class LocatedCase:
+    line: int
+    case: Case
+
+
+@dataclass(frozen=True)
+class LocatedGeneration:
+    line: int
+    case_id: str
+    template: int
+    output: str
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def read_text(path: str | Path) -> str:
+    """Read a file as UTF-8 (a leading BOM is dropped); bad bytes name their line."""
+    raw = Path(path).read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(
+            path,
+            line,
+            None,
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset "
+            f"{exc.start}); save the file as UTF-8",
+        ) from None
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def read_json_records(path: str | Path) -> Iterator[Record]:
+    """Records from a JSON array of objects or from JSONL, each with its line number."""
+    text = read_text(path)
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        yield from _read_json_array(str(path), text)
+        return
+    checked = False
+    # JSON Lines ends a line at "\n" only: str.splitlines() also splits at U+2028,
+    # U+0085 and others, which json.dumps(ensure_ascii=False) leaves raw inside strings
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            _reject_whole_document(path, text)
+            raise InputError(
+                path, number, None, f"malformed JSON: {exc.msg} (column {exc.colno})"
+            ) from None
+        if not isinstance(value, dict):
+            raise InputError(path, number, None, "expected a JSON object on each line")
+        if not checked:
+            checked = True
+            if value and all(isinstance(v, dict | list) for v in value.values()):
+                # a record holds some text; an object of only containers is a whole
+                # data set in one object ({"cases": [...]}, pandas' column layout)
+                _reject_whole_document(path, text)
+        yield Record(str(path), number, value)
+
+
+def _reject_whole_document(path: str | Path, text: str) -> None:
+    """A file that is one valid JSON document but not an array (a top-level object
+    spread over several lines) gets a message saying so, not "malformed JSON"."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return
+    got = "object" if isinstance(value, dict) else type(value).__name__
+    raise InputError(
+        path, None, None, f"expected a JSON array of objects or JSON Lines, got one JSON {got}"
+    )
+
+
+def _read_json_array(path: str, text: str) -> Iterator[Record]:
+    decoder = json.JSONDecoder()
+    pos = text.index("[") + 1
+    expect_item = True
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= len(text):
+            raise InputError(path, _line_of(text, pos), None, "malformed JSON: unterminated array")
+        if text[pos] == "]":
+            break
+        if text[pos] == "," and not expect_item:
+            pos += 1
+            expect_item = True
+            continue
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                path, exc.lineno, None, f"malformed JSON: {exc.msg} (column {exc.colno})"
+            ) from None
+        if not isinstance(value, dict):
+            raise InputError(path, _line_of(text, pos), None, "expected an array of objects")
+        yield Record(path, _line_of(text, pos), value)
+        pos = end
+        expect_item = False
+    if text[pos + 1 :].strip():
+        raise InputError(
+            path, _line_of(text, pos + 1), None, "malformed JSON: extra data after the array"
+        )
+
+
+def read_csv_records(path: str | Path, required: tuple[str, ...]) -> Iterator[Record]:
+    """CSV rows as records; row 1 is the header, so the first data row is row 2."""
+    text = read_text(path)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = reader.fieldnames or []
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise InputError(
+            path, 1, missing[0], f"missing column (header has: {', '.join(header)})", unit="row"
+        )
+    try:
+        for number, row in enumerate(reader, start=2):
+            if None in row:
+                raise InputError(path, number, None, "more cells than header columns", unit="row")
+            yield Record(str(path), number, dict(row), unit="row")
+    except csv.Error as exc:
+        raise InputError(path, reader.line_num, None, f"malformed CSV: {exc}", unit="row") from None
+
+
+# --- field validation ----------------------------------------------------------------------
+
+
+def string_field(record: Record, field: str, *, required: bool = True, allow_empty: bool = False):
+    if field not in record.data or record.data[field] is None:
+        if required:
+            raise record.error(field, "missing")
+        return None
+    value = record.data[field]
+    if not isinstance(value, str):
+        raise record.error(field, f"expected a string, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise record.error(field, "must not be empty")
+    return value
+
+
+def year_field(record: Record) -> int | None:
+    value = record.data.get("year")
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise record.error("year", f"expected an integer, got {type(value).__name__}")
+    return value
+
+
+def string_list_field(record: Record, field: str) -> list[str]:
+    value = record.data.get(field)
+    if value is None:
+        raise record.error(field, "missing")
+    if not isinstance(value, list) or not value:
+        raise record.error(field, "expected a non-empty list of strings")
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item.strip():
+            raise record.error(f"{field}[{i}]", "expected a non-empty string")
+    return value
+
+
+def alias_lists_field(record: Record, field: str) -> list[list[str]]:
+    value = record.data.get(field)
+    if value is None:
+        raise record.error(field, "missing")
+    # an empty list is valid: CopyBench scores such a case as 0 characters
+    if not isinstance(value, list):
+        raise record.error(field, "expected a list of alias lists")
+    for i, aliases in enumerate(value):
+        if not isinstance(aliases, list):
+            raise record.error(f"{field}[{i}]", "expected a list of aliases")
+        if not aliases:
+            raise record.error(f"{field}[{i}]", "alias list is empty")
+        for j, alias in enumerate(aliases):
+            if not isinstance(alias, str) or not alias.strip():
+                raise record.error(f"{field}[{i}][{j}]", "expected a non-empty string")
+    return value
+
+
+def choice_field(record: Record, field: str, choices: tuple[str, ...]) -> str:
+    value = string_field(record, field)
+    if value not in choices:
+        raise record.error(field, f"'{value}' is not one of {', '.join(choices)}")
+    return value
+
+
+def work_field(record: Record, title: str, membership: str = "unknown") -> Work:
+    author = string_field(record, "author", required=False)
+    return Work(title=title, author=author, year=year_field(record), membership=membership)
+
+
+def weight_field(record: Record, field: str) -> dict[str, float]:
+    """{"query_rewriting_weight": value} from the optional number in `field` (the
+    notice study's weight of a rewritten query in its averages), else {}."""
+    value = record.data.get(field)
+    if value is None:
+        return {}
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise record.error(field, f"expected a number, got {type(value).__name__}")
+    if not math.isfinite(value):
+        raise record.error(field, f"expected a finite number, got {value}")
+    return {"query_rewriting_weight": value}
+
+
+def collect(
+    path: str | Path,
+    records: Iterable[Record],
+    parse: Callable[[Record], T],
+    *,
+    required: Sequence[str] = (),
+    key: Callable[[T], Hashable] | None = None,
+    duplicate: Callable[[T, int], RowProblem] | None = None,
+) -> Loaded[T]:
+    """Parse every record; a record that raises InputError, or whose `key` repeats an
+    earlier one (`duplicate` words it), becomes a RowProblem instead of stopping. A
+    `required` field that no record has is a structural problem (the JSON counterpart
+    of a CSV column absent from the header): InputError, the whole file rejected."""
+    items: list[T] = []
+    problems: list[RowProblem] = []
+    seen: dict[Hashable, int] = {}
+    absent = set(required)
+    count = 0
+    for record in records:
+        count += 1
+        if absent:
+            absent.difference_update(record.data)
+        try:
+            item = parse(record)
+        except InputError as exc:
+            problems.append(RowProblem.from_error(exc))
+            continue
+        if key is not None and duplicate is not None:
+            k = key(item)
+            if k in seen:
+                problems.append(duplicate(item, seen[k]))
+                continue
+            seen[k] = record.line
+        items.append(item)
+    if not count:
+        raise InputError(path, None, None, "no records found")
+    if absent:
+        field = next(f for f in required if f in absent)
+        raise InputError(path, None, field, "missing from every record (a required field)")
+    return Loaded(str(path), items, problems)
+
+
+def collect_cases(
+    path: str | Path,
+    records: Iterable[Record],
+    parse: Callable[[Record], Case],
+    required: Sequence[str],
+) -> Loaded[LocatedCase]:
+    """Cases from `records`, one per record; an id seen before is a problem of the
+    later record."""
+    return collect(
+        path,
+        records,
+        lambda r: LocatedCase(r.line, parse(r)),
+        required=required,
+        key=lambda c: c.case.case_id,
+        duplicate=lambda c, first: RowProblem(
+            c.line, "id", f"duplicate id '{c.case.case_id}' (first on line {first})"
+        ),
+    )
+
+
+def required_text(payload: Mapping[str, Any], key: str) -> str:
+    """A stored case's non-empty text field `key` (a prompt cannot do without it)."""
+    value = payload.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise UserError(f"case payload needs a non-empty text field {key!r}")
+    return value
+
+
+def case_record(case: Case) -> dict[str, Any]:
+    """A JSON case record: {id, title[, author, year], **payload}, what a study whose
+    records carry their payload's fields flat reads back as the same case."""
+    record: dict[str, Any] = {"id": case.case_id, "title": case.work.title}
+    if case.work.author is not None:
+        record["author"] = case.work.author
+    if case.work.year is not None:
+        record["year"] = case.work.year
+    record.update(case.payload)
+    return record

@@ -1,0 +1,1 @@
+"""CopyBench (paper 003): literal, non-literal and QA copying."""

@@ -1,0 +1,1 @@
+"""DE-COP (paper 001): multiple-choice membership inference over option orders."""

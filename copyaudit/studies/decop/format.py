@@ -1,0 +1,103 @@
+"""DE-COP's case files: the BookTection / arXivTection CSV as published
+(Example_A..Example_D, Answer, ID, Label[, Length]; ID is Title_-_Author; Label 1 =
+suspect, 0 = clean), or JSON Lines with the same columns (what `export` writes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from copyaudit.records import LocatedCase, Record, collect, read_csv_records, read_json_records
+from copyaudit.rows import Loaded
+from copyaudit.types import Case, Work
+
+DECOP_LETTERS = ("A", "B", "C", "D")
+DECOP_COLUMNS = ("Example_A", "Example_B", "Example_C", "Example_D", "Answer", "ID", "Label")
+
+
+def parse_decop_id(value: str) -> tuple[str, str | None]:
+    """'Pride_and_Prejudice_-_Jane_Austen' -> ('Pride and Prejudice', 'Jane Austen')."""
+    title, sep, author = value.partition("_-_")
+    clean = lambda s: " ".join(s.replace("_", " ").split())  # noqa: E731
+    return clean(title), (clean(author) if sep else None)
+
+
+def _decop_options(record: Record) -> list[str]:
+    options = []
+    for letter in DECOP_LETTERS:
+        field = f"Example_{letter}"
+        value = record.data.get(field)
+        if not isinstance(value, str) or not value.strip():
+            raise record.error(field, "missing or empty passage")
+        options.append(value)
+    for i, option in enumerate(options):
+        same = [f"Example_{DECOP_LETTERS[j]}" for j in range(i) if options[j] == option]
+        if same:
+            raise record.error(
+                f"Example_{DECOP_LETTERS[i]}",
+                f"identical to {same[0]} (the four options must be distinct)",
+            )
+    return options
+
+
+def _parse_decop_row(record: Record, counters: dict[str, int]) -> Case:
+    data = record.data
+    raw_id = data.get("ID")
+    if not isinstance(raw_id, str) or not raw_id.strip():
+        raise record.error("ID", "missing (expected Title_-_Author)")
+    work_id = raw_id.strip()
+    # numbered by position among the work's rows, valid or not: a skipped row leaves
+    # a gap, so fixing it later does not renumber the work's other passages
+    counters[work_id] = counters.get(work_id, 0) + 1
+    number = counters[work_id]
+    options = _decop_options(record)
+    answer = str(data.get("Answer", "")).strip().upper()
+    if answer not in DECOP_LETTERS:
+        raise record.error("Answer", f"'{data.get('Answer')}' is not one of A, B, C, D")
+    label = str(data.get("Label", "")).strip()
+    if label not in ("0", "1"):
+        raise record.error("Label", f"'{data.get('Label')}' is not 0 (clean) or 1 (suspect)")
+    title, author = parse_decop_id(work_id)
+    payload: dict[str, Any] = {
+        "options": options,
+        "answer": DECOP_LETTERS.index(answer),
+        "id": work_id,
+    }
+    length = data.get("Length")
+    if length not in (None, ""):
+        payload["length"] = str(length)
+    return Case(
+        case_id=f"{work_id}/{number}",
+        kind="decop",
+        work=Work(title=title, author=author, membership="suspect" if label == "1" else "clean"),
+        payload=payload,
+    )
+
+
+def read_cases(kind: str, path: str | Path) -> Loaded[LocatedCase]:
+    """The file's passages, numbered per work, and the problems of the other rows."""
+    counters: dict[str, int] = {}
+    is_csv = Path(path).suffix.lower() not in (".jsonl", ".json")
+    records = read_csv_records(path, DECOP_COLUMNS) if is_csv else read_json_records(path)
+    return collect(
+        path,
+        records,
+        lambda r: LocatedCase(r.line, _parse_decop_row(r, counters)),
+        required=() if is_csv else DECOP_COLUMNS,
+    )
+
+
+def to_record(case: Case) -> dict[str, Any]:
+    """The CSV row `read_cases` reads back as the same passage."""
+    p = case.payload
+    row: dict[str, Any] = {
+        f"Example_{letter}": p["options"][i] for i, letter in enumerate(DECOP_LETTERS)
+    }
+    row.update(
+        Answer=DECOP_LETTERS[p["answer"]],
+        ID=p["id"],
+        Label=1 if case.work.membership == "suspect" else 0,
+    )
+    if "length" in p:
+        row["Length"] = p["length"]
+    return row

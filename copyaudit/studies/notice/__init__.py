@@ -1,0 +1,1 @@
+"""The copyright-notice study (paper 002): notices, tasks and its Table 1."""

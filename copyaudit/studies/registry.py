@@ -1,0 +1,49 @@
+"""STUDIES: every task kind -> the spec of the study that defines it. Generic code (import,
+export, prompts, MemFree, the dossier, the label items, the demo, the launcher) looks a
+kind up here; a new study is one folder with a `spec.py` and one line below."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from copyaudit.errors import UserError
+from copyaudit.studies.copybench.spec import COPYBENCH
+from copyaudit.studies.decop.spec import DECOP
+from copyaudit.studies.notice.spec import NOTICE
+from copyaudit.studies.spec import StudySpec
+from copyaudit.types import Case
+
+# in the order kinds are listed to people
+STUDIES: dict[str, StudySpec] = {
+    kind: spec for spec in (COPYBENCH, DECOP, NOTICE) for kind in spec.kinds
+}
+
+
+def task_kinds() -> tuple[str, ...]:
+    """Every task kind, in registry order."""
+    return tuple(STUDIES)
+
+
+def prompt_kinds() -> tuple[str, ...]:
+    """The kinds whose cases are prompted for a generation (not DE-COP's own loop)."""
+    return tuple(kind for kind, spec in STUDIES.items() if spec.prompter is not None)
+
+
+def study(kind: str) -> StudySpec:
+    """The spec of `kind`'s study; an unknown kind is the user's error."""
+    spec = STUDIES.get(kind)
+    if spec is None:
+        raise UserError(f"unknown kind '{kind}' (one of {', '.join(STUDIES)})")
+    return spec
+
+
+def protected_texts(case: Case) -> list[str]:
+    """The texts MemFree must not let the model complete 10-grams of."""
+    spec = STUDIES.get(case.kind)
+    return spec.protected_texts(case) if spec else []
+
+
+def whole_output_targets(kind: str, payload: Mapping[str, Any]) -> tuple[str, ...]:
+    """The one-item label targets asked on a generation of a `kind` case."""
+    return study(kind).whole_output_targets(kind, payload)
