@@ -58,6 +58,11 @@ def suite_id(store: Store, name: str) -> int:
     return int(row["id"])
 
 
+def suite_kind(store: Store, suite_pk: int) -> str:
+    """The kind of the suite with id `suite_pk` (its study: literal, qa, ..., decop)."""
+    return str(store.scalar("SELECT kind FROM suites WHERE id = ?", (suite_pk,)))
+
+
 def run_row(store: Store, name: str) -> sqlite3.Row:
     row = store.conn.execute("SELECT * FROM runs WHERE name = ?", (name,)).fetchone()
     if row is None:
