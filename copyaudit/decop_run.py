@@ -46,9 +46,20 @@ from copyaudit.decop_works import AUTO, AUTO_RULE, SuiteWork, resolve_calibratio
 from copyaudit.engine.lifecycle import RunOutcome, code_version, open_run, start_run, tracked
 from copyaudit.engine.loading import loading, uses_chat
 from copyaudit.errors import UserError
+from copyaudit.launch_plan import refuse_conflicts
 from copyaudit.models.base import ChoiceScorer
 from copyaudit.progress import ProgressCallback, ProgressMeter
 from copyaudit.run_request import ModelRequest
+from db.decop import (
+    DecopScoreRow,
+    add_decop_scores,
+    save_calibration,
+    scored_case_pks,
+    suite_doc_type,
+    suite_works,
+)
+from db.runs import RunSpec
+from db.work import run_cases, suite_lengths
 
 BACKENDS = ("hf", "openai")
 
@@ -219,7 +230,7 @@ def _token_scorer_for(scorer: Any, request: DecopRequest) -> tuple[Any | None, s
             f"the {request.backend} backend gives no per-token log-probabilities; the "
             "baselines need a local model (backend hf)"
         )
-    from copyaudit.models.hf_scoring import HFTokenScorer
+    from copyaudit.models.hf_scoring import HFTokenScorer  # defers torch
 
     return HFTokenScorer(loaded, batch_size=request.batch_size), None
 
@@ -244,7 +255,6 @@ def _run_spec(
     baselines_note: str | None,
     asking: Asking,
 ) -> Any:
-    from db.runs import RunSpec
 
     method = "letter_only" if request.letter_only else "next_token_probabilities"
     mode, works = calibration
@@ -298,9 +308,6 @@ def execute_decop(
     """Score what the run still lacks; fit the calibration when every passage is stored.
     Safe to call again after a kill or a cancel. `scorer` / `token_scorer` replace the
     models named in the request (tests, or a model already loaded)."""
-    from copyaudit.launch_plan import refuse_conflicts
-    from db.decop import suite_doc_type, suite_works
-    from db.work import suite_lengths
 
     _check_request(request)
     cancel = cancel or threading.Event()
@@ -386,9 +393,6 @@ def _score_pending(
     cancel: threading.Event,
     outcome: DecopOutcome,
 ) -> None:
-    from db.decop import add_decop_scores, scored_case_pks
-    from db.work import run_cases
-
     cases = run_cases(store, sid, None, per_work=request.passages_per_work, length=request.length)
     done = scored_case_pks(store, run_id)
     pending = [(pk, case) for pk, case in cases if pk not in done]
@@ -455,8 +459,6 @@ def score_chunk(
     asking: Asking = Asking(),
 ) -> list[Any]:
     """DecopScoreRow per (case_pk, case): 24x4 probabilities, answers, baselines."""
-    from db.decop import DecopScoreRow
-
     started = time.perf_counter()
     passages = [passage_of(case, asking.doc_type) for _, case in chunk]
     prompts, answers = expand_prompts(passages)
@@ -494,8 +496,6 @@ def score_chunk(
 
 
 def _fit_and_store_calibration(store: Any, run_id: int, sid: int, held_out: list[str]) -> None:
-    from db.decop import save_calibration
-
     if not held_out:
         return
     results = {r.work: r for r in work_results(store, run_id, sid)}

@@ -22,11 +22,32 @@ from copyaudit.engine.lifecycle import RunOutcome, code_version, open_run, start
 from copyaudit.engine.loading import loading, uses_chat
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
-from copyaudit.models.base import DecodingControl, GenerationCancelled, GenerationRequest, Generator
+from copyaudit.launch_plan import refuse_conflicts
+from copyaudit.models.base import (
+    DecodingControl,
+    GenerationCancelled,
+    GenerationRequest,
+    GenerationResult,
+    Generator,
+)
 from copyaudit.progress import ProgressCallback, ProgressMeter
-from copyaudit.prompts import build_prompt, describe_templates
+from copyaudit.prompts import (
+    NOTICE_MITIGATIONS,
+    NOTICE_POSITIONS,
+    build_prompt,
+    describe_templates,
+)
 from copyaudit.run_request import ModelRequest
 from copyaudit.types import Case, JudgeInput
+from db.runs import (
+    JudgeIdentity,
+    NewGeneration,
+    RunSpec,
+    add_generations,
+    run_row,
+    save_judgments,
+)
+from db.work import generations_to_judge, pending_generations, run_cases
 
 MITIGATIONS = ("none", "system", "memfree")
 NOTICE_DEFAULTS = ("before_query", "none")  # the notice study's layout, no mitigation
@@ -142,8 +163,6 @@ def load_generator(request: RunRequest) -> Generator:
 
 
 def _check_notice_options(request: RunRequest) -> None:
-    from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
-
     if request.notice_position not in NOTICE_POSITIONS:
         raise UserError(
             f"unknown notice position '{request.notice_position}' "
@@ -191,9 +210,6 @@ def _execute_owned(
     embedder_factory: Callable[[], Any] | None,
 ) -> GenerationOutcome:
     """execute_run once this process owns the run."""
-    from copyaudit.launch_plan import refuse_conflicts
-    from db.runs import RunSpec
-    from db.work import pending_generations
 
     if kind == "decop":
         raise UserError("DE-COP suites are scored with `copyaudit decop SUITE`, not generated")
@@ -285,8 +301,7 @@ def _execute_owned(
 def _memfree_factory(
     store: Any, sid: int, request: RunRequest, generator: Generator
 ) -> Callable[[], Any]:
-    from copyaudit.models.memfree import NgramIndex, memfree_factory
-    from db.work import run_cases
+    from copyaudit.models.memfree import NgramIndex, memfree_factory  # defers torch
 
     tokenizer = getattr(getattr(generator, "loaded", None), "tokenizer", None)
     if tokenizer is None:
@@ -309,8 +324,6 @@ def _generate(
     outcome: GenerationOutcome,
     name: str,
 ) -> None:
-    from db.runs import NewGeneration, add_generations
-
     meter = ProgressMeter(name, "generate", total, total - len(pending), on_progress)
     meter.advance(0, "resuming" if total - len(pending) else "starting")
     control = DecodingControl(cancel, meter.tokens)
@@ -329,8 +342,6 @@ def _generate(
         except GenerationCancelled:  # the partial batch is dropped; a resume redoes it
             return
         except Exception as exc:  # the whole batch failed: record it per case, go on
-            from copyaudit.models.base import GenerationResult
-
             results = [GenerationResult("", 0, 0.0, error=f"{type(exc).__name__}: {exc}")] * len(
                 batch
             )
@@ -368,9 +379,7 @@ def judge_run(
 ) -> tuple[int, list[tuple[str, str]]]:
     """Score the run's generations with the judges of a preset (or a list of names).
     Returns (scores stored, [(judge, why it was skipped)])."""
-    from copyaudit.judges.presets import build_judges
-    from db.runs import JudgeIdentity, run_row, save_judgments
-    from db.work import generations_to_judge
+    from copyaudit.judges.presets import build_judges  # defers scipy
 
     row = run_row(store, run)
     kind = store.scalar("SELECT kind FROM suites WHERE id = ?", (row["suite_id"],))
