@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,17 @@ class ModelRequest:
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     device: str = "auto"
+    batch_size: int = 8  # prompts per batch
+
+    def load_options(self) -> dict[str, Any]:
+        """The options copyaudit.models.registry loads the model with (the registry drops
+        those that mean nothing to the backend)."""
+        return {
+            "base_url": self.base_url,
+            "api_key_env": self.api_key_env,
+            "device": self.device,
+            "batch_size": self.batch_size,
+        }
 
     def _default_name(self, pattern: str, **fields: str) -> str:
         """`self.name`, else `pattern` with {suite}, {model} (a local path's last part)

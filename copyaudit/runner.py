@@ -18,15 +18,38 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from copyaudit import __version__
+from copyaudit.engine.lifecycle import RunOutcome, code_version, open_run, start_run, tracked
+from copyaudit.engine.loading import loading, uses_chat
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
-from copyaudit.models.base import DecodingControl, GenerationCancelled, GenerationRequest, Generator
-from copyaudit.progress import ProgressCallback, ProgressMeter, announce
-from copyaudit.prompts import build_prompt, describe_templates
+from copyaudit.launch_plan import refuse_conflicts
+from copyaudit.models.base import (
+    DecodingControl,
+    GenerationCancelled,
+    GenerationRequest,
+    GenerationResult,
+    Generator,
+)
+from copyaudit.progress import ProgressCallback, ProgressMeter
+from copyaudit.prompts import (
+    NOTICE_MITIGATIONS,
+    NOTICE_POSITIONS,
+    build_prompt,
+    describe_templates,
+)
 from copyaudit.run_request import ModelRequest
 from copyaudit.studies.registry import protected_texts
 from copyaudit.types import Case, JudgeInput
+from db.runs import (
+    JudgeIdentity,
+    NewGeneration,
+    RunSpec,
+    add_generations,
+    run_row,
+    save_judgments,
+    suite_kind,
+)
+from db.work import generations_to_judge, pending_generations, run_cases
 
 MITIGATIONS = ("none", "system", "memfree")
 NOTICE_DEFAULTS = ("before_query", "none")  # the notice study's layout, no mitigation
@@ -39,7 +62,6 @@ class RunRequest(ModelRequest):
     shots: int | None = None
     limit: int | None = None
     mitigation: str = "none"  # none | system | memfree
-    batch_size: int = 8
     judges: str = "offline"
     memfree_n: int = 10
     chat: bool | None = None  # None: chat formatting when the model has a chat template
@@ -74,37 +96,31 @@ class RunRequest(ModelRequest):
             if value != default
         }
 
+    def execute(
+        self,
+        db_path: Path,
+        *,
+        on_progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> GenerationOutcome:
+        """Run it: execute_run (engine.lifecycle.RunnableRequest)."""
+        return execute_run(db_path, self, on_progress=on_progress, cancel=cancel)
+
 
 @dataclass
-class RunOutcome:
-    run: str
-    status: str  # done | cancelled | failed
+class GenerationOutcome(RunOutcome):
     generated: int = 0
     failed: int = 0
     judged: int = 0
     skipped_judges: list[tuple[str, str]] = field(default_factory=list)
-    error: str | None = None
 
+    def counts(self) -> dict[str, int]:
+        return {"generated": self.generated, "failed": self.failed, "scores": self.judged}
 
-def code_version() -> str:
-    """The package version, plus the git commit (and '+dirty') when run from a checkout."""
-    import subprocess
-
-    root = Path(__file__).resolve().parent.parent
-    version = f"copyaudit {__version__}"
-    if not (root / ".git").exists():
-        return version
-    try:
-        commit = subprocess.run(
-            ["git", "-C", str(root), "describe", "--always", "--dirty"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return version
-    return f"{version} ({commit.stdout.strip()})"
+    def notes(self) -> list[str]:
+        if not self.skipped_judges:
+            return []
+        return ["skipped judges: " + ", ".join(name for name, _ in self.skipped_judges)]
 
 
 def _generation_request(
@@ -129,32 +145,12 @@ def _generation_request(
 
 
 def load_generator(request: RunRequest) -> Generator:
-    from copyaudit.models.registry import load_generator as load
+    from copyaudit.models.registry import load_generator as load  # defers torch
 
-    return load(
-        request.model,
-        backend=request.backend,
-        base_url=request.base_url,
-        api_key_env=request.api_key_env,
-        device=request.device,
-        batch_size=request.batch_size,
-    )
-
-
-def _uses_chat(generator: Generator, requested: bool | None) -> bool:
-    """Chat formatting when asked; by default (None) when the model has a chat template
-    (instruct models, as CopyBench prompted them) or is a chat endpoint."""
-    if requested is not None:
-        return requested
-    if getattr(generator, "mode", None) == "chat":
-        return True
-    tokenizer = getattr(getattr(generator, "loaded", None), "tokenizer", None)
-    return bool(getattr(tokenizer, "chat_template", None))
+    return load(request.model, backend=request.backend, **request.load_options())
 
 
 def _check_notice_options(request: RunRequest) -> None:
-    from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
-
     if request.notice_position not in NOTICE_POSITIONS:
         raise UserError(
             f"unknown notice position '{request.notice_position}' "
@@ -175,11 +171,8 @@ def execute_run(
     cancel: threading.Event | None = None,
     generator: Generator | None = None,
     embedder_factory: Callable[[], Any] | None = None,
-) -> RunOutcome:
+) -> GenerationOutcome:
     """Generate what the run still lacks, then judge it. Safe to call again after a kill."""
-    from db import Store
-    from db.run_owner import owned
-
     if request.mitigation not in MITIGATIONS:
         raise UserError(
             f"unknown mitigation '{request.mitigation}' (one of {', '.join(MITIGATIONS)})"
@@ -187,35 +180,25 @@ def execute_run(
     _check_notice_options(request)
     cancel = cancel or threading.Event()
     name = request.run_name()
-    with Store(db_path) as store, owned(store, name, "run"):
+    with open_run(db_path, name, request.suite, "run") as (store, sid, kind):
         return _execute_owned(
-            store, request, name, on_progress, cancel, generator, embedder_factory
+            store, sid, kind, request, name, on_progress, cancel, generator, embedder_factory
         )
 
 
 def _execute_owned(
     store: Any,
+    sid: int,
+    kind: str,
     request: RunRequest,
     name: str,
     on_progress: ProgressCallback | None,
     cancel: threading.Event,
     generator: Generator | None,
     embedder_factory: Callable[[], Any] | None,
-) -> RunOutcome:
+) -> GenerationOutcome:
     """execute_run once this process owns the run."""
-    from copyaudit.launch_plan import refuse_conflicts
-    from db.runs import (
-        RunSpec,
-        create_or_resume_run,
-        failure_recorded,
-        set_run_status,
-        suite_id,
-        suite_kind,
-    )
-    from db.work import pending_generations
 
-    sid = suite_id(store, request.suite)
-    kind = suite_kind(store, sid)
     if kind == "decop":
         raise UserError("DE-COP suites are scored with `copyaudit decop SUITE`, not generated")
     if kind != "notice" and request.notice_layout():
@@ -224,10 +207,9 @@ def _execute_owned(
             f"'{request.suite}' holds {kind} cases"
         )
     refuse_conflicts(store, request)  # before the model loads
-    announce(on_progress, name, "load", f"loading model {request.model}")
-    with failure_recorded(store, name):  # a resumed run shows why it did not start
+    with loading(store, name, request.model, on_progress):
         generator = generator or load_generator(request)
-        chat = _uses_chat(generator, request.chat)
+        chat = uses_chat(generator, request.chat)
         provenance = generator.provenance()
     spec = RunSpec(
         name=name,
@@ -266,10 +248,9 @@ def _execute_owned(
         },
         code_version=code_version(),
     )
-    run_id = create_or_resume_run(store, spec)
-    set_run_status(store, run_id, "running")
-    outcome = RunOutcome(run=name, status="running")
-    try:
+    run_id = start_run(store, spec)
+    outcome = GenerationOutcome(run=name, kind=kind)
+    with tracked(store, run_id, outcome, cancel):
         pending, total = pending_generations(store, run_id, sid, request.templates, request.limit)
         processor_factory = None
         if request.mitigation == "memfree":
@@ -302,20 +283,13 @@ def _execute_owned(
                 notice_multilingual_model=request.notice_multilingual_model,
             )
             outcome.judged, outcome.skipped_judges = judged
-        outcome.status = "cancelled" if cancel.is_set() else "done"
-        set_run_status(store, run_id, outcome.status)
-    except BaseException as exc:
-        outcome.status, outcome.error = "failed", f"{type(exc).__name__}: {exc}"
-        set_run_status(store, run_id, "failed", outcome.error)
-        raise
     return outcome
 
 
 def _memfree_factory(
     store: Any, sid: int, request: RunRequest, generator: Generator
 ) -> Callable[[], Any]:
-    from copyaudit.models.memfree import NgramIndex, memfree_factory
-    from db.work import run_cases
+    from copyaudit.models.memfree import NgramIndex, memfree_factory  # defers torch
 
     tokenizer = getattr(getattr(generator, "loaded", None), "tokenizer", None)
     if tokenizer is None:
@@ -335,11 +309,9 @@ def _generate(
     processor_factory: Callable[[], Any] | None,
     on_progress: ProgressCallback | None,
     cancel: threading.Event,
-    outcome: RunOutcome,
+    outcome: GenerationOutcome,
     name: str,
 ) -> None:
-    from db.runs import NewGeneration, add_generations
-
     meter = ProgressMeter(name, "generate", total, total - len(pending), on_progress)
     meter.advance(0, "resuming" if total - len(pending) else "starting")
     control = DecodingControl(cancel, meter.tokens)
@@ -358,8 +330,6 @@ def _generate(
         except GenerationCancelled:  # the partial batch is dropped; a resume redoes it
             return
         except Exception as exc:  # the whole batch failed: record it per case, go on
-            from copyaudit.models.base import GenerationResult
-
             results = [GenerationResult("", 0, 0.0, error=f"{type(exc).__name__}: {exc}")] * len(
                 batch
             )
@@ -397,9 +367,7 @@ def judge_run(
 ) -> tuple[int, list[tuple[str, str]]]:
     """Score the run's generations with the judges of a preset (or a list of names).
     Returns (scores stored, [(judge, why it was skipped)])."""
-    from copyaudit.judges.presets import build_judges
-    from db.runs import JudgeIdentity, run_row, save_judgments, suite_kind
-    from db.work import generations_to_judge
+    from copyaudit.judges.presets import build_judges  # defers scipy
 
     row = run_row(store, run)
     kind = suite_kind(store, row["suite_id"])

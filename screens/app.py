@@ -17,6 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.signal import Signal
 from textual.worker import Worker, WorkerState
 
+from copyaudit.engine.lifecycle import FINISHED, RunnableRequest, RunOutcome
 from screens.commands import CopyauditCommands
 from screens.data import DataAccess
 from screens.run_control import ActiveRun, RunProgressed
@@ -148,9 +149,10 @@ class CopyauditApp(App[None]):
 
     # --- runs --------------------------------------------------------------------------
 
-    def start_run(self, request: Any) -> ActiveRun | None:
-        """Start a copyaudit.runner.RunRequest in the background; None (and a warning)
-        if that run is already running, in this app or in another process."""
+    def start_run(self, request: RunnableRequest) -> ActiveRun | None:
+        """Start a run request of any study (copyaudit.engine.lifecycle.RunnableRequest)
+        in the background; None (and a warning) if that run is already running, in this
+        app or in another process."""
         from db.run_owner import current_owner
 
         name = request.run_name()
@@ -180,13 +182,8 @@ class CopyauditApp(App[None]):
                 last[0], last[1] = progress.phase, now
                 self.post_message(RunProgressed(name, progress))
 
-        def work() -> Any:
-            from copyaudit import runner  # lazily: the app starts without the engine
-            from copyaudit.studies.decop import run as decop_run
-
-            decop = isinstance(request, decop_run.DecopRequest)
-            execute = decop_run.execute_decop if decop else runner.execute_run
-            return execute(self.db_path, request, on_progress=on_progress, cancel=run.cancel)
+        def work() -> RunOutcome:
+            return request.execute(self.db_path, on_progress=on_progress, cancel=run.cancel)
 
         self.run_worker(
             work,
@@ -249,21 +246,11 @@ class CopyauditApp(App[None]):
         run.progress = message.progress
         self.run_signal.publish(run)
 
-    def _finish_run(self, run: ActiveRun, outcome: Any) -> None:
+    def _finish_run(self, run: ActiveRun, outcome: RunOutcome) -> None:
         run.outcome = outcome
-        status = getattr(outcome, "status", "done")
-        run.state = status if status in ("done", "cancelled", "failed") else "done"
-        run.error = getattr(outcome, "error", None)
-        summary = (
-            f"run {run.name}: {run.state}; {getattr(outcome, 'generated', 0)} generated, "
-            f"{getattr(outcome, 'failed', 0)} failed, {getattr(outcome, 'judged', 0)} scores"
-        )
-        if hasattr(outcome, "scored"):  # a DE-COP run (copyaudit.studies.decop.run.DecopOutcome)
-            summary = f"run {run.name}: {run.state}; {outcome.scored} passages scored"
-        skipped = getattr(outcome, "skipped_judges", None) or []
-        if skipped:
-            summary += "; skipped judges: " + ", ".join(name for name, _ in skipped)
-        self.notify(summary, severity="information", timeout=8, markup=False)
+        run.state = outcome.status if outcome.status in FINISHED else "done"
+        run.error = outcome.error
+        self.notify(outcome.summary(), severity="information", timeout=8, markup=False)
         self.run_signal.publish(run)
 
     # --- actions -----------------------------------------------------------------------

@@ -262,17 +262,19 @@ class LauncherScreen(Screen[None]):
         suite = self.query_one("#suite", Select).value
         if suite == Select.NULL:
             raise ValueError("choose a suite")
-        model = self.query_one("#model", Input).value.strip() or "default"
         base_url = self.query_one("#base_url", Input).value.strip() or None
+        run_fields: dict[str, Any] = {  # what every run request names (ModelRequest)
+            "suite": str(suite),
+            "name": self.query_one("#name", Input).value.strip() or None,
+            "model": self.query_one("#model", Input).value.strip() or "default",
+            "backend": "openai" if base_url else "hf",
+            "base_url": base_url,
+        }
         if self._kinds.get(str(suite)) == "decop":
             from copyaudit.studies.decop.run import DecopRequest
 
             return DecopRequest(
-                suite=str(suite),
-                name=self.query_one("#name", Input).value.strip() or None,
-                model=model,
-                backend="openai" if base_url else "hf",
-                base_url=base_url,
+                **run_fields,
                 calibrate_on=self.query_one("#calibrate_on", Input).value.strip() or None,
                 passages_per_work=parse_limit(self.query_one("#limit", Input).value),
                 length=self.query_one("#length", Input).value.strip() or None,
@@ -284,11 +286,7 @@ class LauncherScreen(Screen[None]):
         if self._kinds.get(str(suite)) != "notice":
             notice_options = {}  # the study's layout; the fields apply to notice suites only
         return RunRequest(
-            suite=str(suite),
-            name=self.query_one("#name", Input).value.strip() or None,
-            model=model,
-            backend="openai" if base_url else "hf",
-            base_url=base_url,
+            **run_fields,
             templates=parse_templates(self.query_one("#templates", Input).value),
             limit=parse_limit(self.query_one("#limit", Input).value),
             mitigation=str(self.query_one("#mitigation", Select).value),

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
 
 from textual.message import Message
 
+from copyaudit.engine.lifecycle import FINISHED, RunOutcome
 from copyaudit.progress import Progress
 
 
@@ -22,12 +22,12 @@ class ActiveRun:
     cancel: threading.Event = field(default_factory=threading.Event)
     progress: Progress | None = None
     state: str = "running"  # running | cancelling | done | cancelled | failed
-    outcome: Any = None  # copyaudit.runner.RunOutcome once finished
+    outcome: RunOutcome | None = None  # once finished, whatever the study
     error: str | None = None
 
     @property
     def finished(self) -> bool:
-        return self.state in ("done", "cancelled", "failed")
+        return self.state in FINISHED
 
     def describe(self) -> str:
         """The live progress line: Progress.describe(), or the state once finished."""

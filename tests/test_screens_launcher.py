@@ -45,7 +45,7 @@ def fake_execute_run(db_path, request, *, on_progress=None, cancel=None):
     status = "cancelled" if done < TOTAL else "done"
     with Store(db_path) as store:
         set_run_status(store, run_id, status)
-    return runner.RunOutcome(run=name, status=status, generated=done)
+    return runner.GenerationOutcome(run=name, kind="literal", status=status, generated=done)
 
 
 def _status(path: Path, run: str) -> str | None:

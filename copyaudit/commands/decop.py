@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import click
 
-from copyaudit.commands.options import model_options
+from copyaudit.commands.evaluate import execute_with_progress
+from copyaudit.commands.options import run_options
 from copyaudit.errors import UserError
 
 
 @click.command("decop")
 @click.argument("suite")
-@click.option("--name", help="Run name (default: SUITE-decop-MODEL). Same name resumes.")
-@model_options
+@run_options(
+    default_name="SUITE-decop-MODEL",
+    batch_size=24,
+    batch_help="Prompts per forward pass (each passage has 24); raise it on a GPU.",
+    chat_help="Prompt format: the model's chat template with the authors' system prompt, the "
+    "answer read where the assistant turn opens; or the bare question (default: chat when "
+    "the model has a chat template; a resumed run keeps its format).",
+)
 @click.option(
     "--mode",
     type=click.Choice(["completions", "chat"]),
@@ -43,23 +49,6 @@ from copyaudit.errors import UserError
     "paper's BookTection-128 is medium). Required when the suite holds several lengths.",
 )
 @click.option(
-    "--chat/--plain",
-    default=None,
-    help="Prompt format: the model's chat template with the authors' system prompt, the "
-    "answer read where the assistant turn opens; or the bare question (default: chat when "
-    "the model has a chat template; a resumed run keeps its format).",
-)
-@click.option(
-    "--batch-size",
-    type=click.IntRange(1),
-    default=24,
-    show_default=True,
-    help="Prompts per forward pass (each passage has 24); raise it on a GPU.",
-)
-@click.option(
-    "--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True
-)
-@click.option(
     "--no-baselines",
     is_flag=True,
     help="Skip perplexity, zlib, lowercase and Min-K% (they need a local model).",
@@ -69,54 +58,32 @@ from copyaudit.errors import UserError
 def decop_cmd(
     obj: Any,
     suite: str,
-    name: str | None,
-    model: str,
-    backend: str,
-    base_url: str | None,
-    api_key_env: str,
+    run_fields: dict[str, Any],
     mode: str,
     letter_only: bool,
     calibrate_on: str | None,
     passages_per_work: int | None,
     length: str | None,
-    chat: bool | None,
-    batch_size: int,
-    device: str,
     no_baselines: bool,
     fmt: str,
 ) -> None:
     """Run DE-COP on SUITE: every passage in all 24 option orders, the answer-letter
     probabilities from one forward pass per prompt; resumes if the run exists."""
     from copyaudit.studies.decop.report import decop_markdown, decop_report
-    from copyaudit.studies.decop.run import DecopRequest, execute_decop
+    from copyaudit.studies.decop.run import DecopRequest
 
     request = DecopRequest(
         suite=suite,
-        name=name,
-        model=model,
-        backend=backend,
-        base_url=base_url,
-        api_key_env=api_key_env,
+        **run_fields,
         mode=mode,
         letter_only=letter_only,
         calibrate_on=calibrate_on,
         passages_per_work=passages_per_work,
         length=length,
-        chat=chat,
-        batch_size=batch_size,
-        device=device,
         baselines=not no_baselines,
     )
-    cancel = threading.Event()
-    from copyaudit.commands.evaluate import RichProgress
-
-    progress = RichProgress()  # on standard error: standard output carries the report only
-    try:
-        with progress.bar:
-            outcome = execute_decop(obj.db_path, request, on_progress=progress, cancel=cancel)
-    except KeyboardInterrupt:
-        cancel.set()
-        raise
+    # progress on standard error: standard output carries the report only
+    outcome = execute_with_progress(obj.db_path, request)
     click.echo(
         f"run {outcome.run}: {outcome.status}; {outcome.scored} passages scored"
         + (f", {outcome.already_scored} already stored" if outcome.already_scored else "")

@@ -10,8 +10,7 @@ from typing import Any
 
 import click
 
-from copyaudit.commands.options import judge_options, model_options, output_options
-from copyaudit.errors import UserError
+from copyaudit.commands.options import judge_options, output_options, run_options
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 
 
@@ -80,10 +79,27 @@ class RichProgress:
             self.bar.console.print(event.describe(key), markup=False, highlight=False)
 
 
+def execute_with_progress(db_path: Path, request: Any) -> Any:
+    """Run `request` (any study's: engine.lifecycle.RunnableRequest) with a progress bar
+    on standard error; Ctrl-C sets the cancel flag and goes on up (the run is stored
+    cancelled, the command exits 130)."""
+    progress = RichProgress()
+    cancel = threading.Event()
+    try:
+        with progress.bar:
+            return request.execute(db_path, on_progress=progress, cancel=cancel)
+    except KeyboardInterrupt:
+        cancel.set()
+        raise
+
+
 @click.command("run")
 @click.argument("suite")
-@click.option("--name", help="Run name (default: SUITE-MODEL-MITIGATION). Same name resumes.")
-@model_options
+@run_options(
+    default_name="SUITE-MODEL-MITIGATION",
+    batch_size=8,
+    chat_help="Prompt format (default: chat when the model has a chat template).",
+)
 @click.option("--templates", default="1", show_default=True, help="Prompt templates, e.g. 1,2,3")
 @click.option("--shots", type=int, help="Few-shot demonstrations (default: the template's).")
 @click.option("--limit", type=int, help="Only the first N cases.")
@@ -108,83 +124,51 @@ class RichProgress:
     help="Notice suites: the 'copyrighted' keyword in the query and/or a copyright warning "
     "before it, once or repeated (the study's mitigations).",
 )
-@click.option(
-    "--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True
-)
-@click.option("--batch-size", type=click.IntRange(1), default=8, show_default=True)
 @judge_options
 @click.option(
     "--max-new-tokens",
     type=click.IntRange(1),
     help="Override the task's token budget (200 literal/qa, 1024 nonliteral).",
 )
-@click.option(
-    "--chat/--plain",
-    default=None,
-    help="Prompt format (default: chat when the model has a chat template).",
-)
 @click.pass_obj
 def run_cmd(
     obj: Any,
     suite: str,
-    name: str | None,
-    model: str,
-    backend: str,
-    base_url: str | None,
-    api_key_env: str,
+    run_fields: dict[str, Any],
     templates: str,
     shots: int | None,
     limit: int | None,
     mitigation: str,
     notice_position: str,
     notice_mitigation: str,
-    device: str,
-    batch_size: int,
     judges: str,
     judge_model: str | None,
     event_model: str | None,
     notice_embedding_model: str | None,
     notice_multilingual_model: str | None,
     max_new_tokens: int | None,
-    chat: bool | None,
 ) -> None:
     """Generate and judge SUITE with a model; resumes if the run exists."""
     from copyaudit.report import build_report, report_markdown
-    from copyaudit.runner import RunRequest, execute_run
+    from copyaudit.runner import RunRequest
 
-    if backend == "openai" and not base_url:
-        raise UserError("--backend openai needs --base-url")
     request = RunRequest(
         suite=suite,
-        name=name,
-        model=model,
-        backend=backend,
-        base_url=base_url,
-        api_key_env=api_key_env,
+        **run_fields,
         templates=_templates(templates),
         shots=shots,
         limit=limit,
         mitigation=mitigation,
         notice_position=notice_position,
         notice_mitigation=notice_mitigation,
-        device=device,
-        batch_size=batch_size,
         judges=judges,
-        chat=chat,
         max_new_tokens=max_new_tokens,
         judge_model=judge_model,
         event_model=event_model,
         notice_embedding_model=notice_embedding_model,
         notice_multilingual_model=notice_multilingual_model,
     )
-    progress = RichProgress()
-    cancel = threading.Event()
-    try:
-        with progress.bar:
-            outcome = execute_run(obj.db_path, request, on_progress=progress, cancel=cancel)
-    except KeyboardInterrupt:
-        cancel.set()
-        raise
+    outcome = execute_with_progress(obj.db_path, request)
     for judge, reason in outcome.skipped_judges:
         click.echo(f"skipped judge {judge}: {reason}", err=True)
     click.echo(

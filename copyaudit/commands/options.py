@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
+
+from copyaudit.errors import UserError
 
 
 def _apply(options: tuple[Callable[..., Any], ...], command: Callable[..., Any]) -> Any:
@@ -103,3 +106,47 @@ def output_options(command: Callable[..., Any]) -> Any:
         ),
         command,
     )
+
+
+# --- Run options: the model and run options of `run` and `decop` (one definition each) ---
+
+RUN_FIELDS = ("name", "model", "backend", "base_url", "api_key_env", "device", "batch_size", "chat")
+
+
+def run_options(
+    *, default_name: str, batch_size: int, chat_help: str, batch_help: str | None = None
+) -> Callable[[Callable[..., Any]], Any]:
+    """--name, the model options, --device, --batch-size and --chat/--plain. The command
+    receives them as one mapping, `run_fields` (RUN_FIELDS: the run request's own
+    fields, for RunRequest(**run_fields) / DecopRequest(**run_fields)); --backend openai
+    without --base-url is refused before any work."""
+
+    def decorate(command: Callable[..., Any]) -> Any:
+        @functools.wraps(command)
+        def gathered(*args: Any, **kwargs: Any) -> Any:
+            fields = {key: kwargs.pop(key) for key in RUN_FIELDS}
+            if fields["backend"] == "openai" and not fields["base_url"]:
+                raise UserError("--backend openai needs --base-url")
+            return command(*args, run_fields=fields, **kwargs)
+
+        options = (
+            click.option("--name", help=f"Run name (default: {default_name}). Same name resumes."),
+            model_options,
+            click.option(
+                "--device",
+                type=click.Choice(["auto", "cpu", "cuda"]),
+                default="auto",
+                show_default=True,
+            ),
+            click.option(
+                "--batch-size",
+                type=click.IntRange(1),
+                default=batch_size,
+                show_default=True,
+                help=batch_help,
+            ),
+            click.option("--chat/--plain", default=None, help=chat_help),
+        )
+        return _apply(options, gathered)
+
+    return decorate

@@ -30,9 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from copyaudit.engine.lifecycle import RunOutcome, code_version, open_run, start_run, tracked
+from copyaudit.engine.loading import loading, uses_chat
 from copyaudit.errors import UserError
+from copyaudit.launch_plan import refuse_conflicts
 from copyaudit.models.base import ChoiceScorer
-from copyaudit.progress import ProgressCallback, ProgressMeter, announce
+from copyaudit.progress import ProgressCallback, ProgressMeter
 from copyaudit.run_request import ModelRequest
 from copyaudit.studies.decop.method import (
     ANSWER_CHOICES,
@@ -52,6 +55,16 @@ from copyaudit.studies.decop.works import (
     resolve_calibration,
     work_results,
 )
+from db.decop import (
+    DecopScoreRow,
+    add_decop_scores,
+    save_calibration,
+    scored_case_pks,
+    suite_doc_type,
+    suite_works,
+)
+from db.runs import RunSpec, existing_run_config
+from db.work import run_cases, suite_lengths
 
 BACKENDS = ("hf", "openai")
 
@@ -74,6 +87,16 @@ class DecopRequest(ModelRequest):
         if self.passages_per_work is not None:
             pattern += "-{n}-per-work"
         return self._default_name(pattern, n=str(self.passages_per_work), length=str(self.length))
+
+    def execute(
+        self,
+        db_path: Path,
+        *,
+        on_progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> DecopOutcome:
+        """Run it: execute_decop (engine.lifecycle.RunnableRequest)."""
+        return execute_decop(db_path, self, on_progress=on_progress, cancel=cancel)
 
 
 @dataclass(frozen=True)
@@ -106,16 +129,16 @@ class Asking:
 
 
 @dataclass
-class DecopOutcome:
-    run: str
-    status: str  # done | cancelled | failed
+class DecopOutcome(RunOutcome):
     scored: int = 0  # passages scored by this call
     already_scored: int = 0  # passages found stored (a resumed run)
     failed_passages: int = 0  # passages whose scoring raised (not stored; retried next time)
     failed_prompts: int = 0  # prompts stored without readable probabilities
     calibration_works: list[str] = field(default_factory=list)
     baselines: bool = False
-    error: str | None = None
+
+    def counts(self) -> dict[str, int]:
+        return {"passages scored": self.scored}
 
 
 # ---------------------------------------------------------------------------
@@ -124,14 +147,9 @@ class DecopOutcome:
 
 
 def load_decop_scorer(request: DecopRequest) -> ChoiceScorer:
-    from copyaudit.models.registry import load_choice_scorer
+    from copyaudit.models.registry import load_choice_scorer  # defers torch
 
-    options: dict[str, Any] = {
-        "base_url": request.base_url,
-        "api_key_env": request.api_key_env,
-        "device": request.device,
-        "batch_size": request.batch_size,
-    }
+    options = request.load_options()
     if request.backend == "openai":
         options.update(mode=request.mode, letter_only=request.letter_only)
     return load_choice_scorer(request.model, backend=request.backend, **options)
@@ -184,15 +202,12 @@ def resolve_length(lengths: dict[str, int], requested: str | None, suite: str) -
 def _decide_chat(store: Any, name: str, request: DecopRequest, scorer: Any) -> bool:
     """--chat / --plain when given; an existing run continues as it started; a new run
     uses the chat format when the model has a chat template (as `copyaudit run`)."""
-    from copyaudit.runner import _uses_chat
-    from db.runs import existing_run_config
-
     if request.chat is not None:
         return request.chat
     config = existing_run_config(store, name)
     if config is not None:
         return "prompt_format" in config
-    return _uses_chat(scorer, None)
+    return uses_chat(scorer, None)
 
 
 def _asking(scorer: Any, chat: bool, doc_type: str) -> Asking:
@@ -220,7 +235,7 @@ def _token_scorer_for(scorer: Any, request: DecopRequest) -> tuple[Any | None, s
             f"the {request.backend} backend gives no per-token log-probabilities; the "
             "baselines need a local model (backend hf)"
         )
-    from copyaudit.models.hf_scoring import HFTokenScorer
+    from copyaudit.models.hf_scoring import HFTokenScorer  # defers torch
 
     return HFTokenScorer(loaded, batch_size=request.batch_size), None
 
@@ -245,8 +260,6 @@ def _run_spec(
     baselines_note: str | None,
     asking: Asking,
 ) -> Any:
-    from copyaudit.runner import code_version
-    from db.runs import RunSpec
 
     method = "letter_only" if request.letter_only else "next_token_probabilities"
     mode, works = calibration
@@ -301,25 +314,11 @@ def execute_decop(
     """Score what the run still lacks; fit the calibration when every passage is stored.
     Safe to call again after a kill or a cancel. `scorer` / `token_scorer` replace the
     models named in the request (tests, or a model already loaded)."""
-    from copyaudit.launch_plan import refuse_conflicts
-    from db import Store
-    from db.decop import suite_doc_type, suite_works
-    from db.run_owner import owned
-    from db.runs import (
-        create_or_resume_run,
-        failure_recorded,
-        set_run_status,
-        suite_id,
-        suite_kind,
-    )
-    from db.work import suite_lengths
 
     _check_request(request)
     cancel = cancel or threading.Event()
     name = request.run_name()
-    with Store(db_path) as store, owned(store, name, "decop"):
-        sid = suite_id(store, request.suite)
-        kind = suite_kind(store, sid)
+    with open_run(db_path, name, request.suite, "decop") as (store, sid, kind):
         if kind != "decop":
             raise UserError(
                 f"suite '{request.suite}' holds {kind} cases; `copyaudit decop` scores decop "
@@ -332,8 +331,7 @@ def execute_decop(
         calibration = resolve_calibration(works, request.calibrate_on)
         refuse_conflicts(store, request, calibration=calibration)  # before the model loads
         resolve_length(suite_lengths(store, sid), request.length, request.suite)
-        announce(on_progress, name, "load", f"loading model {request.model}")
-        with failure_recorded(store, name):  # a resumed run shows why it did not start
+        with loading(store, name, request.model, on_progress):
             scorer = scorer or load_decop_scorer(request)
             asking = _asking(
                 scorer, _decide_chat(store, name, request, scorer), suite_doc_type(store, sid)
@@ -355,15 +353,14 @@ def execute_decop(
             baselines_note,
             asking,
         )
-        run_id = create_or_resume_run(store, spec)
-        set_run_status(store, run_id, "running")
+        run_id = start_run(store, spec)
         outcome = DecopOutcome(
             run=name,
-            status="running",
+            kind=kind,
             calibration_works=calibration[1],
             baselines=token_scorer is not None,
         )
-        try:
+        with tracked(store, run_id, outcome, cancel):
             _score_pending(
                 store,
                 run_id,
@@ -374,27 +371,22 @@ def execute_decop(
                 cancel,
                 outcome,
             )
-            if cancel.is_set():
-                outcome.status = "cancelled"
-            elif outcome.failed_passages:
-                outcome.status = "failed"
-                outcome.error = (
-                    f"{outcome.failed_passages} passage(s) could not be scored "
-                    f"({outcome.error}); run the same command again to retry them"
-                )
-            else:
-                _fit_and_store_calibration(store, run_id, sid, calibration[1])
-                outcome.status = "done"
-            set_run_status(store, run_id, outcome.status, outcome.error)
-        except KeyboardInterrupt:
-            outcome.status = "cancelled"
-            set_run_status(store, run_id, "cancelled")
-            raise
-        except BaseException as exc:
-            outcome.status, outcome.error = "failed", f"{type(exc).__name__}: {exc}"
-            set_run_status(store, run_id, "failed", outcome.error)
-            raise
+            if not cancel.is_set():
+                _finish(store, run_id, sid, calibration[1], outcome)
     return outcome
+
+
+def _finish(store: Any, run_id: int, sid: int, held_out: list[str], outcome: DecopOutcome) -> None:
+    """Every passage asked: a run with passages that could not be scored fails (the
+    next call retries them); else the calibration is fitted."""
+    if outcome.failed_passages:
+        outcome.status = "failed"
+        outcome.error = (
+            f"{outcome.failed_passages} passage(s) could not be scored "
+            f"({outcome.error}); run the same command again to retry them"
+        )
+    else:
+        _fit_and_store_calibration(store, run_id, sid, held_out)
 
 
 def _score_pending(
@@ -407,9 +399,6 @@ def _score_pending(
     cancel: threading.Event,
     outcome: DecopOutcome,
 ) -> None:
-    from db.decop import add_decop_scores, scored_case_pks
-    from db.work import run_cases
-
     cases = run_cases(store, sid, None, per_work=request.passages_per_work, length=request.length)
     done = scored_case_pks(store, run_id)
     pending = [(pk, case) for pk, case in cases if pk not in done]
@@ -476,8 +465,6 @@ def score_chunk(
     asking: Asking = Asking(),
 ) -> list[Any]:
     """DecopScoreRow per (case_pk, case): 24x4 probabilities, answers, baselines."""
-    from db.decop import DecopScoreRow
-
     started = time.perf_counter()
     passages = [passage_of(case, asking.doc_type) for _, case in chunk]
     prompts, answers = expand_prompts(passages)
@@ -515,8 +502,6 @@ def score_chunk(
 
 
 def _fit_and_store_calibration(store: Any, run_id: int, sid: int, held_out: list[str]) -> None:
-    from db.decop import save_calibration
-
     if not held_out:
         return
     results = {r.work: r for r in work_results(store, run_id, sid)}

@@ -1,0 +1,1 @@
+"""The run engine: the lifecycle every study's run shares, model loading for runs."""
