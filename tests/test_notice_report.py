@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from copyaudit.errors import UserError
+from copyaudit.judges.options import JudgeOptions
 from copyaudit.notice_report import notice_markdown, parse_thresholds, summarize_notice
 from copyaudit.notice_spec import BERTSCORE, LCS_RATIO, NO_MULTILINGUAL_MODEL, ROUGE, XLING_COSINE
 from copyaudit.report import build_report, report_markdown
@@ -90,7 +91,7 @@ def notice_run(cli, tmp_path: Path, db_path: Path) -> str:
     assert result.code == 0, result.err
     with Store(db_path) as store:
         stored, skipped = judge_run(
-            store, "nr", "notice,refusal", embedder_factory=WordHashEmbedder
+            store, "nr", JudgeOptions("notice,refusal"), embedder_factory=WordHashEmbedder
         )
     assert stored > 0
     assert NO_MULTILINGUAL_MODEL in dict(skipped)["notice (translate similarity)"]

@@ -12,6 +12,7 @@ import click
 
 from copyaudit.commands.options import judge_options, model_options, output_options
 from copyaudit.errors import UserError
+from copyaudit.judges.options import JudgeOptions
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 
 
@@ -140,11 +141,7 @@ def run_cmd(
     notice_mitigation: str,
     device: str,
     batch_size: int,
-    judges: str,
-    judge_model: str | None,
-    event_model: str | None,
-    notice_embedding_model: str | None,
-    notice_multilingual_model: str | None,
+    judging: JudgeOptions,
     max_new_tokens: int | None,
     chat: bool | None,
 ) -> None:
@@ -169,13 +166,9 @@ def run_cmd(
         notice_mitigation=notice_mitigation,
         device=device,
         batch_size=batch_size,
-        judges=judges,
+        judging=judging,
         chat=chat,
         max_new_tokens=max_new_tokens,
-        judge_model=judge_model,
-        event_model=event_model,
-        notice_embedding_model=notice_embedding_model,
-        notice_multilingual_model=notice_multilingual_model,
     )
     progress = RichProgress()
     cancel = threading.Event()
@@ -203,12 +196,8 @@ def run_cmd(
 def judge_cmd(
     obj: Any,
     run: str,
-    judges: str,
+    judging: JudgeOptions,
     rejudge: bool,
-    event_model: str | None,
-    judge_model: str | None,
-    notice_embedding_model: str | None,
-    notice_multilingual_model: str | None,
 ) -> None:
     """(Re)judge the generations of RUN, generated here or imported."""
     from copyaudit.runner import judge_run
@@ -216,17 +205,7 @@ def judge_cmd(
 
     progress = RichProgress()
     with obj.store() as store, owned(store, run, "judge"), progress.bar:
-        stored, skipped = judge_run(
-            store,
-            run,
-            judges,
-            rejudge=rejudge,
-            on_progress=progress,
-            judge_model=judge_model,
-            event_model=event_model,
-            notice_embedding_model=notice_embedding_model,
-            notice_multilingual_model=notice_multilingual_model,
-        )
+        stored, skipped = judge_run(store, run, judging, rejudge=rejudge, on_progress=progress)
     for judge, reason in skipped:
         click.echo(f"skipped judge {judge}: {reason}", err=True)
     click.echo(f"run {run}: {stored} scores stored")

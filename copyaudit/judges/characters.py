@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.judges.base import Judge
 from copyaudit.types import ItemVerdict, JudgeInput, Score, Span
+
+if TYPE_CHECKING:
+    from copyaudit.judges.context import BuildContext
 
 _WORD = re.compile(r"\w+")  # the pieces re.split(r"\W+", text) keeps
 
@@ -83,7 +86,6 @@ class CharacterJudge(Judge):
 
     name = "characters"
     version = "1"
-    kinds = frozenset({"nonliteral"})
 
     def __init__(self, threshold: int = 3) -> None:
         self.threshold = threshold
@@ -144,3 +146,8 @@ class CharacterJudge(Judge):
                 else {}
             ),
         )
+
+
+def character_judge(ctx: BuildContext) -> CharacterJudge:
+    """The same judge in every preset."""
+    return CharacterJudge()

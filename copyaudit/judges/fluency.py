@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.judges.base import Judge
 from copyaudit.models.base import GenerationRequest, Generator
 from copyaudit.types import JudgeInput, Score
+
+if TYPE_CHECKING:
+    from copyaudit.judges.context import BuildContext
 
 FLUENCY_RUBRIC = (
     "[Evaluate whether the given text is well-written and grammatical.]\n"
@@ -52,6 +55,7 @@ FLUENCY_PROMPT = (
     "###Feedback: "
 )
 
+PAPER_FLUENCY_MODEL = "prometheus-eval/prometheus-7b-v2.0"  # CopyBench's fluency judge
 _RESULT = re.compile(r"\[RESULT\]\s*\(?\s*(\d+)")
 
 
@@ -69,7 +73,6 @@ class FluencyJudge(Judge):
 
     name = "fluency"
     version = "1"
-    kinds = frozenset({"literal", "nonliteral"})
 
     def __init__(
         self, generator: Generator, max_new_tokens: int = 512, instruction: str = ""
@@ -115,3 +118,8 @@ class FluencyJudge(Judge):
             else:
                 scores.append([Score("fluency", float(grade), extra=extra)])
         return scores
+
+
+def fluency_judge(ctx: BuildContext) -> FluencyJudge:
+    """Fluency graded by the judge LM (the paper's: PAPER_FLUENCY_MODEL)."""
+    return FluencyJudge(ctx.generator(f"a Prometheus-style grader such as {PAPER_FLUENCY_MODEL}"))

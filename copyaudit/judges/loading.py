@@ -5,6 +5,9 @@ Safetensors only, `trust_remote_code=False`, and offline unless `allow_download`
 picks the backend: encoder-decoder -> `Seq2SeqAttributable`, a
 `*ForSequenceClassification` architecture -> `NLICrossEncoder`, anything else ->
 `CausalYesNo`. A prefix forces it: "seq2seq:", "nli:" or "causal:".
+
+`event_judge` is the events judge's factory (copyaudit.judges.registry): the model
+given, else the paper preset's Flan-T5-XL, else the offline embedding+lexical scorer.
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from copyaudit.judges.context import BuildContext, JudgeUnavailable
 from copyaudit.judges.entailment_hf import CausalYesNo, NLICrossEncoder, Seq2SeqAttributable
-from copyaudit.judges.events import EntailmentModel
+from copyaudit.judges.entailment_lexical import EmbeddingLexicalEntailment
+from copyaudit.judges.events import EntailmentModel, EventJudge
 from copyaudit.models.hf_loading import (
     ModelLoadError,
     load_causal_lm,
@@ -23,6 +28,7 @@ from copyaudit.models.hf_loading import (
 )
 
 BACKEND_PREFIXES = ("seq2seq", "nli", "causal")
+PAPER_EVENT_MODEL = "google/flan-t5-xl"
 
 
 def split_spec(spec: str) -> tuple[str | None, str]:
@@ -105,3 +111,23 @@ def _load_hf(
     )
     model.to(resolved_device)
     return model.eval(), tokenizer
+
+
+def event_judge(ctx: BuildContext) -> EventJudge:
+    """The events judge with the entailment backend the options choose."""
+    spec = ctx.model(ctx.options.event_model, PAPER_EVENT_MODEL)
+    if spec is None:
+        return EventJudge(EmbeddingLexicalEntailment(ctx.embedder()))
+    try:
+        model = load_entailment_model(
+            spec, device=ctx.options.device, allow_download=ctx.options.allow_download
+        )
+    except Exception as error:
+        advice = (
+            " The paper's event judge is Flan-T5-XL: pass a local copy as the event model, "
+            "allow downloads, or use the 'offline' preset."
+            if ctx.paper and ctx.options.event_model is None
+            else ""
+        )
+        raise JudgeUnavailable(f"{error}{advice}") from error
+    return EventJudge(model)

@@ -28,10 +28,9 @@ from typing import Any
 import numpy as np
 
 from copyaudit.judges.base import Judge
+from copyaudit.judges.context import BuildContext, JudgeUnavailable
 from copyaudit.models.base import Embedder, GenerationRequest, Generator
 from copyaudit.types import JudgeInput, Score, Span
-
-GENERATION_KINDS = frozenset({"literal", "nonliteral", "qa", "notice"})
 
 _VERBS = (
     r"(?:help|assist|provide|reproduce|repeat|share|comply|fulfil+|do\s+that|do\s+this|write|"
@@ -117,12 +116,10 @@ class RefusalJudge(Judge):
         embedder: Embedder | None = None,
         threshold: float = 0.65,
         opening_chars: int = 300,
-        kinds: frozenset[str] = GENERATION_KINDS,
     ) -> None:
         self.embedder = embedder
         self.threshold = threshold
         self.opening_chars = opening_chars
-        self.kinds = frozenset(kinds)
         self._exemplars: np.ndarray | None = None
 
     def config(self) -> dict[str, Any]:
@@ -213,11 +210,9 @@ class LMRefusalJudge(Judge):
         self,
         generator: Generator,
         max_new_tokens: int = 8,
-        kinds: frozenset[str] = GENERATION_KINDS,
     ) -> None:
         self.generator = generator
         self.max_new_tokens = max_new_tokens
-        self.kinds = frozenset(kinds)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -260,3 +255,18 @@ class LMRefusalJudge(Judge):
                     ]
                 )
         return scores
+
+
+def phrase_refusal(ctx: BuildContext) -> RefusalJudge:
+    """The offline refusal judge: phrases, plus the shared embedder when it loads."""
+    try:
+        embedder: Embedder | None = ctx.embedder()
+    except JudgeUnavailable as reason:
+        ctx.skipped.append(("refusal (embedding part)", f"phrases only: {reason}"))
+        embedder = None
+    return RefusalJudge(embedder=embedder)
+
+
+def lm_refusal(ctx: BuildContext) -> LMRefusalJudge:
+    """The notice study's refusal judge, asking the judge LM."""
+    return LMRefusalJudge(ctx.generator("an instruct model answering yes/no; the paper used GPT-4"))
