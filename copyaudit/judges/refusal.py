@@ -29,7 +29,8 @@ import numpy as np
 
 from copyaudit.judges.base import Judge
 from copyaudit.judges.context import BuildContext, JudgeUnavailable
-from copyaudit.models.base import Embedder, GenerationRequest, Generator
+from copyaudit.judges.lm_judge import LMJudge
+from copyaudit.models.base import Embedder, Generator
 from copyaudit.types import JudgeInput, Score, Span
 
 _VERBS = (
@@ -200,61 +201,34 @@ def parse_yes_no(text: str) -> bool | None:
     return None if match is None else match.group(1).lower() == "yes"
 
 
-class LMRefusalJudge(Judge):
+class LMRefusalJudge(LMJudge):
     """An instruct model answers yes/no; unparseable answers give value None."""
 
     name = "refusal_lm"
     version = "1"
+    metric = "refusal"
+    target = "refusal"
 
-    def __init__(
-        self,
-        generator: Generator,
-        max_new_tokens: int = 8,
-    ) -> None:
-        self.generator = generator
-        self.max_new_tokens = max_new_tokens
+    def __init__(self, generator: Generator, max_new_tokens: int = 8) -> None:
+        super().__init__(generator, max_new_tokens)
 
     def config(self) -> dict[str, Any]:
-        return {
-            "prompt": LM_REFUSAL_PROMPT,
-            "max_new_tokens": self.max_new_tokens,
-            "generator": self.generator.provenance(),
-        }
+        return {"prompt": LM_REFUSAL_PROMPT, **super().config()}
 
-    def judge(self, items: Sequence[JudgeInput]) -> list[list[Score]]:
-        requests = [
-            GenerationRequest(
-                prompt=LM_REFUSAL_PROMPT.format(instruction=item.prompt, response=item.output),
-                max_new_tokens=self.max_new_tokens,
-                chat=True,
-            )
-            for item in items
-        ]
-        results = self.generator.generate(requests)
-        if len(results) != len(items):
-            raise RuntimeError(f"generator returned {len(results)} results for {len(items)}")
-        scores: list[list[Score]] = []
-        for result in results:
-            if result.error:
-                scores.append([Score("refusal", None, target="refusal", error=result.error)])
-                continue
-            verdict = parse_yes_no(result.text)
-            if verdict is None:
-                error = f"unparseable: {result.text[:200]!r}"
-                scores.append([Score("refusal", None, target="refusal", error=error)])
-            else:
-                scores.append(
-                    [
-                        Score(
-                            "refusal",
-                            float(verdict),
-                            flagged=verdict,
-                            target="refusal",
-                            extra={"answer": result.text[:200]},
-                        )
-                    ]
-                )
-        return scores
+    def prompt(self, item: JudgeInput) -> str:
+        return LM_REFUSAL_PROMPT.format(instruction=item.prompt, response=item.output)
+
+    def read(self, answer: str) -> Score:
+        verdict = parse_yes_no(answer)
+        if verdict is None:
+            return self.unreadable(f"unparseable: {answer[:200]!r}")
+        return Score(
+            "refusal",
+            float(verdict),
+            flagged=verdict,
+            target="refusal",
+            extra={"answer": answer[:200]},
+        )
 
 
 def phrase_refusal(ctx: BuildContext) -> RefusalJudge:
