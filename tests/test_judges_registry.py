@@ -3,11 +3,9 @@ order, every factory builds its judge, and the options store today's configurati
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from copyaudit.demo import DemoSummary
@@ -15,25 +13,7 @@ from copyaudit.judges.base import Judge
 from copyaudit.judges.context import BuildContext
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.registry import JUDGES, selected
-from copyaudit.launch_plan import cli_flag, configuration_conflicts
-from copyaudit.models.base import GenerationRequest, GenerationResult
-from copyaudit.runner import RunRequest
-
-
-class ConstantEmbedder:
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return np.ones((len(texts), 4)) / 2.0
-
-    def provenance(self) -> dict[str, Any]:
-        return {"model": "constant"}
-
-
-class EchoGenerator:
-    def generate(self, requests: Sequence[GenerationRequest], *_: Any) -> list[GenerationResult]:
-        return [GenerationResult("yes", 1, 0.0) for _ in requests]
-
-    def provenance(self) -> dict[str, Any]:
-        return {"model": "echo"}
+from tests.test_judges_presets import ConstantEmbedder, EchoGenerator
 
 
 def test_presets_run_the_studies_judges_in_their_order() -> None:
@@ -79,25 +59,6 @@ def test_judge_options_store_exactly_the_configuration_runs_stored_before() -> N
         "event_model": None,
         "notice_multilingual_model": "m",  # only when set: older runs have no such key
     }
-
-
-def test_a_judge_option_that_differs_from_the_stored_run_is_named_by_its_flag() -> None:
-    stored = {
-        "suite": "s",
-        "backend": "hf",
-        "model": "default",
-        "templates": [1],
-        "mitigation": "none",
-        "config": {"limit": None, "judges": "offline", "memfree_n": 10},
-    }
-    assert configuration_conflicts(stored, RunRequest(suite="s")) == []
-    request = RunRequest(suite="s", judging=JudgeOptions("paper", notice_embedding_model="e"))
-    conflicts = configuration_conflicts(stored, request)
-    assert [(c.field, c.stored, c.requested) for c in conflicts] == [
-        ("judges", "offline", "paper"),
-        ("notice_embedding_model", None, "e"),
-    ]
-    assert cli_flag(conflicts[1].field) == "--notice-embedding-model"
 
 
 def test_the_cli_hands_the_command_one_judge_options(

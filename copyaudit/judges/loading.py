@@ -21,7 +21,9 @@ from copyaudit.judges.entailment_lexical import EmbeddingLexicalEntailment
 from copyaudit.judges.events import EntailmentModel, EventJudge
 from copyaudit.models.hf_loading import (
     ModelLoadError,
+    hub_options,
     load_causal_lm,
+    load_pretrained,
     quiet_transformers,
     resolve_device,
     resolve_dtype,
@@ -45,11 +47,9 @@ def _source(name: str) -> str:
 
 
 def detect_backend(source: str, allow_download: bool) -> str:
-    from transformers import AutoConfig
+    from transformers import AutoConfig  # deferred: transformers loads torch
 
-    config = AutoConfig.from_pretrained(
-        source, local_files_only=not allow_download, trust_remote_code=False
-    )
+    config = AutoConfig.from_pretrained(source, **hub_options(allow_download))
     if getattr(config, "is_encoder_decoder", False):
         return "seq2seq"
     if any(a.endswith("ForSequenceClassification") for a in config.architectures or []):
@@ -94,23 +94,20 @@ def load_entailment_model(
 def _load_hf(
     source: str, backend: str, device: str, dtype: str, allow_download: bool
 ) -> tuple[Any, Any]:
-    from transformers import (
-        AutoModelForSeq2SeqLM,
-        AutoModelForSequenceClassification,
-        AutoTokenizer,
-    )
+    # deferred: transformers loads torch
+    from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification
 
     resolved_device = resolve_device(device)
-    options: dict[str, Any] = {"local_files_only": not allow_download, "trust_remote_code": False}
     auto_class = (
         AutoModelForSeq2SeqLM if backend == "seq2seq" else AutoModelForSequenceClassification
     )
-    tokenizer = AutoTokenizer.from_pretrained(source, **options)
-    model = auto_class.from_pretrained(
-        source, dtype=resolve_dtype(dtype, resolved_device), use_safetensors=True, **options
+    return load_pretrained(
+        auto_class,
+        source,
+        resolved_device,
+        resolve_dtype(dtype, resolved_device),
+        hub_options(allow_download),
     )
-    model.to(resolved_device)
-    return model.eval(), tokenizer
 
 
 def event_judge(ctx: BuildContext) -> EventJudge:
