@@ -384,7 +384,7 @@ def judge_run(
 ) -> tuple[int, list[tuple[str, str]]]:
     """Score the run's generations with the judges `judging` selects (a preset or a
     list of names). Returns (scores stored, [(judge, why it was skipped)])."""
-    from copyaudit.judges.presets import build_judges
+    from copyaudit.judges.presets import build_judges  # deferred: rouge_score loads scipy
     from db.runs import JudgeIdentity, run_row, save_judgments
     from db.work import generations_to_judge
 
