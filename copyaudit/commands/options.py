@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from copyaudit.judges.options import JudgeOptions
+from copyaudit.judges.options import JudgeOptions, stored_defaults
 from copyaudit.judges.registry import JUDGE_NAMES, PRESETS
 
 
@@ -89,13 +89,8 @@ def judge_options(command: Callable[..., Any]) -> Any:
     )
 
 
-_JUDGE_OPTION_NAMES = (
-    "judges",
-    "event_model",
-    "judge_model",
-    "notice_embedding_model",
-    "notice_multilingual_model",
-)
+# one flag per option a run stores (device and downloads are not chosen here)
+_JUDGE_OPTION_NAMES = tuple(stored_defaults())
 
 
 def skip_invalid_option(what_happens: str) -> Callable[..., Any]:
