@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from copyaudit.formats import load_cases, load_generations
+from copyaudit.judges.options import OFFLINE, JudgeOptions
 from copyaudit.studies.registry import STUDIES
 
 if TYPE_CHECKING:
@@ -40,10 +41,10 @@ class DemoSummary:
 
 
 def build_demo(
-    store: Store, root: Path | None = None, judges: str = "offline", on_progress=None
+    store: Store, root: Path | None = None, judging: JudgeOptions = OFFLINE, on_progress=None
 ) -> DemoSummary:
     """Import every sample suite and the illustrative generations, and judge them with
-    the `judges` preset so the app opens with highlights; safe to repeat."""
+    the judges `judging` selects so the app opens with highlights; safe to repeat."""
     from copyaudit.runner import judge_run
     from db.cases import import_cases
     from db.runs import import_generations
@@ -66,7 +67,7 @@ def build_demo(
                 source=str(generations),
             )
             summary.runs[f"demo-{suite}"] = added
-            stored, skipped = judge_run(store, f"demo-{suite}", judges, on_progress=on_progress)
+            stored, skipped = judge_run(store, f"demo-{suite}", judging, on_progress=on_progress)
             summary.scores += stored
             summary.skipped += [s for s in skipped if s not in summary.skipped]
     return summary

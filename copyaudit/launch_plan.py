@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from copyaudit.judges.options import stored_defaults
 from copyaudit.studies.notice.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 
 
@@ -82,17 +83,13 @@ def _notice_default(key: str) -> str:
 
 
 # request field -> (config key, default when the stored config lacks it); options
-# stored only when set compare with their default.
+# stored only when set compare with their default. The judge options (request.judging)
+# compare the same way, field by field (copyaudit.judges.options.stored_defaults).
 _GENERATION_CONFIG: dict[str, tuple[str, Any]] = {
     "limit": ("limit", None),
-    "judges": ("judges", "offline"),
     "shots": ("shots", None),
-    "judge_model": ("judge_model", None),
-    "event_model": ("event_model", None),
     "memfree_n": ("memfree_n", 10),
     "max_new_tokens": ("max_new_tokens", None),
-    "notice_embedding_model": ("notice_embedding_model", None),
-    "notice_multilingual_model": ("notice_multilingual_model", None),
     "notice_position": ("notice_position", _notice_default("notice_position")),
     "notice_mitigation": ("notice_mitigation", _notice_default("notice_mitigation")),
 }
@@ -130,6 +127,8 @@ def configuration_conflicts(
         pairs.append(("mitigation", stored.get("mitigation"), request.mitigation))
         for name, (key, default) in _GENERATION_CONFIG.items():
             pairs.append((name, config.get(key, default), getattr(request, name)))
+        for name, default in stored_defaults().items():
+            pairs.append((name, config.get(name, default), getattr(request.judging, name)))
     return [Conflict(name, old, new) for name, old, new in pairs if old != new]
 
 

@@ -22,6 +22,7 @@ from copyaudit.engine.lifecycle import RunOutcome, code_version, open_run, start
 from copyaudit.engine.loading import loading, uses_chat
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
+from copyaudit.judges.options import OFFLINE, JudgeOptions
 from copyaudit.launch_plan import refuse_conflicts
 from copyaudit.models.base import (
     DecodingControl,
@@ -62,14 +63,10 @@ class RunRequest(ModelRequest):
     shots: int | None = None
     limit: int | None = None
     mitigation: str = "none"  # none | system | memfree
-    judges: str = "offline"
+    judging: JudgeOptions = field(default_factory=JudgeOptions)  # the judges, their models
     memfree_n: int = 10
     chat: bool | None = None  # None: chat formatting when the model has a chat template
     max_new_tokens: int | None = None  # None: the task kind's budget (DESIGN.md section 1)
-    judge_model: str | None = None  # instruct model for the fluency / LM refusal judges
-    event_model: str | None = None  # entailment model for the events judge (path or hub id)
-    notice_embedding_model: str | None = None  # notice judge, paraphrase (default: preset's)
-    notice_multilingual_model: str | None = None  # notice judge, translate (none: not computed)
     notice_position: str = "before_query"  # notice suites: before_query (the study's) | start | end
     notice_mitigation: str = "none"  # notice suites: keyword / warning / repeat_warning, combined
 
@@ -227,19 +224,11 @@ def _execute_owned(
         config={
             "shots": request.shots,
             "limit": request.limit,
-            "judges": request.judges,
-            "judge_model": request.judge_model,
-            "event_model": request.event_model,
-            # only when set, so that runs made before these options still resume
-            **{
-                key: value
-                for key, value in (
-                    ("notice_embedding_model", request.notice_embedding_model),
-                    ("notice_multilingual_model", request.notice_multilingual_model),
-                    ("max_new_tokens", request.max_new_tokens),
-                )
-                if value is not None
-            },
+            **request.judging.config(),
+            # only when set, so that runs made before this option still resume
+            **(
+                {} if request.max_new_tokens is None else {"max_new_tokens": request.max_new_tokens}
+            ),
             **request.notice_layout(),
             "chat": chat,
             "memfree_n": request.memfree_n,
@@ -273,14 +262,10 @@ def _execute_owned(
             judged = judge_run(
                 store,
                 name,
-                request.judges,
+                request.judging,
                 on_progress=on_progress,
                 cancel=cancel,
                 embedder_factory=embedder_factory,
-                judge_model=request.judge_model,
-                event_model=request.event_model,
-                notice_embedding_model=request.notice_embedding_model,
-                notice_multilingual_model=request.notice_multilingual_model,
             )
             outcome.judged, outcome.skipped_judges = judged
     return outcome
@@ -354,32 +339,20 @@ def _generate(
 def judge_run(
     store: Any,
     run: str,
-    judges: str = "offline",
+    judging: JudgeOptions = OFFLINE,
     *,
     rejudge: bool = False,
     on_progress: ProgressCallback | None = None,
     cancel: threading.Event | None = None,
     embedder_factory: Callable[[], Any] | None = None,
-    judge_model: str | None = None,
-    event_model: str | None = None,
-    notice_embedding_model: str | None = None,
-    notice_multilingual_model: str | None = None,
 ) -> tuple[int, list[tuple[str, str]]]:
-    """Score the run's generations with the judges of a preset (or a list of names).
-    Returns (scores stored, [(judge, why it was skipped)])."""
-    from copyaudit.judges.presets import build_judges  # defers scipy
+    """Score the run's generations with the judges `judging` selects (a preset or a
+    list of names). Returns (scores stored, [(judge, why it was skipped)])."""
+    from copyaudit.judges.presets import build_judges  # deferred: rouge_score loads scipy
 
     row = run_row(store, run)
     kind = suite_kind(store, row["suite_id"])
-    judge_list, skipped = build_judges(
-        judges,
-        kind,
-        embedder_factory=embedder_factory or _default_embedder,
-        generator_factory=_judge_generator_factory(judge_model),
-        event_model=event_model,
-        notice_embedding_model=notice_embedding_model,
-        notice_multilingual_model=notice_multilingual_model,
-    )
+    judge_list, skipped = build_judges(judging, kind, embedder_factory=embedder_factory)
     stored = 0
     for judge in judge_list:
         todo = generations_to_judge(store, int(row["id"]), judge.name, rejudge=rejudge)
@@ -397,17 +370,3 @@ def judge_run(
             )
             meter.advance(len(batch), judge.name)
     return stored, skipped
-
-
-def _judge_generator_factory(judge_model: str | None) -> Callable[[], Generator] | None:
-    """The instruct model the LM judges (fluency, LM refusal) ask; none unless named —
-    a model grading its own outputs, or a 135M model grading anything, is no judge."""
-    if judge_model is None:
-        return None
-    return lambda: load_generator(RunRequest(suite="", model=judge_model))
-
-
-def _default_embedder() -> Any:
-    from copyaudit.models.embedding import load_embedder
-
-    return load_embedder("default")

@@ -25,6 +25,8 @@ from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, S
 from textual.widgets.select import InvalidSelectValueError
 
 from copyaudit.errors import UserError
+from copyaudit.judges.options import JudgeOptions
+from copyaudit.judges.registry import PRESETS
 from copyaudit.launch_plan import configuration_conflicts, run_size
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 from screens.launcher_form import (
@@ -44,7 +46,7 @@ MITIGATIONS = (
     ("system prompt reminder", "system"),
     ("MemFree decoding", "memfree"),
 )
-JUDGE_PRESETS = (("offline (runs here)", "offline"), ("paper (needs hub models)", "paper"))
+JUDGE_PRESETS = tuple((f"{name} ({where})", name) for name, where in PRESETS.items())
 NOTICE_PLACEMENTS = (
     ("before the query (the study's)", "before_query"),
     ("at the start", "start"),
@@ -290,7 +292,7 @@ class LauncherScreen(Screen[None]):
             templates=parse_templates(self.query_one("#templates", Input).value),
             limit=parse_limit(self.query_one("#limit", Input).value),
             mitigation=str(self.query_one("#mitigation", Select).value),
-            judges=str(self.query_one("#judges", Select).value),
+            judging=JudgeOptions(judges=str(self.query_one("#judges", Select).value)),
             **notice_options,
         )
 

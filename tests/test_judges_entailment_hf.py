@@ -23,6 +23,7 @@ from copyaudit.judges.entailment_hf import (
 )
 from copyaudit.judges.events import EventJudge
 from copyaudit.judges.loading import load_entailment_model, split_spec
+from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.presets import build_judges
 from copyaudit.models.hf_loading import ModelLoadError
 from copyaudit.types import JudgeInput
@@ -311,7 +312,9 @@ def test_pickle_weights_are_refused(tmp_path: Path) -> None:
 
 def test_paper_preset_uses_a_local_event_model(trained_t5: Path) -> None:
     judges, skipped = build_judges(
-        "paper", "nonliteral", embedder_factory=_no_embedder, event_model=str(trained_t5)
+        JudgeOptions("paper", event_model=str(trained_t5)),
+        "nonliteral",
+        embedder_factory=_no_embedder,
     )
     events = next(j for j in judges if j.name == "events")
     assert isinstance(events, EventJudge)
@@ -325,7 +328,9 @@ def test_paper_preset_skips_flan_t5_when_not_cached(
 ) -> None:
     monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-cache"))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache" / "hub"))
-    judges, skipped = build_judges("paper", "nonliteral", embedder_factory=_no_embedder)
+    judges, skipped = build_judges(
+        JudgeOptions("paper"), "nonliteral", embedder_factory=_no_embedder
+    )
     assert [j.name for j in judges] == ["characters"]
     reasons = dict(skipped)
     assert "google/flan-t5-xl" in reasons["events"]

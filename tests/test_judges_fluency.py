@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from copyaudit.judges.fluency import FLUENCY_RUBRIC, FluencyJudge, parse_result
+from copyaudit.judges.registry import JUDGES
 from copyaudit.models.base import GenerationRequest, GenerationResult
 from copyaudit.types import JudgeInput
 
@@ -74,8 +75,7 @@ def test_fluency_scores_and_unparseable_answers() -> None:
     assert first.prompt.endswith("###Feedback: ")
     assert "Score 1: The response is completely unclear" in first.prompt
     assert judge.config()["generator"] == {"model": "canned-prometheus", "decoding": "greedy"}
-    assert judge.applies_to("literal") and judge.applies_to("nonliteral")
-    assert not judge.applies_to("qa")
+    assert JUDGES["fluency"].kinds == {"literal", "nonliteral"}  # CopyBench's creative kinds
 
 
 def test_generator_returning_too_few_results_is_an_error() -> None:

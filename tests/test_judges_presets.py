@@ -13,6 +13,7 @@ from copyaudit.judges.entailment_lexical import EmbeddingLexicalEntailment
 from copyaudit.judges.events import EventJudge
 from copyaudit.judges.fluency import FluencyJudge
 from copyaudit.judges.literal import LiteralJudge
+from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.presets import build_judges
 from copyaudit.judges.qa import QAJudge
 from copyaudit.judges.refusal import LMRefusalJudge, RefusalJudge
@@ -61,7 +62,7 @@ def test_offline_preset_per_kind() -> None:
         "decop": [],
     }
     for kind, names in expected.items():
-        judges, skipped = build_judges("offline", kind, embedder_factory=embedder)
+        judges, skipped = build_judges(JudgeOptions("offline"), kind, embedder_factory=embedder)
         assert _names(judges) == names, kind
         fluency_skipped = kind in ("literal", "nonliteral")
         # the notice judge runs without token vectors (BERTScore) or a multilingual model
@@ -69,27 +70,30 @@ def test_offline_preset_per_kind() -> None:
         assert [n for n, _ in skipped] == (["fluency"] if fluency_skipped else []) + (
             notice_parts if kind == "notice" else []
         )
-    judges, _ = build_judges("offline", "nonliteral", embedder_factory=embedder)
+    judges, _ = build_judges(JudgeOptions("offline"), "nonliteral", embedder_factory=embedder)
     events = next(j for j in judges if isinstance(j, EventJudge))
     assert isinstance(events.model, EmbeddingLexicalEntailment)
     refusal = next(j for j in judges if isinstance(j, RefusalJudge))
     assert refusal.embedder is events.model.embedder  # one embedder shared per call
-    qa = build_judges("offline", "qa", embedder_factory=embedder)[0][0]
+    qa = build_judges(JudgeOptions("offline"), "qa", embedder_factory=embedder)[0][0]
     assert isinstance(qa, QAJudge)
 
 
 def test_factories_are_called_only_when_needed() -> None:
     embedder = Counter(ConstantEmbedder)
-    build_judges("offline", "literal,qa,characters", embedder_factory=embedder)
+    build_judges(JudgeOptions("offline"), "literal,qa,characters", embedder_factory=embedder)
     assert embedder.calls == 0
-    build_judges("offline", "nonliteral", embedder_factory=embedder)
+    build_judges(JudgeOptions("offline"), "nonliteral", embedder_factory=embedder)
     assert embedder.calls == 1  # events and refusal share it
 
 
 def test_offline_fluency_with_a_generator() -> None:
     generator = Counter(EchoGenerator)
     judges, skipped = build_judges(
-        "offline", "literal", embedder_factory=ConstantEmbedder, generator_factory=generator
+        JudgeOptions("offline"),
+        "literal",
+        embedder_factory=ConstantEmbedder,
+        generator_factory=generator,
     )
     assert _names(judges) == ["literal", "refusal", "fluency"]
     assert skipped == []
@@ -98,29 +102,41 @@ def test_offline_fluency_with_a_generator() -> None:
 
 
 def test_paper_preset() -> None:
-    literal, skipped = build_judges("paper", "literal", embedder_factory=ConstantEmbedder)
+    literal, skipped = build_judges(
+        JudgeOptions("paper"), "literal", embedder_factory=ConstantEmbedder
+    )
     assert _names(literal) == ["literal"]
     assert isinstance(literal[0], LiteralJudge) and literal[0].tokenizer == "rouge"
     assert "Prometheus" in dict(skipped)["fluency"]
-    qa, _ = build_judges("paper", "qa", embedder_factory=ConstantEmbedder)
+    qa, _ = build_judges(JudgeOptions("paper"), "qa", embedder_factory=ConstantEmbedder)
     assert isinstance(qa[0], QAJudge)  # the same judge in both presets
-    notice, skipped = build_judges("paper", "notice", embedder_factory=ConstantEmbedder)
+    notice, skipped = build_judges(
+        JudgeOptions("paper"), "notice", embedder_factory=ConstantEmbedder
+    )
     assert _names(notice) == ["notice"] and "GPT-4" in dict(skipped)["refusal_lm"]
     notice, skipped = build_judges(
-        "paper", "notice", embedder_factory=ConstantEmbedder, generator_factory=EchoGenerator
+        JudgeOptions("paper"),
+        "notice",
+        embedder_factory=ConstantEmbedder,
+        generator_factory=EchoGenerator,
     )
     assert _names(notice) == ["notice", "refusal_lm"] and isinstance(notice[1], LMRefusalJudge)
     assert [n for n, _ in skipped if not n.startswith("notice (")] == []
     # the notice study's LM refusal judge is not part of the paper preset for CopyBench kinds
     judges, _ = build_judges(
-        "paper", "qa", embedder_factory=ConstantEmbedder, generator_factory=EchoGenerator
+        JudgeOptions("paper"),
+        "qa",
+        embedder_factory=ConstantEmbedder,
+        generator_factory=EchoGenerator,
     )
     assert _names(judges) == ["qa"]
 
 
 def test_comma_list_and_kind_mismatch() -> None:
     judges, skipped = build_judges(
-        "literal_unicode, qa ,characters", "literal", embedder_factory=ConstantEmbedder
+        JudgeOptions("literal_unicode, qa ,characters"),
+        "literal",
+        embedder_factory=ConstantEmbedder,
     )
     assert _names(judges) == ["literal"]
     assert judges[0].config()["tokenizer"] == "unicode"
@@ -128,15 +144,17 @@ def test_comma_list_and_kind_mismatch() -> None:
         "qa": "does not apply to task kind 'literal'",
         "characters": "does not apply to task kind 'literal'",
     }
-    judges, skipped = build_judges("literal,qa,events", "all", embedder_factory=ConstantEmbedder)
+    judges, skipped = build_judges(
+        JudgeOptions("literal,qa,events"), "all", embedder_factory=ConstantEmbedder
+    )
     assert _names(judges) == ["literal", "qa", "events"] and skipped == []
 
 
 def test_unknown_names_are_user_errors() -> None:
     with pytest.raises(UserError, match="unknown judge"):
-        build_judges("literal,rouge9", "literal", embedder_factory=ConstantEmbedder)
+        build_judges(JudgeOptions("literal,rouge9"), "literal", embedder_factory=ConstantEmbedder)
     with pytest.raises(UserError):
-        build_judges("", "literal", embedder_factory=ConstantEmbedder)
+        build_judges(JudgeOptions(""), "literal", embedder_factory=ConstantEmbedder)
 
 
 def test_failed_loads_become_skip_reasons() -> None:
@@ -147,7 +165,7 @@ def test_failed_loads_become_skip_reasons() -> None:
         raise RuntimeError("no GPU")
 
     judges, skipped = build_judges(
-        "offline",
+        JudgeOptions("offline"),
         "nonliteral",
         embedder_factory=broken_embedder,
         generator_factory=broken_generator,
@@ -163,10 +181,9 @@ def test_failed_loads_become_skip_reasons() -> None:
 
 def test_event_model_that_does_not_exist_is_skipped(tmp_path: Any) -> None:
     judges, skipped = build_judges(
-        "offline",
+        JudgeOptions("offline", event_model=str(tmp_path / "no-such-model")),
         "nonliteral",
         embedder_factory=ConstantEmbedder,
-        event_model=str(tmp_path / "no-such-model"),
     )
     assert "events" not in _names(judges)
     assert "no-such-model" in dict(skipped)["events"]

@@ -9,7 +9,8 @@ import pytest
 
 from copyaudit import runner
 from copyaudit.errors import UserError
-from copyaudit.launch_plan import configuration_conflicts, run_size
+from copyaudit.judges.options import JudgeOptions
+from copyaudit.launch_plan import cli_flag, configuration_conflicts, run_size
 from copyaudit.runner import RunRequest
 from copyaudit.studies.decop.run import DecopRequest
 from db import Store
@@ -42,6 +43,18 @@ def _stored(**over: object) -> dict:
         "config": {"limit": None, "judges": "offline", "memfree_n": 10},
         **over,
     }
+
+
+def test_a_judge_option_that_differs_from_the_stored_run_is_named_by_its_flag() -> None:
+    stored = _stored()
+    assert configuration_conflicts(stored, RunRequest(suite="s")) == []
+    request = RunRequest(suite="s", judging=JudgeOptions("paper", notice_embedding_model="e"))
+    conflicts = configuration_conflicts(stored, request)
+    assert [(c.field, c.stored, c.requested) for c in conflicts] == [
+        ("judges", "offline", "paper"),
+        ("notice_embedding_model", None, "e"),
+    ]
+    assert cli_flag(conflicts[1].field) == "--notice-embedding-model"
 
 
 def test_conflicts_name_the_request_fields_that_differ() -> None:

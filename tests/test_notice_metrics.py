@@ -12,6 +12,7 @@ import pytest
 from rouge_score import rouge_scorer
 
 from copyaudit.judges.notice import NoticeJudge, bertscore, lcs_ratio
+from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.presets import build_judges
 from copyaudit.judges.substrings import merge_ranges, shared_spans
 from copyaudit.studies.notice.metrics import (
@@ -224,18 +225,20 @@ def test_empty_output_and_unknown_task() -> None:
 
 
 def test_presets_build_the_notice_judge_and_say_what_is_missing(tmp_path: Any) -> None:
-    judges, skipped = build_judges("offline", "notice", embedder_factory=BagOfWords)
+    judges, skipped = build_judges(JudgeOptions("offline"), "notice", embedder_factory=BagOfWords)
     assert [j.name for j in judges] == ["notice", "refusal"]
     notice = judges[0]
     assert isinstance(notice, NoticeJudge) and notice.token_similarity is not None
     assert "no multilingual embedding model" in dict(skipped)["notice (translate similarity)"]
     missing = str(tmp_path / "no-such-model")
     judges, skipped = build_judges(
-        "offline", "notice", embedder_factory=BagOfWords, notice_multilingual_model=missing
+        JudgeOptions("offline", notice_multilingual_model=missing),
+        "notice",
+        embedder_factory=BagOfWords,
     )
     assert "could not be loaded" in dict(skipped)["notice (translate similarity)"]
     assert judges[0].multilingual is None  # type: ignore[attr-defined]
-    judges, skipped = build_judges("paper", "notice", embedder_factory=BagOfWords)
+    judges, skipped = build_judges(JudgeOptions("paper"), "notice", embedder_factory=BagOfWords)
     assert [j.name for j in judges] == ["notice"]
     reasons = dict(skipped)
     assert "roberta-base" in reasons["notice (paraphrase similarity)"]

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from copyaudit.errors import UserError
+from copyaudit.judges.options import JudgeOptions
 from copyaudit.report import build_report, report_markdown
 from copyaudit.runner import judge_run
 from copyaudit.studies.notice.metrics import (
@@ -96,7 +97,7 @@ def notice_run(cli, tmp_path: Path, db_path: Path) -> str:
     assert result.code == 0, result.err
     with Store(db_path) as store:
         stored, skipped = judge_run(
-            store, "nr", "notice,refusal", embedder_factory=WordHashEmbedder
+            store, "nr", JudgeOptions("notice,refusal"), embedder_factory=WordHashEmbedder
         )
     assert stored > 0
     assert NO_MULTILINGUAL_MODEL in dict(skipped)["notice (translate similarity)"]

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from copyaudit import runner
+from copyaudit.judges.options import JudgeOptions
 from copyaudit.progress import ProgressMeter
 from copyaudit.runner import RunRequest, execute_run
 from db import Store
@@ -76,7 +77,7 @@ class ForwardCounter:
 def _request(model: Path, name: str) -> RunRequest:
     return RunRequest(
         suite="literal", name=name, model=str(model), device="cpu", shots=0, limit=CASES,
-        batch_size=BATCH, judges="literal", max_new_tokens=24,
+        batch_size=BATCH, judging=JudgeOptions("literal"), max_new_tokens=24,
     )  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from copyaudit.judges.options import JudgeOptions
 from copyaudit.models.base import GenerationResult
 from copyaudit.runner import RunRequest, execute_run
 from db import Store
@@ -27,6 +28,7 @@ from tests.conftest import write_jsonl
 BLOCKING_RUN = """
 import sys, time
 from pathlib import Path
+from copyaudit.judges.options import JudgeOptions
 from copyaudit.models.base import GenerationResult
 from copyaudit.runner import RunRequest, execute_run
 
@@ -45,7 +47,7 @@ class BlockOnSecondBatch:
         return {"backend": "fake"}
 
 execute_run(db, RunRequest(suite="s", name="held", model="fake", batch_size=2, shots=0,
-            judges="literal"), generator=BlockOnSecondBatch())
+            judging=JudgeOptions("literal")), generator=BlockOnSecondBatch())
 """
 
 
@@ -57,7 +59,9 @@ class FakeGenerator:
         return {"backend": "fake"}
 
 
-REQUEST = RunRequest(suite="s", name="held", model="fake", batch_size=2, shots=0, judges="literal")
+REQUEST = RunRequest(
+    suite="s", name="held", model="fake", batch_size=2, shots=0, judging=JudgeOptions("literal")
+)
 
 
 @pytest.fixture

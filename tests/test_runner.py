@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from copyaudit.errors import UserError
+from copyaudit.judges.options import JudgeOptions
 from copyaudit.runner import RunRequest, execute_run
 from db import Store
 from db.case_file import run_record
@@ -93,7 +94,7 @@ def test_memorized_passage_is_flagged_and_memfree_prevents_it(
         model=str(memorizing_model),
         device="cpu",
         shots=0,
-        judges="literal",
+        judging=JudgeOptions("literal"),
         batch_size=4,
         chat=False,
     )
@@ -216,7 +217,7 @@ def test_cancel_stops_between_batches(tmp_path: Path, cli, db_path: Path) -> Non
         device="cpu",
         shots=0,
         batch_size=2,
-        judges="literal",
+        judging=JudgeOptions("literal"),
         max_new_tokens=8,
     )
     outcome = execute_run(db_path, request, on_progress=stop_after_first, cancel=cancel)
@@ -250,8 +251,8 @@ def test_a_model_that_fails_to_load_is_stored_as_the_run_error(
     path = write_jsonl(tmp_path / "c.jsonl", records)
     assert cli("import", "literal", str(path), "--suite", "s").code == 0
     request = RunRequest(
-        suite="s", name="r", model=str(directory), device="cpu", shots=0, judges="literal",
-        max_new_tokens=4, batch_size=1,
+        suite="s", name="r", model=str(directory), device="cpu", shots=0,
+        judging=JudgeOptions("literal"), max_new_tokens=4, batch_size=1,
     )  # fmt: skip
     cancel = threading.Event()
 

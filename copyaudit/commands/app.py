@@ -7,6 +7,9 @@ from typing import Any
 
 import click
 
+from copyaudit.commands.options import judge_options
+from copyaudit.judges.options import JudgeOptions
+
 DEMO_DB = "copyaudit-demo.db"
 
 
@@ -34,14 +37,9 @@ def open_app(obj: Any) -> None:
 
 @click.command("demo")
 @click.option("--no-tui", is_flag=True, help="Build the demo database, do not open the app.")
-@click.option(
-    "--judges",
-    default="offline",
-    show_default=True,
-    help="Judge preset used on the illustrative generations.",
-)
+@judge_options
 @click.pass_obj
-def demo_cmd(obj: Any, no_tui: bool, judges: str) -> None:
+def demo_cmd(obj: Any, no_tui: bool, judging: JudgeOptions) -> None:
     """Build a demo database from the bundled samples (idempotent) and open it.
 
     The database is ./copyaudit-demo.db unless --db or $COPYAUDIT_DB names one.
@@ -51,7 +49,7 @@ def demo_cmd(obj: Any, no_tui: bool, judges: str) -> None:
     if not obj.db_explicit:
         obj.db_path = Path(DEMO_DB)
     with obj.store() as store:
-        summary = build_demo(store, judges=judges)
+        summary = build_demo(store, judging=judging)
     for judge, reason in summary.skipped:
         click.echo(f"skipped judge {judge}: {reason}", err=True)
     added = sum(summary.suites.values()) + sum(summary.runs.values()) + summary.scores

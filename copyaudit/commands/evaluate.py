@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from copyaudit.commands.options import judge_options, output_options, run_options
+from copyaudit.judges.options import JudgeOptions
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 
 
@@ -141,11 +142,7 @@ def run_cmd(
     mitigation: str,
     notice_position: str,
     notice_mitigation: str,
-    judges: str,
-    judge_model: str | None,
-    event_model: str | None,
-    notice_embedding_model: str | None,
-    notice_multilingual_model: str | None,
+    judging: JudgeOptions,
     max_new_tokens: int | None,
 ) -> None:
     """Generate and judge SUITE with a model; resumes if the run exists."""
@@ -161,12 +158,8 @@ def run_cmd(
         mitigation=mitigation,
         notice_position=notice_position,
         notice_mitigation=notice_mitigation,
-        judges=judges,
+        judging=judging,
         max_new_tokens=max_new_tokens,
-        judge_model=judge_model,
-        event_model=event_model,
-        notice_embedding_model=notice_embedding_model,
-        notice_multilingual_model=notice_multilingual_model,
     )
     outcome = execute_with_progress(obj.db_path, request)
     for judge, reason in outcome.skipped_judges:
@@ -187,12 +180,8 @@ def run_cmd(
 def judge_cmd(
     obj: Any,
     run: str,
-    judges: str,
+    judging: JudgeOptions,
     rejudge: bool,
-    event_model: str | None,
-    judge_model: str | None,
-    notice_embedding_model: str | None,
-    notice_multilingual_model: str | None,
 ) -> None:
     """(Re)judge the generations of RUN, generated here or imported."""
     from copyaudit.runner import judge_run
@@ -200,17 +189,7 @@ def judge_cmd(
 
     progress = RichProgress()
     with obj.store() as store, owned(store, run, "judge"), progress.bar:
-        stored, skipped = judge_run(
-            store,
-            run,
-            judges,
-            rejudge=rejudge,
-            on_progress=progress,
-            judge_model=judge_model,
-            event_model=event_model,
-            notice_embedding_model=notice_embedding_model,
-            notice_multilingual_model=notice_multilingual_model,
-        )
+        stored, skipped = judge_run(store, run, judging, rejudge=rejudge, on_progress=progress)
     for judge, reason in skipped:
         click.echo(f"skipped judge {judge}: {reason}", err=True)
     click.echo(f"run {run}: {stored} scores stored")

@@ -10,6 +10,8 @@ from typing import Any
 import click
 
 from copyaudit.errors import UserError
+from copyaudit.judges.options import JudgeOptions, stored_defaults
+from copyaudit.judges.registry import JUDGE_NAMES, PRESETS
 
 
 def _apply(options: tuple[Callable[..., Any], ...], command: Callable[..., Any]) -> Any:
@@ -47,14 +49,22 @@ def model_options(command: Callable[..., Any]) -> Any:
 
 
 def judge_options(command: Callable[..., Any]) -> Any:
-    """The judge choices shared by `run` and `judge`."""
+    """The judge choices (run, judge, demo), handed to the command as one
+    `judging: JudgeOptions`."""
+
+    @functools.wraps(command)
+    def with_judging(*args: Any, **kwargs: Any) -> Any:
+        chosen = {name: kwargs.pop(name) for name in _JUDGE_OPTION_NAMES}
+        return command(*args, judging=JudgeOptions(**chosen), **kwargs)
+
     return _apply(
         (
             click.option(
                 "--judges",
                 default="offline",
                 show_default=True,
-                help="Judge preset (offline|paper) or a comma list of judge names.",
+                help=f"Judge preset ({'|'.join(PRESETS)}) or a comma list of judge names "
+                f"({', '.join(JUDGE_NAMES)}).",
             ),
             click.option(
                 "--event-model",
@@ -76,8 +86,12 @@ def judge_options(command: Callable[..., Any]) -> Any:
                 "study's translate similarity; without one it is not computed.",
             ),
         ),
-        command,
+        with_judging,
     )
+
+
+# one flag per option a run stores (device and downloads are not chosen here)
+_JUDGE_OPTION_NAMES = tuple(stored_defaults())
 
 
 def skip_invalid_option(what_happens: str) -> Callable[..., Any]:

@@ -12,7 +12,8 @@ from copyaudit.types import JudgeInput, Score
 
 
 class Judge(ABC):
-    """Scores generations. Subclasses set `name`, `version` and `kinds`.
+    """Scores generations. Subclasses set `name` and `version`; the task kinds a judge
+    scores are its entry in `copyaudit.judges.registry`.
 
     `judge` takes a batch so that model-backed judges can batch across
     generations; pure judges simply loop.
@@ -20,7 +21,6 @@ class Judge(ABC):
 
     name: str = ""
     version: str = "1"
-    kinds: frozenset[str] = frozenset()
 
     def config(self) -> dict[str, Any]:
         """Everything that changes the judge's numbers (stored as provenance)."""
@@ -33,9 +33,6 @@ class Judge(ABC):
             default=str,
         )
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-    def applies_to(self, kind: str) -> bool:
-        return kind in self.kinds
 
     @abstractmethod
     def judge(self, items: Sequence[JudgeInput]) -> list[list[Score]]:

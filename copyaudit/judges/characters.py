@@ -12,11 +12,14 @@ copying.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.judges.base import Judge
 from copyaudit.mentions import find_alias, given_characters, word_tokens
 from copyaudit.types import ItemVerdict, JudgeInput, Score, Span
+
+if TYPE_CHECKING:
+    from copyaudit.judges.context import BuildContext
 
 
 def _drop_nested(matches: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
@@ -42,7 +45,6 @@ class CharacterJudge(Judge):
 
     name = "characters"
     version = "1"
-    kinds = frozenset({"nonliteral"})
 
     def __init__(self, threshold: int = 3) -> None:
         self.threshold = threshold
@@ -103,3 +105,8 @@ class CharacterJudge(Judge):
                 else {}
             ),
         )
+
+
+def character_judge(ctx: BuildContext) -> CharacterJudge:
+    """The same judge in every preset."""
+    return CharacterJudge()

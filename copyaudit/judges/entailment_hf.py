@@ -43,6 +43,14 @@ def _model_device(model: Any) -> Any:
     return next(model.parameters()).device
 
 
+def choice_ids(tokenizer: Any, yes: str, no: str) -> list[int]:
+    """The first token ids of the two answers, whose logits a backend compares."""
+    first = [tokenizer(word, add_special_tokens=False)["input_ids"] for word in (yes, no)]
+    if not all(first) or first[0][0] == first[1][0]:
+        raise ValueError(f"tokenizer cannot tell {yes!r} from {no!r} by first token")
+    return [first[0][0], first[1][0]]
+
+
 def _model_name(model: Any) -> str:
     return str(getattr(model.config, "_name_or_path", "") or type(model).__name__)
 
@@ -99,11 +107,7 @@ class Seq2SeqAttributable:
         self.source = source or _model_name(model)
         self.batches_run = 0  # forward/generate calls made (for tests and benchmarks)
         if scoring == "first_token":
-            yes = tokenizer("attributable", add_special_tokens=False)["input_ids"]
-            no = tokenizer("not", add_special_tokens=False)["input_ids"]
-            if not yes or not no or yes[0] == no[0]:
-                raise ValueError("tokenizer cannot tell 'attributable' from 'not' by first token")
-            self._choice_ids = [yes[0], no[0]]
+            self._choice_ids = choice_ids(tokenizer, "attributable", "not")
 
     def config(self) -> dict[str, Any]:
         return {
@@ -249,11 +253,7 @@ class CausalYesNo:
         self.prompt = prompt
         self.source = source or _model_name(model)
         self.batches_run = 0
-        yes = tokenizer(" Yes", add_special_tokens=False)["input_ids"]
-        no = tokenizer(" No", add_special_tokens=False)["input_ids"]
-        if not yes or not no or yes[0] == no[0]:
-            raise ValueError("tokenizer cannot tell ' Yes' from ' No' by first token")
-        self._choice_ids = [yes[0], no[0]]
+        self._choice_ids = choice_ids(tokenizer, " Yes", " No")
 
     def config(self) -> dict[str, Any]:
         return {

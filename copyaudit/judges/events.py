@@ -56,7 +56,6 @@ class EventJudge(Judge):
 
     name = "events"
     version = "2"  # 2: windows of spaCy tokens, as CopyBench (regex only without spaCy)
-    kinds = frozenset({"nonliteral"})
 
     def __init__(
         self,

@@ -5,18 +5,20 @@ instruction and the fluency rubric of its `eval_fluency.py`, formatted like
 prometheus-eval's SCORE_RUBRIC_TEMPLATE). Decoding is greedy through the
 Generator protocol. The score is the integer after the LAST "[RESULT]" of the
 judge's answer; an answer without one, or with a number outside 1..5 there, gives
-value None and an "unparseable" error, never 0.
+value None and an "unparseable" error, never 0 (the loop: `lm_judge.LMJudge`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from copyaudit.judges.base import Judge
-from copyaudit.models.base import GenerationRequest, Generator
+from copyaudit.judges.lm_judge import LMJudge
+from copyaudit.models.base import Generator
 from copyaudit.types import JudgeInput, Score
+
+if TYPE_CHECKING:
+    from copyaudit.judges.context import BuildContext
 
 FLUENCY_RUBRIC = (
     "[Evaluate whether the given text is well-written and grammatical.]\n"
@@ -52,6 +54,7 @@ FLUENCY_PROMPT = (
     "###Feedback: "
 )
 
+PAPER_FLUENCY_MODEL = "prometheus-eval/prometheus-7b-v2.0"  # CopyBench's fluency judge
 _RESULT = re.compile(r"\[RESULT\]\s*\(?\s*(\d+)")
 
 
@@ -64,18 +67,17 @@ def parse_result(text: str) -> int | None:
     return grade if 1 <= grade <= 5 else None
 
 
-class FluencyJudge(Judge):
+class FluencyJudge(LMJudge):
     """Asks the judge model for a 1-5 fluency grade of each output."""
 
     name = "fluency"
     version = "1"
-    kinds = frozenset({"literal", "nonliteral"})
+    metric = "fluency"
 
     def __init__(
         self, generator: Generator, max_new_tokens: int = 512, instruction: str = ""
     ) -> None:
-        self.generator = generator
-        self.max_new_tokens = max_new_tokens
+        super().__init__(generator, max_new_tokens)
         self.instruction = instruction
 
     def config(self) -> dict[str, Any]:
@@ -83,35 +85,23 @@ class FluencyJudge(Judge):
             "prompt": FLUENCY_PROMPT,
             "rubric": FLUENCY_RUBRIC,
             "instruction": self.instruction,
-            "max_new_tokens": self.max_new_tokens,
             "parse": "last [RESULT] n, n in 1..5",
-            "generator": self.generator.provenance(),
+            **super().config(),
         }
 
-    def judge(self, items: Sequence[JudgeInput]) -> list[list[Score]]:
-        requests = [
-            GenerationRequest(
-                prompt=FLUENCY_PROMPT.format(
-                    instruction=self.instruction, response=item.output, rubric=FLUENCY_RUBRIC
-                ),
-                max_new_tokens=self.max_new_tokens,
-                chat=True,
-            )
-            for item in items
-        ]
-        results = self.generator.generate(requests)
-        if len(results) != len(items):
-            raise RuntimeError(f"generator returned {len(results)} results for {len(items)}")
-        scores: list[list[Score]] = []
-        for result in results:
-            if result.error:
-                scores.append([Score("fluency", None, error=result.error)])
-                continue
-            grade = parse_result(result.text)
-            extra = {"feedback": result.text[:4000]}
-            if grade is None:
-                error = f"unparseable: {result.text[-200:]!r}"
-                scores.append([Score("fluency", None, error=error, extra=extra)])
-            else:
-                scores.append([Score("fluency", float(grade), extra=extra)])
-        return scores
+    def prompt(self, item: JudgeInput) -> str:
+        return FLUENCY_PROMPT.format(
+            instruction=self.instruction, response=item.output, rubric=FLUENCY_RUBRIC
+        )
+
+    def read(self, answer: str) -> Score:
+        grade = parse_result(answer)
+        extra = {"feedback": answer[:4000]}
+        if grade is None:
+            return self.unreadable(f"unparseable: {answer[-200:]!r}", extra)
+        return Score("fluency", float(grade), extra=extra)
+
+
+def fluency_judge(ctx: BuildContext) -> FluencyJudge:
+    """Fluency graded by the judge LM (the paper's: PAPER_FLUENCY_MODEL)."""
+    return FluencyJudge(ctx.generator(f"a Prometheus-style grader such as {PAPER_FLUENCY_MODEL}"))

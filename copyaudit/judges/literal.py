@@ -13,7 +13,7 @@ recomputed on the same tokens and mapped back to character offsets in the output
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rouge_score import rouge_scorer
 
@@ -25,6 +25,9 @@ from copyaudit.judges.tokens import (
     tokenize_with_offsets,
 )
 from copyaudit.types import JudgeInput, Score, Span
+
+if TYPE_CHECKING:
+    from copyaudit.judges.context import BuildContext
 
 
 def lcs_alignment(reference: Sequence[str], output: Sequence[str]) -> list[tuple[int, int]]:
@@ -70,7 +73,6 @@ class LiteralJudge(Judge):
 
     name = "literal"
     version = "1"
-    kinds = frozenset({"literal"})
 
     def __init__(
         self, tokenizer: str = "rouge", threshold: float = 0.8, max_tokens: int = 50
@@ -137,3 +139,13 @@ class LiteralJudge(Judge):
             Score("rouge1", float(rouge_1)),
             Score("lcs_tokens", float(len(alignment)), spans=spans),
         ]
+
+
+def rouge_literal(ctx: BuildContext) -> LiteralJudge:
+    """ROUGE with rouge_score's own tokenizer, as CopyBench."""
+    return LiteralJudge(tokenizer="rouge")
+
+
+def unicode_literal(ctx: BuildContext) -> LiteralJudge:
+    """ROUGE on Unicode words (scripts rouge_score's tokenizer drops)."""
+    return LiteralJudge(tokenizer="unicode")

@@ -5,6 +5,9 @@ Safetensors only, `trust_remote_code=False`, and offline unless `allow_download`
 picks the backend: encoder-decoder -> `Seq2SeqAttributable`, a
 `*ForSequenceClassification` architecture -> `NLICrossEncoder`, anything else ->
 `CausalYesNo`. A prefix forces it: "seq2seq:", "nli:" or "causal:".
+
+`event_judge` is the events judge's factory (copyaudit.judges.registry): the model
+given, else the paper preset's Flan-T5-XL, else the offline embedding+lexical scorer.
 """
 
 from __future__ import annotations
@@ -12,17 +15,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from copyaudit.judges.context import BuildContext, JudgeUnavailable
 from copyaudit.judges.entailment_hf import CausalYesNo, NLICrossEncoder, Seq2SeqAttributable
-from copyaudit.judges.events import EntailmentModel
+from copyaudit.judges.entailment_lexical import EmbeddingLexicalEntailment
+from copyaudit.judges.events import EntailmentModel, EventJudge
 from copyaudit.models.hf_loading import (
     ModelLoadError,
+    hub_options,
     load_causal_lm,
+    load_pretrained,
     quiet_transformers,
     resolve_device,
     resolve_dtype,
 )
 
 BACKEND_PREFIXES = ("seq2seq", "nli", "causal")
+PAPER_EVENT_MODEL = "google/flan-t5-xl"
 
 
 def split_spec(spec: str) -> tuple[str | None, str]:
@@ -39,11 +47,9 @@ def _source(name: str) -> str:
 
 
 def detect_backend(source: str, allow_download: bool) -> str:
-    from transformers import AutoConfig
+    from transformers import AutoConfig  # deferred: transformers loads torch
 
-    config = AutoConfig.from_pretrained(
-        source, local_files_only=not allow_download, trust_remote_code=False
-    )
+    config = AutoConfig.from_pretrained(source, **hub_options(allow_download))
     if getattr(config, "is_encoder_decoder", False):
         return "seq2seq"
     if any(a.endswith("ForSequenceClassification") for a in config.architectures or []):
@@ -88,20 +94,37 @@ def load_entailment_model(
 def _load_hf(
     source: str, backend: str, device: str, dtype: str, allow_download: bool
 ) -> tuple[Any, Any]:
-    from transformers import (
-        AutoModelForSeq2SeqLM,
-        AutoModelForSequenceClassification,
-        AutoTokenizer,
-    )
+    # deferred: transformers loads torch
+    from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification
 
     resolved_device = resolve_device(device)
-    options: dict[str, Any] = {"local_files_only": not allow_download, "trust_remote_code": False}
     auto_class = (
         AutoModelForSeq2SeqLM if backend == "seq2seq" else AutoModelForSequenceClassification
     )
-    tokenizer = AutoTokenizer.from_pretrained(source, **options)
-    model = auto_class.from_pretrained(
-        source, dtype=resolve_dtype(dtype, resolved_device), use_safetensors=True, **options
+    return load_pretrained(
+        auto_class,
+        source,
+        resolved_device,
+        resolve_dtype(dtype, resolved_device),
+        hub_options(allow_download),
     )
-    model.to(resolved_device)
-    return model.eval(), tokenizer
+
+
+def event_judge(ctx: BuildContext) -> EventJudge:
+    """The events judge with the entailment backend the options choose."""
+    spec = ctx.model(ctx.options.event_model, PAPER_EVENT_MODEL)
+    if spec is None:
+        return EventJudge(EmbeddingLexicalEntailment(ctx.embedder()))
+    try:
+        model = load_entailment_model(
+            spec, device=ctx.options.device, allow_download=ctx.options.allow_download
+        )
+    except Exception as error:
+        advice = (
+            " The paper's event judge is Flan-T5-XL: pass a local copy as the event model, "
+            "allow downloads, or use the 'offline' preset."
+            if ctx.paper and ctx.options.event_model is None
+            else ""
+        )
+        raise JudgeUnavailable(f"{error}{advice}") from error
+    return EventJudge(model)

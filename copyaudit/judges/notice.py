@@ -89,7 +89,6 @@ class NoticeJudge(Judge):
     # 2: the target is the study's f"{snippet}\n{notice}", raw notice;
     # 3: flagged metrics name their human label target
     version = "3"
-    kinds = frozenset({"notice"})
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""Build the notice judge for a preset: which embedders it gets, and why not.
+"""The notice judge's factory: which embedders it gets in each preset, and why not.
 
 A model that cannot be had does not skip the judge (ROUGE and LCS need none): its
 metric is stored as not computed, with the reason, and the reason is also listed
@@ -9,15 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from copyaudit.judges.context import BuildContext, JudgeUnavailable
 from copyaudit.judges.notice import NoticeJudge
+from copyaudit.models.embedding import load_embedder
 from copyaudit.models.token_embedding import HFTokenEmbedder, TokenEmbedder
 from copyaudit.studies.notice.metrics import NO_MULTILINGUAL_MODEL
 
+PAPER_NOTICE_BERTSCORE_MODEL = "roberta-base"  # bert_score's model_type in the study's code
+PAPER_NOTICE_BERTSCORE_LAYER = 10  # bert_score's default layer for roberta-base
+PAPER_NOTICE_MULTILINGUAL_MODEL = "sentence-transformers/paraphrase-xlm-r-multilingual-v1"
 
-def _load(spec: str, ctx: Any) -> Any:
-    from copyaudit.models.embedding import load_embedder
 
-    return load_embedder(spec, device=ctx.device, allow_download=ctx.allow_download)
+def _load(spec: str, ctx: BuildContext) -> Any:
+    options = ctx.options
+    return load_embedder(spec, device=options.device, allow_download=options.allow_download)
 
 
 def token_embedder(embedder: Any, layer: int | None = None) -> TokenEmbedder | None:
@@ -30,18 +35,12 @@ def token_embedder(embedder: Any, layer: int | None = None) -> TokenEmbedder | N
     return None
 
 
-def _paraphrase_models(ctx: Any) -> tuple[Any, TokenEmbedder | None, str]:
-    from copyaudit.judges.presets import (
-        PAPER_NOTICE_BERTSCORE_LAYER,
-        PAPER_NOTICE_BERTSCORE_MODEL,
-        _Skip,
-    )
-
-    spec = ctx.notice_embedding_model or (PAPER_NOTICE_BERTSCORE_MODEL if ctx.paper else None)
+def _paraphrase_models(ctx: BuildContext) -> tuple[Any, TokenEmbedder | None, str]:
+    spec = ctx.model(ctx.options.notice_embedding_model, PAPER_NOTICE_BERTSCORE_MODEL)
     if spec is None:
         try:
             embedder = ctx.embedder()
-        except _Skip as reason:
+        except JudgeUnavailable as reason:
             return None, None, f"paraphrase similarity not computed: {reason}"
         return embedder, token_embedder(embedder), "paraphrase similarity not computed"
     try:
@@ -54,10 +53,8 @@ def _paraphrase_models(ctx: Any) -> tuple[Any, TokenEmbedder | None, str]:
     return embedder, token_embedder(embedder, layer), "paraphrase similarity not computed"
 
 
-def _multilingual_model(ctx: Any) -> tuple[Any, str]:
-    from copyaudit.judges.presets import PAPER_NOTICE_MULTILINGUAL_MODEL
-
-    spec = ctx.notice_multilingual_model or (PAPER_NOTICE_MULTILINGUAL_MODEL if ctx.paper else None)
+def _multilingual_model(ctx: BuildContext) -> tuple[Any, str]:
+    spec = ctx.model(ctx.options.notice_multilingual_model, PAPER_NOTICE_MULTILINGUAL_MODEL)
     if spec is None:
         return None, NO_MULTILINGUAL_MODEL
     try:
@@ -67,7 +64,7 @@ def _multilingual_model(ctx: Any) -> tuple[Any, str]:
         return None, " ".join(reason.split())
 
 
-def notice_judge(ctx: Any) -> NoticeJudge:
+def notice_judge(ctx: BuildContext) -> NoticeJudge:
     """The notice judge with the preset's models; missing ones noted in ctx.skipped."""
     similarity, tokens, similarity_missing = _paraphrase_models(ctx)
     multilingual, multilingual_missing = _multilingual_model(ctx)

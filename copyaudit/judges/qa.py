@@ -15,10 +15,13 @@ import re
 import string
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.judges.base import Judge
 from copyaudit.types import JudgeInput, Score, Span
+
+if TYPE_CHECKING:
+    from copyaudit.judges.context import BuildContext
 
 _PAPER_PATTERN = re.compile(r"\[Output_Start\](.*)\[Output_End\]")
 _PUNCTUATION = frozenset(string.punctuation)
@@ -69,7 +72,6 @@ class QAJudge(Judge):
 
     name = "qa"
     version = "2"  # 2: one marker handling, CopyBench's, in every preset
-    kinds = frozenset({"qa"})
 
     def config(self) -> dict[str, Any]:
         return {
@@ -95,3 +97,8 @@ class QAJudge(Judge):
             Score("qa_f1", max(f1_score(answer, r) for r in references), spans=spans, extra=extra),
             Score("qa_em", max(exact_match(answer, r) for r in references), spans=spans),
         ]
+
+
+def qa_judge(ctx: BuildContext) -> QAJudge:
+    """CopyBench's QA scorer, in every preset."""
+    return QAJudge()

@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 
 from copyaudit.judges.base import Judge
-from copyaudit.models.base import Embedder, GenerationRequest, Generator
+from copyaudit.judges.context import BuildContext, JudgeUnavailable
+from copyaudit.judges.lm_judge import LMJudge
+from copyaudit.models.base import Embedder, Generator
 from copyaudit.types import JudgeInput, Score, Span
-
-GENERATION_KINDS = frozenset({"literal", "nonliteral", "qa", "notice"})
 
 _VERBS = (
     r"(?:help|assist|provide|reproduce|repeat|share|comply|fulfil+|do\s+that|do\s+this|write|"
@@ -117,12 +117,10 @@ class RefusalJudge(Judge):
         embedder: Embedder | None = None,
         threshold: float = 0.65,
         opening_chars: int = 300,
-        kinds: frozenset[str] = GENERATION_KINDS,
     ) -> None:
         self.embedder = embedder
         self.threshold = threshold
         self.opening_chars = opening_chars
-        self.kinds = frozenset(kinds)
         self._exemplars: np.ndarray | None = None
 
     def config(self) -> dict[str, Any]:
@@ -203,60 +201,46 @@ def parse_yes_no(text: str) -> bool | None:
     return None if match is None else match.group(1).lower() == "yes"
 
 
-class LMRefusalJudge(Judge):
+class LMRefusalJudge(LMJudge):
     """An instruct model answers yes/no; unparseable answers give value None."""
 
     name = "refusal_lm"
     version = "1"
+    metric = "refusal"
+    target = "refusal"
 
-    def __init__(
-        self,
-        generator: Generator,
-        max_new_tokens: int = 8,
-        kinds: frozenset[str] = GENERATION_KINDS,
-    ) -> None:
-        self.generator = generator
-        self.max_new_tokens = max_new_tokens
-        self.kinds = frozenset(kinds)
+    def __init__(self, generator: Generator, max_new_tokens: int = 8) -> None:
+        super().__init__(generator, max_new_tokens)
 
     def config(self) -> dict[str, Any]:
-        return {
-            "prompt": LM_REFUSAL_PROMPT,
-            "max_new_tokens": self.max_new_tokens,
-            "generator": self.generator.provenance(),
-        }
+        return {"prompt": LM_REFUSAL_PROMPT, **super().config()}
 
-    def judge(self, items: Sequence[JudgeInput]) -> list[list[Score]]:
-        requests = [
-            GenerationRequest(
-                prompt=LM_REFUSAL_PROMPT.format(instruction=item.prompt, response=item.output),
-                max_new_tokens=self.max_new_tokens,
-                chat=True,
-            )
-            for item in items
-        ]
-        results = self.generator.generate(requests)
-        if len(results) != len(items):
-            raise RuntimeError(f"generator returned {len(results)} results for {len(items)}")
-        scores: list[list[Score]] = []
-        for result in results:
-            if result.error:
-                scores.append([Score("refusal", None, target="refusal", error=result.error)])
-                continue
-            verdict = parse_yes_no(result.text)
-            if verdict is None:
-                error = f"unparseable: {result.text[:200]!r}"
-                scores.append([Score("refusal", None, target="refusal", error=error)])
-            else:
-                scores.append(
-                    [
-                        Score(
-                            "refusal",
-                            float(verdict),
-                            flagged=verdict,
-                            target="refusal",
-                            extra={"answer": result.text[:200]},
-                        )
-                    ]
-                )
-        return scores
+    def prompt(self, item: JudgeInput) -> str:
+        return LM_REFUSAL_PROMPT.format(instruction=item.prompt, response=item.output)
+
+    def read(self, answer: str) -> Score:
+        verdict = parse_yes_no(answer)
+        if verdict is None:
+            return self.unreadable(f"unparseable: {answer[:200]!r}")
+        return Score(
+            "refusal",
+            float(verdict),
+            flagged=verdict,
+            target="refusal",
+            extra={"answer": answer[:200]},
+        )
+
+
+def phrase_refusal(ctx: BuildContext) -> RefusalJudge:
+    """The offline refusal judge: phrases, plus the shared embedder when it loads."""
+    try:
+        embedder: Embedder | None = ctx.embedder()
+    except JudgeUnavailable as reason:
+        ctx.skipped.append(("refusal (embedding part)", f"phrases only: {reason}"))
+        embedder = None
+    return RefusalJudge(embedder=embedder)
+
+
+def lm_refusal(ctx: BuildContext) -> LMRefusalJudge:
+    """The notice study's refusal judge, asking the judge LM."""
+    return LMRefusalJudge(ctx.generator("an instruct model answering yes/no; the paper used GPT-4"))

@@ -101,6 +101,24 @@ def quiet_transformers() -> None:
     hf_logging.disable_progress_bar()
 
 
+def hub_options(allow_download: bool) -> dict[str, Any]:
+    """`from_pretrained` options of every load here: no remote code, and the local
+    files (a path, the Hugging Face cache) only unless downloads are allowed."""
+    return {"trust_remote_code": False, "local_files_only": not allow_download}
+
+
+def load_pretrained(
+    auto_class: Any, source: str, device: str, dtype: Any, options: dict[str, Any]
+) -> tuple[Any, Any]:
+    """(model, tokenizer) from `source`: safetensors only, on `device`, in eval mode."""
+    from transformers import AutoTokenizer  # deferred: transformers loads torch
+
+    tokenizer = AutoTokenizer.from_pretrained(source, **options)
+    model = auto_class.from_pretrained(source, dtype=dtype, use_safetensors=True, **options)
+    model.to(device)
+    return model.eval(), tokenizer
+
+
 def load_causal_lm(
     model: str,
     device: str = "auto",
@@ -113,25 +131,21 @@ def load_causal_lm(
 
     Safetensors only, `trust_remote_code=False`; hub ids resolve from the local cache
     (`hub_cache_dir`, else the Hugging Face default) unless `allow_download` is set."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM  # deferred: transformers loads torch
 
     quiet_transformers()
     resolved_device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, resolved_device)
     local_path = Path(model).expanduser() if Path(model).expanduser().is_dir() else None
     source = str(local_path) if local_path is not None else model
-    options: dict[str, Any] = {
-        "trust_remote_code": False,
-        "local_files_only": not allow_download,
-    }
+    options = hub_options(allow_download)
     if revision is not None:
         options["revision"] = revision
     if hub_cache_dir is not None:
         options["cache_dir"] = hub_cache_dir
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, **options)
-        causal_lm = AutoModelForCausalLM.from_pretrained(
-            source, dtype=torch_dtype, use_safetensors=True, **options
+        causal_lm, tokenizer = load_pretrained(
+            AutoModelForCausalLM, source, resolved_device, torch_dtype, options
         )
     except (OSError, ValueError) as error:
         hint = (
@@ -141,8 +155,6 @@ def load_causal_lm(
             "allow downloads to fetch it)"
         )
         raise ModelLoadError(f"cannot load model {model!r}: {error}{hint}") from error
-    causal_lm.to(resolved_device)
-    causal_lm.eval()
     pad_token_id = _pad_token_id(tokenizer)
     return LoadedCausalLM(
         model=causal_lm,

@@ -44,7 +44,6 @@ def main(n: int = 8, batch_size: int = 8) -> None:
             model="default",
             limit=n,
             batch_size=batch_size,
-            judges="offline",
             device="cpu",
         )
         start = time.perf_counter()
@@ -77,7 +76,7 @@ def cancel_latency(generator, n: int = 8, batch_size: int = 8) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         db = _literal_db(Path(tmp))
         request = RunRequest(
-            suite="literal", model="default", limit=n, batch_size=batch_size, judges="offline",
+            suite="literal", model="default", limit=n, batch_size=batch_size,
             device="cpu", name="cancelled",
         )  # fmt: skip
         cancel, twentieth = threading.Event(), threading.Event()
