@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from copyaudit.engine.lifecycle import RunOutcome, start_run, tracked
+from copyaudit.judges.options import JudgeOptions
 from copyaudit.models.base import GenerationResult
 from copyaudit.runner import GenerationOutcome, RunRequest, execute_run
 from copyaudit.studies.decop.run import DecopOutcome
@@ -58,7 +59,7 @@ def test_ctrl_c_in_a_generation_run_stores_it_cancelled_and_it_resumes(
     """The same rule as DE-COP: the user's interrupt cancels (it used to mark a
     generation run failed); the batch answered stays stored."""
     _suite(cli, tmp_path)
-    request = RunRequest(suite="s", name="r", batch_size=2, judges="literal")
+    request = RunRequest(suite="s", name="r", batch_size=2, judging=JudgeOptions(judges="literal"))
     with pytest.raises(KeyboardInterrupt):
         execute_run(db_path, request, generator=InterruptedGenerator())
     assert _stored(db_path, "r") == ("cancelled", None)
