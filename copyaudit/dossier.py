@@ -11,7 +11,6 @@ copyaudit.dossier_html and copyaudit.dossier_md; every stored text is escaped).
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from copyaudit import __version__
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
 from copyaudit.highlight import Segment, output_marks, reference_marks, segments
+from copyaudit.reports.text import stable_json
 
 if TYPE_CHECKING:
     from db import Store
@@ -80,11 +80,6 @@ def _reference_blocks(kind: str, payload: dict[str, Any], judgments: list) -> li
             _text_block(f"Query ({payload.get('task')})", payload.get("query")),
         ]
     return [_text_block("Case payload", stable_json(payload))]
-
-
-def stable_json(value: Any) -> str:
-    """Indented, key-sorted JSON for configs and payloads."""
-    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
 
 
 def flag_text(flagged: bool | None) -> str:
