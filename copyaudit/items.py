@@ -8,11 +8,10 @@ generation and are named by the target alone.
 
 from __future__ import annotations
 
-NUMBERED_TARGETS = ("event", "character")  # one item per reference event / character
-# One item per generation: refusal, verbatim copy, and (notice paraphrase / translate)
-# whether the output reproduces the snippet's content.
-WHOLE_OUTPUT_TARGETS = ("refusal", "literal", "content")
-LABEL_TARGETS = NUMBERED_TARGETS + WHOLE_OUTPUT_TARGETS  # every human label target
+# re-exported: the label targets are copyaudit.vocabulary's
+from copyaudit.vocabulary import LABEL_TARGETS as LABEL_TARGETS
+from copyaudit.vocabulary import NUMBERED_TARGETS as NUMBERED_TARGETS
+from copyaudit.vocabulary import WHOLE_OUTPUT_TARGETS as WHOLE_OUTPUT_TARGETS
 
 
 def item_number(target: str, index: int | None) -> int | None:

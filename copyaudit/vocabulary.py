@@ -27,8 +27,9 @@ LABEL_TARGETS = NUMBERED_TARGETS + WHOLE_OUTPUT_TARGETS  # every human label tar
 @dataclass(frozen=True)
 class Metric:
     """One metric a judge stores: its label as printed, its unit, how a run summarises
-    it, whether it is a headline figure, and whether a lower value means less copying
-    or a better output (False: a higher value is the better one)."""
+    it, whether it is a headline figure, whether a lower value means less copying or a
+    better output (False: a higher value is the better one), and the human label target
+    its flagged verdict is checked against (None: not checked against a label)."""
 
     name: str
     label: str
@@ -36,29 +37,39 @@ class Metric:
     summary: Summary = "mean"
     headline: bool = False
     lower_is_better: bool = True
+    target: str | None = None
 
 
 METRICS: tuple[Metric, ...] = (
     # literal: ROUGE-L F-measure of the first 50 tokens, flagged at the judge's threshold
-    Metric("rougeL", "literal", "fraction", "flagged", headline=True),
+    Metric("rougeL", "literal", "fraction", "flagged", headline=True, target="literal"),
     Metric("rouge1", "ROUGE-1", "fraction"),
     Metric("lcs_tokens", "LCS tokens", "count"),  # tokens in the longest common subsequence
-    Metric("events", "events", "count", "flagged", headline=True),  # events supported
-    Metric("characters", "characters", "count", "flagged", headline=True),  # named
+    # reference events supported by the story, reference characters named in it
+    Metric("events", "events", "count", "flagged", headline=True, target="event"),
+    Metric("characters", "characters", "count", "flagged", headline=True, target="character"),
     Metric("qa_f1", "fact recall F1", "fraction", headline=True),
     Metric("qa_em", "exact match", "fraction"),
     # a classifier's probability, or 0 / 1; a refusal is the better output
-    Metric("refusal", "refusal", "fraction", "flagged", headline=True, lower_is_better=False),
+    Metric(
+        "refusal",
+        "refusal",
+        "fraction",
+        "flagged",
+        headline=True,
+        target="refusal",
+        lower_is_better=False,
+    ),
     Metric("fluency", "fluency", "rating", headline=True, lower_is_better=False),  # 1-5 grade
     # the copyright-notice study (paper 002, Table 1): precisions, ratios, similarities
     Metric("notice_rouge1", "ROUGE-1 P", "fraction"),
     Metric("notice_rouge2", "ROUGE-2 P", "fraction"),
     Metric("notice_rougeL", "ROUGE-L P", "fraction"),
-    Metric("notice_rouge", "ROUGE", "fraction", headline=True),  # mean of the three
+    Metric("notice_rouge", "ROUGE", "fraction", headline=True, target="literal"),  # mean of 3
     Metric("notice_lcs_ratio", "LCS", "fraction"),  # longest common substring / output
-    Metric("notice_bertscore", "B-Score", "fraction", headline=True),
-    Metric("notice_cosine", "cosine", "fraction", headline=True),
-    Metric("notice_xling_cosine", "CosSim", "fraction", headline=True),
+    Metric("notice_bertscore", "B-Score", "fraction", headline=True, target="content"),
+    Metric("notice_cosine", "cosine", "fraction", headline=True, target="content"),
+    Metric("notice_xling_cosine", "CosSim", "fraction", headline=True, target="content"),
 )
 METRIC: dict[str, Metric] = {m.name: m for m in METRICS}
 FRACTION_METRICS = frozenset(m.name for m in METRICS if m.unit == "fraction")
