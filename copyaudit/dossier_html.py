@@ -26,15 +26,12 @@ from copyaudit.reports.html import (
 from copyaudit.reports.html import table as html_table
 
 CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em; color: #1b1b1b; max-width: 110em; }
+body { max-width: 110em; }
 h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; margin-top: 1.6em; }
-table { border-collapse: collapse; margin: 0.5em 0; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; }
 table.side { width: 100%; table-layout: fixed; }
 pre.text { white-space: pre-wrap; word-wrap: break-word; font-family: ui-monospace, monospace;
   font-size: 0.9em; margin: 0; }
-code, .hash { font-family: ui-monospace, monospace; font-size: 0.85em; word-break: break-all; }
 mark.hl { background: none; padding: 0; }
 mark.hl-literal { background: #ffe08a; }
 mark.hl-character { background: #b8ddff; }
@@ -42,7 +39,7 @@ mark.hl-event { border-bottom: 3px solid #2e9d4f; }
 mark.hl-answer { background: #d9c8ff; }
 mark.hl-refusal { background: #ffc4c4; }
 .yes { color: #a00000; font-weight: bold; } .no { color: #006000; }
-.muted { color: #666; } .bad { color: #a00000; font-weight: bold; }
+.muted { color: #666; }
 """
 
 MARK_TITLES = {

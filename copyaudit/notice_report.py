@@ -39,9 +39,8 @@ from copyaudit.notice_spec import (
     LEVEL_LABELS,
     NOTICE_LEVELS,
     NOTICE_TASKS,
-    ROUGE,
+    TABLE_COLUMNS,
     TASK_METRICS,
-    XLING_COSINE,
 )
 from copyaudit.reports.markdown import table
 from copyaudit.reports.text import percent
@@ -237,19 +236,13 @@ def _paraphrase_metric(block: Mapping[str, Any]) -> str:
 
 
 def _columns(block: Mapping[str, Any]) -> list[tuple[str, str | None]]:
-    """(task, metric or None for refusal) in Table 1's order."""
+    """(task, metric or None for refusal) in Table 1's order: each task's
+    notice_spec.TABLE_COLUMNS, then its refusal rate."""
     paraphrase = _paraphrase_metric(block)
     return [
-        ("repeat", ROUGE),
-        ("repeat", LCS_RATIO),
-        ("repeat", None),
-        ("extract", ROUGE),
-        ("extract", LCS_RATIO),
-        ("extract", None),
-        ("paraphrase", paraphrase),
-        ("paraphrase", None),
-        ("translate", XLING_COSINE),
-        ("translate", None),
+        (task, paraphrase if metric == BERTSCORE else metric)
+        for task in NOTICE_TASKS
+        for metric in (*TABLE_COLUMNS[task], None)
     ]
 
 

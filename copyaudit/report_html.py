@@ -27,17 +27,14 @@ from copyaudit.reports.text import headline_text, import_notes, judged_caption
 from copyaudit.vocabulary import HEADLINES
 
 CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em; color: #1b1b1b; max-width: 70em; }
-table { border-collapse: collapse; margin: 0.5em 0; }
+body { max-width: 70em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
-th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
+td:first-child, th:first-child { text-align: left; }
 figure { display: inline-block; margin: 0.5em 1em 1em 0; vertical-align: top; }
 figcaption { font-size: 0.9em; color: #444; }
 pre { white-space: pre-wrap; }
 section.facts th, section.facts td { text-align: left; vertical-align: top; }
-code, .hash { font-family: ui-monospace, monospace; font-size: 0.85em; word-break: break-all; }
 pre.text { font-size: 0.85em; margin: 0; }
-.bad { color: #a00000; font-weight: bold; }
 """
 
 

@@ -15,6 +15,15 @@ from typing import Any
 
 from copyaudit.reports.text import stable_json
 
+# The rules every page shares; page() puts a document's own CSS after them.
+BASE_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #1b1b1b; }
+table { border-collapse: collapse; margin: 0.5em 0; }
+th { background: #f3f3f3; }
+code, .hash { font-family: ui-monospace, monospace; font-size: 0.85em; word-break: break-all; }
+.bad { color: #a00000; font-weight: bold; }
+"""
+
 
 def esc(value: Any) -> str:
     """`value` as inert HTML text (also safe in a quoted attribute); None is empty."""
@@ -109,9 +118,10 @@ def integrity_html(i: Mapping[str, Any]) -> str:
 
 
 def page(title: str, css: str, body_html: str) -> str:
-    """A whole self-contained page (inline CSS, no scripts): `title` escaped, `body_html`
-    as built."""
+    """A whole self-contained page (inline CSS: BASE_CSS then `css`, no scripts): `title`
+    escaped, `body_html` as built."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{esc(title)}</title><style>{css}</style></head><body>{body_html}</body></html>\n"
+        f"<title>{esc(title)}</title><style>{BASE_CSS}{css}</style></head>"
+        f"<body>{body_html}</body></html>\n"
     )
