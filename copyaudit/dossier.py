@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from copyaudit import __version__
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
+from copyaudit.hashing import stable_json as stable_json  # the renderers import it from here
 from copyaudit.highlight import Segment, output_marks, segments
 from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.spec import payload_reference
-from copyaudit.studies.spec import stable_json as stable_json  # the renderers import it from here
 
 if TYPE_CHECKING:
     from db import Store

@@ -15,6 +15,7 @@ from typing import Any
 from copyaudit.dossier import Dossier, flag_text, stable_json, verdict_text
 from copyaudit.highlight import Segment
 from copyaudit.items import item_name, item_number
+from copyaudit.reports.markdown import table
 
 _INLINE = re.compile(r"([\\`*_{}\[\]()<>&#|~!])")
 _BLOCK_START = re.compile(r"^(\d*)([-+=>.)])")  # "- x", "1. x", "> x" ...
@@ -57,9 +58,7 @@ def highlighted(segments: Sequence[Segment]) -> str:
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in rows]
-    return lines
+    return table(header, rows, escape=md_escape)
 
 
 def _json(value: Any) -> list[str]:

@@ -12,6 +12,11 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+def stable_json(value: Any) -> str:
+    """Indented, key-sorted JSON for configs and payloads shown to people."""
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+
+
 def stable_hash(value: Any, length: int = 16) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
 

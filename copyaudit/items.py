@@ -8,12 +8,12 @@ generation and are named by the target alone.
 
 from __future__ import annotations
 
-NUMBERED_TARGETS = ("event", "character")  # one item per reference event / character
-# One item per generation: refusal and verbatim copy on every generation, and (notice
-# paraphrase / translate) whether the output reproduces the snippet's content.
-EVERY_OUTPUT_TARGETS = ("refusal", "literal")
-WHOLE_OUTPUT_TARGETS = (*EVERY_OUTPUT_TARGETS, "content")
-LABEL_TARGETS = NUMBERED_TARGETS + WHOLE_OUTPUT_TARGETS  # every human label target
+from copyaudit.vocabulary import EVERY_OUTPUT_TARGETS as EVERY_OUTPUT_TARGETS
+
+# re-exported: the label targets are copyaudit.vocabulary's
+from copyaudit.vocabulary import LABEL_TARGETS as LABEL_TARGETS
+from copyaudit.vocabulary import NUMBERED_TARGETS as NUMBERED_TARGETS
+from copyaudit.vocabulary import WHOLE_OUTPUT_TARGETS as WHOLE_OUTPUT_TARGETS
 
 
 def item_number(target: str, index: int | None) -> int | None:

@@ -3,28 +3,21 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from copyaudit.metrics_format import UNIT_METRICS
-
-# report key -> (metric, how it is summarised)
-HEADLINES: dict[str, tuple[str, str]] = {
-    "literal_rate": ("rougeL", "flagged"),
-    "event_rate": ("events", "flagged"),
-    "character_rate": ("characters", "flagged"),
-    "qa_f1": ("qa_f1", "mean"),
-    "fluency": ("fluency", "mean"),
-    "refusal_rate": ("refusal", "flagged"),
-}
+from copyaudit.reports.markdown import table
+from copyaudit.reports.text import headline_text, judged_caption, suite_note_lines
+from copyaudit.studies.notice.report import notice_markdown, notice_report
+from copyaudit.vocabulary import FRACTION_METRICS, HEADLINES
 
 
 def histogram(metric: str, values: Sequence[float]) -> dict[str, list[float] | list[int]]:
     """Ten bins over [0, 1] for unit scores; one bin per integer for counts and ratings."""
     data = np.asarray(values, dtype=float)
-    if metric in UNIT_METRICS:
+    if metric in FRACTION_METRICS:
         edges = np.linspace(0.0, 1.0, 11)
     else:
         top = int(np.nanmax(data)) if data.size else 0
@@ -47,14 +40,16 @@ def summarize_scores(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
         return float(np.mean(values)) if values else None
 
     figures: dict[str, Any] = {}
-    for key, (metric, how) in HEADLINES.items():
-        figures[key] = headline(metric, how, by_metric.get(metric, []))
+    for h in HEADLINES:
+        figures[h.key] = headline(h.metric, h.summary, by_metric.get(h.metric, []))
     unparseable = sum(r["value"] is None for r in by_metric.get("fluency", []))
     templates = sorted({r["template"] for rs in by_metric.values() for r in rs})
     per_template = {
         str(t): {
-            key: headline(metric, how, [r for r in by_metric.get(metric, []) if r["template"] == t])
-            for key, (metric, how) in HEADLINES.items()
+            h.key: headline(
+                h.metric, h.summary, [r for r in by_metric.get(h.metric, []) if r["template"] == t]
+            )
+            for h in HEADLINES
         }
         for t in templates
     }
@@ -71,14 +66,6 @@ def summarize_scores(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
         # judged but with no value (a metric not computed, with its reason stored)
         "no_value": {m: sum(r["value"] is None for r in rs) for m, rs in sorted(by_metric.items())},
     }
-
-
-def judged_caption(report: dict[str, Any], metric: str) -> str:
-    """'40 judged' or '15 judged, none with a value (not computed)' for a histogram."""
-    judged, missing = report["judged"][metric], report.get("no_value", {}).get(metric, 0)
-    if missing == judged and judged:
-        return f"{judged} judged, none with a value (not computed)"
-    return f"{judged} judged" + (f", {missing} without a value" if missing else "")
 
 
 def build_report(
@@ -104,41 +91,21 @@ def build_report(
         **summary,
     }
     if report["kind"] == "decop":
-        from copyaudit.studies.decop.report import decop_report
+        from copyaudit.studies.decop.report import decop_report  # deferred: loads scipy
 
         report["decop"] = decop_report(store, run)
     if report["kind"] == "notice":
-        from copyaudit.studies.notice.report import notice_report
-
         report["notice"] = notice_report(store, run, notice_thresholds)
     return report
-
-
-def _percent(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
 
 
 def _bar(count: int, top: int, width: int = 30) -> str:
     return "█" * (0 if top == 0 else round(width * count / top))
 
 
-NOTE_LABELS = {"import_note": "Suite rows", "generations_note": "Imported generations"}
-
-
-def import_notes(report: Mapping[str, Any]) -> list[str]:
-    """What the suite's and the run's imports skipped, one sentence each (none when
-    nothing was skipped)."""
-    return [f"{label}: {report[key]}" for key, label in NOTE_LABELS.items() if report.get(key)]
-
-
-def suite_note_lines(report: Mapping[str, Any]) -> list[str]:
-    """The import notes as Markdown lines, each after a blank line."""
-    return [line for note in import_notes(report) for line in ("", note)]
-
-
 def report_markdown(report: dict[str, Any]) -> str:
     if report.get("decop") is not None:
-        from copyaudit.studies.decop.report import decop_markdown
+        from copyaudit.studies.decop.report import decop_markdown  # deferred: loads scipy
 
         return decop_markdown(report)
     lines = [
@@ -149,20 +116,9 @@ def report_markdown(report: dict[str, Any]) -> str:
         + (f", {report['failed']} failed" if report["failed"] else ""),
         *suite_note_lines(report),
         "",
-        "| literal % | events % | characters % | fact recall F1 | fluency | refusal % |",
-        "|---|---|---|---|---|---|",
-        "| "
-        + " | ".join(
-            [
-                _percent(report["literal_rate"]),
-                _percent(report["event_rate"]),
-                _percent(report["character_rate"]),
-                "—" if report["qa_f1"] is None else f"{100 * report['qa_f1']:.1f}",
-                "—" if report["fluency"] is None else f"{report['fluency']:.2f}",
-                _percent(report["refusal_rate"]),
-            ]
-        )
-        + " |",
+        *table(
+            [h.column for h in HEADLINES], [[headline_text(h, report[h.key]) for h in HEADLINES]]
+        ),
     ]
     if report["fluency_unparseable"]:
         lines.append(
@@ -170,23 +126,16 @@ def report_markdown(report: dict[str, Any]) -> str:
             "and are left out of the mean."
         )
     if len(report["by_template"]) > 1:
-        lines += [
-            "",
-            "## By prompt template",
-            "",
-            "| template | literal % | events % | characters % | fact recall F1 |",
-            "|---|---|---|---|---|",
-        ]
-        for template, fig in report["by_template"].items():
-            lines.append(
-                f"| {template} | {_percent(fig['literal_rate'])} | "
-                f"{_percent(fig['event_rate'])} | {_percent(fig['character_rate'])} | "
-                + ("—" if fig["qa_f1"] is None else f"{100 * fig['qa_f1']:.1f}")
-                + " |"
-            )
+        columns = [h for h in HEADLINES if h.by_template]
+        lines += ["", "## By prompt template", ""]
+        lines += table(
+            ["template", *(h.column for h in columns)],
+            [
+                [template, *(headline_text(h, fig[h.key]) for h in columns)]
+                for template, fig in report["by_template"].items()
+            ],
+        )
     if report.get("notice") is not None:
-        from copyaudit.studies.notice.report import notice_markdown
-
         lines += ["", *notice_markdown(report["notice"])]
     lines += ["", "## Score distributions", ""]
     for metric, hist in report["histograms"].items():

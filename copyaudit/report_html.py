@@ -11,48 +11,31 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Sequence
-from html import escape
 from typing import Any
 
-from copyaudit.report import import_notes, judged_caption
+from copyaudit.reports.html import (
+    code,
+    esc,
+    folded_json,
+    integrity_html,
+    page,
+    run_provenance,
+    table,
+)
+from copyaudit.reports.text import headline_text, import_notes, judged_caption
+from copyaudit.studies.notice.report import notice_markdown
+from copyaudit.vocabulary import HEADLINES
 
 CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em; color: #1b1b1b; max-width: 70em; }
-table { border-collapse: collapse; margin: 0.5em 0; }
+body { max-width: 70em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
-th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
+td:first-child, th:first-child { text-align: left; }
 figure { display: inline-block; margin: 0.5em 1em 1em 0; vertical-align: top; }
 figcaption { font-size: 0.9em; color: #444; }
 pre { white-space: pre-wrap; }
 section.facts th, section.facts td { text-align: left; vertical-align: top; }
-code, .hash { font-family: ui-monospace, monospace; font-size: 0.85em; word-break: break-all; }
 pre.text { font-size: 0.85em; margin: 0; }
-.bad { color: #a00000; font-weight: bold; }
 """
-
-# (report key, column title, how to show it) of the headline table.
-COLUMNS = (
-    ("literal_rate", "literal %", "percent"),
-    ("event_rate", "events %", "percent"),
-    ("character_rate", "characters %", "percent"),
-    ("qa_f1", "fact recall F1", "x100"),
-    ("fluency", "fluency", "plain"),
-    ("refusal_rate", "refusal %", "percent"),
-)
-
-
-def _e(value: Any) -> str:
-    return escape(str(value), quote=True)
-
-
-def _figure(value: float | None, how: str) -> str:
-    if value is None:
-        return "—"
-    if how == "percent":
-        return f"{100 * value:.1f}%"
-    if how == "x100":
-        return f"{100 * value:.1f}"
-    return f"{value:.2f}"
 
 
 def histogram_png(
@@ -93,21 +76,18 @@ def histogram_png(
 
 
 def _headline_table(report: dict[str, Any]) -> str:
-    head = "".join(f"<th>{_e(title)}</th>" for _, title, _ in COLUMNS)
-    cells = "".join(f"<td>{_e(_figure(report[key], how))}</td>" for key, _, how in COLUMNS)
-    return f"<table><tr>{head}</tr><tr>{cells}</tr></table>"
+    return table(
+        [h.column for h in HEADLINES], [[esc(headline_text(h, report[h.key])) for h in HEADLINES]]
+    )
 
 
 def _template_table(report: dict[str, Any]) -> str:
-    columns = COLUMNS[:4]
-    head = "<th>template</th>" + "".join(f"<th>{_e(t)}</th>" for _, t, _ in columns)
-    rows = "".join(
-        f"<tr><td>{_e(template)}</td>"
-        + "".join(f"<td>{_e(_figure(figures[key], how))}</td>" for key, _, how in columns)
-        + "</tr>"
+    columns = [h for h in HEADLINES if h.by_template]
+    rows = [
+        [esc(template), *(esc(headline_text(h, figures[h.key])) for h in columns)]
         for template, figures in report["by_template"].items()
-    )
-    return f"<h2>By prompt template</h2><table>{head}{rows}</table>"
+    ]
+    return "<h2>By prompt template</h2>" + table(["template", *(h.column for h in columns)], rows)
 
 
 def _histograms(report: dict[str, Any], thresholds: dict[str, list[float]]) -> str:
@@ -116,7 +96,7 @@ def _histograms(report: dict[str, Any], thresholds: dict[str, list[float]]) -> s
         lines = thresholds.get(metric, [])
         caption = f"{metric}: {judged_caption(report, metric)}"
         if not sum(hist["counts"]):
-            figures.append(f"<p>{_e(caption)}</p>")
+            figures.append(f"<p>{esc(caption)}</p>")
             continue
         png = histogram_png(metric, hist["edges"], hist["counts"], lines)
         data = base64.b64encode(png).decode("ascii")
@@ -127,55 +107,37 @@ def _histograms(report: dict[str, Any], thresholds: dict[str, list[float]]) -> s
             for i, count in enumerate(hist["counts"])
         )
         figures.append(
-            f'<figure><img src="data:image/png;base64,{data}" alt="{_e(caption)}">'
-            f"<figcaption>{_e(caption)}<details><summary>bins</summary>{_e(bins)}</details>"
+            f'<figure><img src="data:image/png;base64,{data}" alt="{esc(caption)}">'
+            f"<figcaption>{esc(caption)}<details><summary>bins</summary>{esc(bins)}</details>"
             "</figcaption></figure>"
         )
     return "<h2>Score distributions</h2>" + "".join(figures)
 
 
 def _provenance(run: dict[str, Any], judges: list[dict[str, Any]]) -> str:
-    from copyaudit.dossier_html import folded_json, html_table, json_block, kv_table
-
-    rows = kv_table(
-        [
-            ("backend", _e(run["backend"])),
-            ("model", f"<code>{_e(run['model'])}</code>"),
-            ("model revision", f"<code>{_e(run['model_revision'] or '—')}</code>"),
-            ("prompt templates", _e(run["templates"])),
-            ("decoding", json_block(run["decoding"])),
-            ("mitigation", _e(run["mitigation"])),
-            ("run config hash", f"<code>{_e(run['config_hash'])}</code>"),
-            (
-                "run config",
-                folded_json(run["config"]),
-            ),
-            ("code version (run)", _e(run["code_version"] or "—")),
-            (
-                "status",
-                f"{_e(run['status'])}; created {_e(run['created_at'])}, started "
-                f"{_e(run['started_at'] or '—')}, finished {_e(run['finished_at'] or '—')}"
-                + (f"; error: {_e(run['error'])}" if run["error"] else ""),
-            ),
-        ]
+    status = (
+        f"{esc(run['status'])}; created {esc(run['created_at'])}, started "
+        f"{esc(run['started_at'] or '—')}, finished {esc(run['finished_at'] or '—')}"
+        + (f"; error: {esc(run['error'])}" if run["error"] else "")
     )
+    rows = run_provenance(run, [("prompt templates", esc(run["templates"]))], ("status", status))
     if not judges:
         return rows + "<h3>Judges</h3><p>Not judged.</p>"
-    table = html_table(
+    judge_table = table(
         ["judge", "version", "config hash", "metrics", "judgments", "config"],
         [
             [
-                _e(j["judge"]),
-                _e(j["version"]),
-                f"<code>{_e(j['judge_hash'])}</code>",
-                _e(", ".join(j["metrics"])),
-                _e(j["judgments"]),
+                esc(j["judge"]),
+                esc(j["version"]),
+                code(j["judge_hash"]),
+                esc(", ".join(j["metrics"])),
+                esc(j["judgments"]),
                 folded_json(j["config"]),
             ]
             for j in judges
         ],
     )
-    return rows + "<h3>Judges</h3>" + table
+    return rows + "<h3>Judges</h3>" + judge_table
 
 
 def report_html(
@@ -194,11 +156,11 @@ def report_html(
         + (f", {report['failed']} failed" if report["failed"] else "")
     )
     # a DE-COP body (its Markdown) carries the notes itself
-    notes = "" if report.get("decop") else "".join(f"<p>{_e(n)}</p>" for n in import_notes(report))
+    notes = "" if report.get("decop") else "".join(f"<p>{esc(n)}</p>" for n in import_notes(report))
     if report.get("decop") is not None:
-        from copyaudit.studies.decop.report import decop_markdown
+        from copyaudit.studies.decop.report import decop_markdown  # deferred: loads scipy
 
-        body = f"<pre>{_e(decop_markdown(report))}</pre>"
+        body = f"<pre>{esc(decop_markdown(report))}</pre>"
     else:
         body = _headline_table(report)
         if report["fluency_unparseable"]:
@@ -209,19 +171,11 @@ def report_html(
         if len(report["by_template"]) > 1:
             body += _template_table(report)
         if report.get("notice") is not None:
-            from copyaudit.studies.notice.report import notice_markdown
-
             notice = "\n".join(notice_markdown(report["notice"]))
-            body += f"<h2>Notice study</h2><pre>{_e(notice)}</pre>"
+            body += f"<h2>Notice study</h2><pre>{esc(notice)}</pre>"
         body += _histograms(report, thresholds)
     if provenance is not None:
         body += f'<section class="facts"><h2>Provenance</h2>{_provenance(*provenance)}</section>'
     if integrity is not None:
-        from copyaudit.dossier_html import integrity_html
-
         body += f'<section class="facts"><h2>Integrity</h2>{integrity_html(integrity)}</section>'
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
-        f"<h1>{_e(title)}</h1><p>{_e(summary)}</p>{notes}{body}</body></html>\n"
-    )
+    return page(title, CSS, f"<h1>{esc(title)}</h1><p>{esc(summary)}</p>{notes}{body}")

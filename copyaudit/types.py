@@ -9,11 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-TaskKind = Literal["literal", "nonliteral", "qa", "decop", "notice"]
-# The kinds of the built-in studies, for code below the study registry; the registry
-# (copyaudit.studies.registry.STUDIES) is the source, tests/test_studies_registry.py
-# holds the two equal.
-TASK_KINDS: tuple[str, ...] = ("literal", "nonliteral", "qa", "decop", "notice")
+# re-exported: the task kinds are copyaudit.vocabulary's
+from copyaudit.vocabulary import TASK_KINDS as TASK_KINDS
+from copyaudit.vocabulary import TaskKind as TaskKind
+
 Membership = Literal["suspect", "clean", "unknown"]
 
 

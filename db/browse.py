@@ -18,19 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from copyaudit.vocabulary import HEADLINES
 from db.connection import Store
 from db.labels import current_label_events_sql, item_count_sql
 from db.queries import runs_summary, with_shown_status
 
-# Dashboard headline figures: key -> (metric, how). "flagged" is the share of the
-# metric's judgments that are flagged (as copyaudit.report computes it), "mean" its mean.
-HEADLINES: dict[str, tuple[str, str]] = {
-    "literal": ("rougeL", "flagged"),
-    "events": ("events", "flagged"),
-    "characters": ("characters", "flagged"),
-    "refusal": ("refusal", "flagged"),
-    "qa_f1": ("qa_f1", "mean"),
-}
 PREVIEW_CHARS = 160
 NULL_LOW = -1.0e308  # where unscored generations sort: always after the scored ones
 NULL_HIGH = 1.0e308
@@ -166,8 +158,10 @@ class GenerationDetail:
 
 
 def headline_figures(store: Store) -> dict[int, dict[str, float | None]]:
-    """run id -> {headline key: figure in [0, 1] or None} for every run with judgments."""
-    metrics = sorted({metric for metric, _ in HEADLINES.values()})
+    """run id -> {headline key: figure or None} for every run with judgments: the
+    copyaudit.vocabulary headlines, "flagged" as the share of the metric's judgments that
+    are flagged (as copyaudit.report computes it), "mean" as its mean."""
+    metrics = sorted({h.metric for h in HEADLINES})
     marks = ", ".join("?" for _ in metrics)
     by_run: dict[int, dict[str, tuple[float | None, float | None]]] = {}
     for row in store.conn.execute(
@@ -180,8 +174,8 @@ def headline_figures(store: Store) -> dict[int, dict[str, float | None]]:
     figures: dict[int, dict[str, float | None]] = {}
     for run_id, values in by_run.items():
         figures[run_id] = {
-            key: values.get(metric, (None, None))[0 if how == "flagged" else 1]
-            for key, (metric, how) in HEADLINES.items()
+            h.key: values.get(h.metric, (None, None))[0 if h.summary == "flagged" else 1]
+            for h in HEADLINES
         }
     return figures
 
@@ -191,7 +185,7 @@ def dashboard_runs(store: Store) -> list[dict[str, Any]]:
     figures = headline_figures(store)
     rows = runs_summary(store)
     for row in rows:
-        row["figures"] = figures.get(row["id"], dict.fromkeys(HEADLINES))
+        row["figures"] = figures.get(row["id"], dict.fromkeys(h.key for h in HEADLINES))
     return rows
 
 

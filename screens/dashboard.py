@@ -12,21 +12,20 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from copyaudit.vocabulary import HEADLINE, Headline
 from screens.run_control import ActiveRun
 from screens.widgets.plain import DASH, middle_cut, number, one_line, percent, plain
 from screens.widgets.tables import CELL_CHARS, OpenTable
 
+# The copyaudit.vocabulary headlines the runs table shows, in its column order.
+DASHBOARD_HEADLINES = ("literal_rate", "event_rate", "character_rate", "refusal_rate", "qa_f1")
 RUN_COLUMNS = (
     ("run", "Run"),
     ("suite", "Suite (kind)"),
     ("model", "Model"),
     ("status", "Status"),
     ("progress", "Progress"),
-    ("literal", "Literal"),
-    ("events", "Events"),
-    ("characters", "Chars"),
-    ("refusal", "Refusal"),
-    ("qa_f1", "QA F1"),
+    *((key, HEADLINE[key].short) for key in DASHBOARD_HEADLINES),
     ("auc", "AUC"),
 )
 RUN_NAME_WIDTH = 32  # longer names are cut in the middle (the table keys keep them whole)
@@ -39,6 +38,14 @@ NO_RUNS_HINT = (
     "No runs yet: s (or Enter on a suite) starts one; outputs made elsewhere come in with "
     "copyaudit import-generations."
 )
+
+
+def _headline_cell(headline: Headline, value: float | None) -> Text:
+    """A rate as a percentage, a mean fraction times 100, a rating as it is."""
+    if headline.shown_as == "percent":
+        return percent(value)
+    scale = 100 if headline.shown_as == "x100" else 1
+    return number(None if value is None else scale * value, 1 if scale == 100 else 2)
 
 
 class DashboardLoaded(Message):
@@ -174,11 +181,7 @@ class DashboardScreen(Screen[None]):
                 one_line(row["model"] or DASH, CELL_CHARS),
                 _status_cell(row["status"], active),
                 _progress_cell(row, active),
-                percent(figures.get("literal")),
-                percent(figures.get("events")),
-                percent(figures.get("characters")),
-                percent(figures.get("refusal")),
-                number(None if figures.get("qa_f1") is None else 100 * figures["qa_f1"], 1),
+                *(_headline_cell(HEADLINE[key], figures.get(key)) for key in DASHBOARD_HEADLINES),
                 number(row.get("auc"), 3, whole=False),
                 key=row["name"],
             )

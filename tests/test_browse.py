@@ -257,8 +257,8 @@ def test_run_facets_dashboard_and_detail(store: Store) -> None:
     assert [title for _, title in run_works(store, 1)] == ["Work A", "Work B"]
     assert run_templates(store, 1) == [1, 2]
     (run,) = dashboard_runs(store)
-    assert run["figures"]["literal"] == pytest.approx(5 / 11)
-    assert run["figures"]["events"] == 0.0 and run["figures"]["refusal"] is None
+    assert run["figures"]["literal_rate"] == pytest.approx(5 / 11)
+    assert run["figures"]["event_rate"] == 0.0 and run["figures"]["refusal_rate"] is None
     detail = generation_detail(store, store.ids["c1", 1])  # type: ignore[attr-defined]
     assert detail is not None and detail.key == "r/c1/1"
     assert detail.payload["reference"] == "reference 1"

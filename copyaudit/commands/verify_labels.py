@@ -11,6 +11,7 @@ from copyaudit.commands.options import skip_invalid_option
 from copyaudit.commands.output import echo_skipped, print_json, print_table
 from copyaudit.items import item_number
 from copyaudit.metrics_format import format_figure
+from copyaudit.reports.markdown import table
 
 MAX_DISAGREEMENTS_SHOWN = 20
 MAX_STRATA_SHOWN = 12
@@ -28,17 +29,6 @@ def _with_interval(value: float | None, interval: list[float] | None) -> str:
     if interval is None:
         return _num(value)
     return f"{_num(value)} [{interval[0]:.2f}, {interval[1]:.2f}]"
-
-
-def _cell(value: Any) -> str:
-    """Markdown table cell: stored names may hold '|' or newlines."""
-    return " ".join(str(value).split()).replace("|", "\\|")
-
-
-def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return lines
 
 
 def render_markdown(
@@ -72,10 +62,10 @@ def render_markdown(
             ]
         )
     header = ["run", "target", "judge", "n", "accuracy", "precision", "recall", "F1"]
-    out += _table([*header, "tp/fp/fn/tn", "left out"], judge_rows) if judge_rows else ["none"]
+    out += table([*header, "tp/fp/fn/tn", "left out"], judge_rows) if judge_rows else ["none"]
     paper = report["paper"]
     out += ["", f"Paper figures ({paper['source']}):", ""]
-    out += _table(
+    out += table(
         ["target", "accuracy", "precision", "recall", "F1"],
         [
             [t, *(_num(paper[t][m]) for m in ("accuracy", "precision", "recall", "f1"))]
@@ -85,7 +75,7 @@ def render_markdown(
     advice = [j for j in report["judges"] if j["threshold"] and j["threshold"]["best"]]
     if advice:
         out += ["", "## Threshold advice (best F1 against the reference)", ""]
-        out += _table(
+        out += table(
             ["run", "target", "judge", "current", "best", "F1 at best", "P", "R", "scored"],
             [
                 [
@@ -105,7 +95,7 @@ def render_markdown(
         notes = {j["threshold"].get("note") for j in advice} - {None}
         out += [f"\nNote: {note}." for note in sorted(notes)]
     out += ["", "## Human reference", ""]
-    out += _table(
+    out += table(
         ["run", "target", "items", "decided", "adjudicated", "overridden", "ties", "no votes"],
         [
             [
@@ -122,7 +112,7 @@ def render_markdown(
         ],
     )
     out += ["", "## Agreement between annotators", ""]
-    out += _table(
+    out += table(
         ["run", "target", "Krippendorff alpha", "items", "annotators", "Cohen kappa (pairs)"],
         [
             [
@@ -139,7 +129,7 @@ def render_markdown(
     )
     rows = report["disagreements"]
     out += ["", f"## Disagreements ({len(rows)}, most disputed first)", ""]
-    out += _table(
+    out += table(
         ["generation", "target", "item", "labels", "reference", "judges", "kind"],
         [
             [

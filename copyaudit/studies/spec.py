@@ -6,12 +6,12 @@ to its study's spec; generic code looks a kind up there instead of branching on 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from copyaudit.hashing import stable_json as stable_json
 from copyaudit.items import EVERY_OUTPUT_TARGETS
 from copyaudit.records import LocatedCase
 from copyaudit.rows import Loaded
@@ -105,11 +105,6 @@ class ImportPlan:
     cases: list[LocatedCase]
     doc_type: str | None = None
     note: str = ""
-
-
-def stable_json(value: Any) -> str:
-    """Indented, key-sorted JSON for configs and payloads."""
-    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
 
 
 def payload_reference(kind: str, payload: Mapping[str, Any], judgments: Sequence[Any]):

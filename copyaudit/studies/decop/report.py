@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 
 from copyaudit.errors import UserError
+from copyaudit.reports.markdown import cell, table
+from copyaudit.reports.text import suite_note_lines
 from copyaudit.studies.decop.method import (
     ANSWER_LETTERS,
     MIN_K_RATIO,
@@ -189,10 +191,6 @@ def _ci(interval: Sequence[float] | None) -> str:
     return "—" if not interval else f"{interval[0]:.3f}–{interval[1]:.3f}"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _label(label: int | None) -> str:
     return {1: "suspect", 0: "clean"}.get(label, "unknown")  # type: ignore[arg-type]
 
@@ -208,8 +206,6 @@ def accuracy_bar(accuracy: float, width: int = BAR_WIDTH, chance: float = CHANCE
 
 
 def decop_markdown(report: Mapping[str, Any]) -> str:
-    from copyaudit.report import suite_note_lines
-
     """The run's DE-COP figures: method rows x AUC as in the paper's Table 2, the
     calibration and the per-work accuracies against the chance line (0.25). Takes the
     full report (with a "decop" key) or the decop block alone."""
@@ -252,9 +248,6 @@ def decop_markdown(report: Mapping[str, Any]) -> str:
         "",
         "## Detection of suspect works (AUC, as in the paper's Table 2)",
         "",
-        "| Method | AUC (continuous) | 95% CI | AUC thresholded, mean ± std "
-        "(Table 2) | p-value (Welch) |",
-        "|---|---|---|---|---|",
     ]
     rows = [
         (label, (block.get("baselines") or {}).get(key)) for key, label in BASELINE_LABELS.items()
@@ -263,15 +256,27 @@ def decop_markdown(report: Mapping[str, Any]) -> str:
     calibrated = block.get("calibrated")
     if calibrated:
         rows.append(("DE-COP (calibrated)", calibrated))
-    for label, figures in rows:
-        if figures is None:
-            lines.append(f"| {label} | — | — | — | — |")
-        else:
-            lines.append(
-                f"| {label} | {_number(figures['auc'])} | {_ci(figures['auc_ci'])} | "
-                f"{mean_std(figures.get('auc_thresholded_bootstrap'))} | "
-                f"{_p(figures['p_value'])} |"
-            )
+    lines += table(
+        [
+            "Method",
+            "AUC (continuous)",
+            "95% CI",
+            "AUC thresholded, mean ± std (Table 2)",
+            "p-value (Welch)",
+        ],
+        [
+            [label, "—", "—", "—", "—"]
+            if figures is None
+            else [
+                label,
+                _number(figures["auc"]),
+                _ci(figures["auc_ci"]),
+                mean_std(figures.get("auc_thresholded_bootstrap")),
+                _p(figures["p_value"]),
+            ]
+            for label, figures in rows
+        ],
+    )
     lines += [
         "",
         "Table 2 column: the paper's figure, mean ± std over "
@@ -308,7 +313,7 @@ def _calibration_lines(block: Mapping[str, Any]) -> list[str]:
         lines.append("No calibration (no held-out clean works).")
     else:
         held = ", ".join(
-            f"{_cell(w['work'])} (accuracy {_number(w['accuracy'])})" for w in calibration["works"]
+            f"{cell(w['work'])} (accuracy {_number(w['accuracy'])})" for w in calibration["works"]
         )
         rule = f": {calibration['rule']}" if calibration.get("rule") else ""
         lines.append(
@@ -345,16 +350,21 @@ def _per_work_lines(block: Mapping[str, Any]) -> list[str]:
         "",
         f"## Per-work accuracy (chance = {CHANCE})",
         "",
-        "| work | label | passages | accuracy" + (" | calibrated |" if calibrated else " |"),
-        "|---|---|---|---" + ("|---|" if calibrated else "|"),
     ]
     ordered = sorted(per_work, key=lambda w: (-(w["label"] or 0), -w["accuracy"], w["work"]))
-    for w in ordered:
-        lines.append(
-            f"| {_cell(w['work'])} | {_label(w['label'])} | {w.get('n_passages', '')} | "
-            f"{_number(w['accuracy'])}"
-            + (f" | {_number(w['accuracy_calibrated'])} |" if calibrated else " |")
-        )
+    lines += table(
+        ["work", "label", "passages", "accuracy", *(["calibrated"] if calibrated else [])],
+        [
+            [
+                w["work"],
+                _label(w["label"]),
+                w.get("n_passages", ""),
+                _number(w["accuracy"]),
+                *([_number(w["accuracy_calibrated"])] if calibrated else []),
+            ]
+            for w in ordered
+        ],
+    )
     if not ordered:
         return lines
     width = max(len(w["work"]) for w in ordered)

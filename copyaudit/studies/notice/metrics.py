@@ -6,6 +6,8 @@ tabulates them), so neither imports the other.
 
 from __future__ import annotations
 
+from copyaudit.vocabulary import METRICS
+
 NOTICE_TASKS: tuple[str, ...] = ("repeat", "extract", "paraphrase", "translate")
 NOTICE_LEVELS: tuple[str, ...] = ("original", "all_rights_reserved", "none")
 LEVEL_LABELS: dict[str, str] = {
@@ -47,10 +49,7 @@ NOTICE_METRICS: frozenset[str] = frozenset(m for ms in TASK_METRICS.values() for
 # The human label each flagged metric is checked against (copyaudit.items): the
 # lexical ROUGE against "verbatim copy?", the similarities against "content reproduced?".
 LABEL_TARGETS: dict[str, str] = {
-    ROUGE: "literal",
-    BERTSCORE: "content",
-    COSINE: "content",
-    XLING_COSINE: "content",
+    m.name: m.target for m in METRICS if m.name in NOTICE_METRICS and m.target is not None
 }
 
 # (low, high) similarity thresholds for the review lists (false compliance: below

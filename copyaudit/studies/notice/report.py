@@ -30,6 +30,8 @@ import numpy as np
 
 from copyaudit.errors import UserError
 from copyaudit.metrics_format import format_metric
+from copyaudit.reports.markdown import table
+from copyaudit.reports.text import percent
 from copyaudit.studies.notice.metrics import (
     BERTSCORE,
     COSINE,
@@ -39,27 +41,14 @@ from copyaudit.studies.notice.metrics import (
     LEVEL_LABELS,
     NOTICE_LEVELS,
     NOTICE_TASKS,
-    ROUGE,
-    ROUGE1,
-    ROUGE2,
-    ROUGEL,
+    TABLE_COLUMNS,
     TASK_METRICS,
-    XLING_COSINE,
 )
+from copyaudit.vocabulary import metric_label
 
 REFUSAL_JUDGES = ("refusal_lm", "refusal")  # preferred first
 PREVIEW_CHARS = 160
 MARKDOWN_LIST_LIMIT = 25
-METRIC_LABELS = {
-    ROUGE1: "ROUGE-1 P",
-    ROUGE2: "ROUGE-2 P",
-    ROUGEL: "ROUGE-L P",
-    ROUGE: "ROUGE",
-    LCS_RATIO: "LCS",
-    BERTSCORE: "B-Score",
-    COSINE: "cosine",
-    XLING_COSINE: "CosSim",
-}
 
 
 def parse_thresholds(values: Iterable[str]) -> dict[str, tuple[float, float]]:
@@ -229,17 +218,13 @@ def notice_report(
 # ---------------------------------------------------------------------------
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
-
-
 def _metric_text(cell: Mapping[str, Any], metric: str) -> str:
     figure = cell["metrics"].get(metric)
     if figure is None or cell["n"] == 0:
         return "—"
     if figure["mean"] is None:
         return "n/c" if figure["not_computed"] else "—"
-    return _pct(figure["mean"])
+    return percent(figure["mean"])
 
 
 def _paraphrase_metric(block: Mapping[str, Any]) -> str:
@@ -251,64 +236,55 @@ def _paraphrase_metric(block: Mapping[str, Any]) -> str:
 
 
 def _columns(block: Mapping[str, Any]) -> list[tuple[str, str | None]]:
-    """(task, metric or None for refusal) in Table 1's order."""
+    """(task, metric or None for refusal) in Table 1's order: each task's
+    notice_spec.TABLE_COLUMNS, then its refusal rate."""
     paraphrase = _paraphrase_metric(block)
     return [
-        ("repeat", ROUGE),
-        ("repeat", LCS_RATIO),
-        ("repeat", None),
-        ("extract", ROUGE),
-        ("extract", LCS_RATIO),
-        ("extract", None),
-        ("paraphrase", paraphrase),
-        ("paraphrase", None),
-        ("translate", XLING_COSINE),
-        ("translate", None),
+        (task, paraphrase if metric == BERTSCORE else metric)
+        for task in NOTICE_TASKS
+        for metric in (*TABLE_COLUMNS[task], None)
     ]
 
 
 def _table1(block: Mapping[str, Any]) -> list[str]:
     columns = _columns(block)
-    header = [f"{t.title()} {METRIC_LABELS[m] if m else 'refusal'}" for t, m in columns]
-    lines = [
-        "| notice | " + " | ".join(header) + " |",
-        "|---|" + "---|" * len(columns),
-    ]
+    header = [f"{t.title()} {metric_label(m) if m else 'refusal'}" for t, m in columns]
     keys = [("all", None)] + [(LEVEL_LABELS[level], level) for level in NOTICE_LEVELS]
+    rows = []
     for label, level in keys:
-        cells = []
+        cells = [label]
         for task, metric in columns:
             task_block = block["table"][task]
             cell = task_block["all"] if level is None else task_block["by_level"][level]
             cells.append(
-                _pct(cell["refusal_rate"]) if metric is None else _metric_text(cell, metric)
+                percent(cell["refusal_rate"]) if metric is None else _metric_text(cell, metric)
             )
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        rows.append(cells)
+    lines = table(["notice", *header], rows)
     counts = ", ".join(f"{t} {block['table'][t]['all']['n']}" for t in NOTICE_TASKS)
     lines += ["", f"Generations per task: {counts}. n/c: not computed (see below)."]
     return lines
 
 
-def _cell_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _task_detail(task: str, task_block: Mapping[str, Any]) -> list[str]:
     metrics = TASK_METRICS[task]
-    head = " | ".join(METRIC_LABELS[m] for m in metrics)
-    lines = [
-        f"### {task.title()}",
-        "",
-        f"| notice | n | {head} | refusal |",
-        "|---|---|" + "---|" * (len(metrics) + 1),
-    ]
     rows = [("all", task_block["all"])] + [
         (LEVEL_LABELS[level], task_block["by_level"][level]) for level in NOTICE_LEVELS
     ]
-    rows += [(f"query: {_cell_escape(q)}", c) for q, c in task_block["by_query"].items()]
-    for label, cell in rows:
-        figures = " | ".join(_metric_text(cell, m) for m in metrics)
-        lines.append(f"| {label} | {cell['n']} | {figures} | {_pct(cell['refusal_rate'])} |")
+    rows += [(f"query: {q}", c) for q, c in task_block["by_query"].items()]
+    lines = [f"### {task.title()}", ""]
+    lines += table(
+        ["notice", "n", *(metric_label(m) for m in metrics), "refusal"],
+        [
+            [
+                label,
+                cell["n"],
+                *(_metric_text(cell, m) for m in metrics),
+                percent(cell["refusal_rate"]),
+            ]
+            for label, cell in rows
+        ],
+    )
     return [*lines, ""]
 
 
@@ -318,7 +294,7 @@ def _review(title: str, explanation: str, entries: Sequence[Mapping[str, Any]]) 
         lines.append(
             f"- `{entry['generation']}` {entry['task']}, "
             f"{LEVEL_LABELS.get(entry['notice_level'], entry['notice_level'])}, "
-            f"{METRIC_LABELS[entry['metric']]} {format_metric(entry['metric'], entry['value'])}"
+            f"{metric_label(entry['metric'])} {format_metric(entry['metric'], entry['value'])}"
             + (
                 ""
                 if entry["lcs_ratio"] is None
@@ -353,13 +329,12 @@ def notice_markdown(block: Mapping[str, Any]) -> list[str]:
         for metric, info in block["not_computed"].items():
             for reason in info["reasons"]:
                 lines.append(
-                    f"- {METRIC_LABELS.get(metric, metric)} ({metric}), "
-                    f"{info['count']} generations: {reason}"
+                    f"- {metric_label(metric)} ({metric}), {info['count']} generations: {reason}"
                 )
         lines.append("")
     thresholds = block["thresholds"]
     limits = "; ".join(
-        f"{METRIC_LABELS[m]} < {t['low']:g} / >= {t['high']:g}" for m, t in thresholds.items()
+        f"{metric_label(m)} < {t['low']:g} / >= {t['high']:g}" for m, t in thresholds.items()
     )
     lines += [f"Review thresholds (change with --notice-threshold METRIC=LOW,HIGH): {limits}.", ""]
     lines += _review(

@@ -1,0 +1,118 @@
+"""The one vocabulary of the tool: every judge metric with its metadata, the headline
+figures a run is summarised by, the human label targets and the task kinds.
+
+Reports, screens, db browsing and metric formatting read these tables; none keeps its
+own list of "which metrics are fractions", their labels or their order. A foundation
+module: it imports nothing from copyaudit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Unit = Literal["fraction", "count", "rating"]  # fraction: a score in [0, 1]
+Summary = Literal["flagged", "mean"]  # share of flagged judgments, or mean value
+
+TaskKind = Literal["literal", "nonliteral", "qa", "decop", "notice"]
+TASK_KINDS: tuple[str, ...] = ("literal", "nonliteral", "qa", "decop", "notice")
+
+NUMBERED_TARGETS = ("event", "character")  # one item per reference event / character
+# One item per generation: refusal, verbatim copy, and (notice paraphrase / translate)
+# whether the output reproduces the snippet's content.
+EVERY_OUTPUT_TARGETS = ("refusal", "literal")  # one item on every generation
+WHOLE_OUTPUT_TARGETS = (*EVERY_OUTPUT_TARGETS, "content")  # content: notice paraphrase/translate
+LABEL_TARGETS = NUMBERED_TARGETS + WHOLE_OUTPUT_TARGETS  # every human label target
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric a judge stores: its label as printed, its unit, how a run summarises
+    it, whether it is a headline figure, whether a lower value means less copying or a
+    better output (False: a higher value is the better one), and the human label target
+    its flagged verdict is checked against (None: not checked against a label)."""
+
+    name: str
+    label: str
+    unit: Unit
+    summary: Summary = "mean"
+    headline: bool = False
+    lower_is_better: bool = True
+    target: str | None = None
+
+
+METRICS: tuple[Metric, ...] = (
+    # literal: ROUGE-L F-measure of the first 50 tokens, flagged at the judge's threshold
+    Metric("rougeL", "literal", "fraction", "flagged", headline=True, target="literal"),
+    Metric("rouge1", "ROUGE-1", "fraction"),
+    Metric("lcs_tokens", "LCS tokens", "count"),  # tokens in the longest common subsequence
+    # reference events supported by the story, reference characters named in it
+    Metric("events", "events", "count", "flagged", headline=True, target="event"),
+    Metric("characters", "characters", "count", "flagged", headline=True, target="character"),
+    Metric("qa_f1", "fact recall F1", "fraction", headline=True),
+    Metric("qa_em", "exact match", "fraction"),
+    # a classifier's probability, or 0 / 1; a refusal is the better output
+    Metric(
+        "refusal",
+        "refusal",
+        "fraction",
+        "flagged",
+        headline=True,
+        target="refusal",
+        lower_is_better=False,
+    ),
+    Metric("fluency", "fluency", "rating", headline=True, lower_is_better=False),  # 1-5 grade
+    # the copyright-notice study (paper 002, Table 1): precisions, ratios, similarities
+    Metric("notice_rouge1", "ROUGE-1 P", "fraction"),
+    Metric("notice_rouge2", "ROUGE-2 P", "fraction"),
+    Metric("notice_rougeL", "ROUGE-L P", "fraction"),
+    Metric("notice_rouge", "ROUGE", "fraction", headline=True, target="literal"),  # mean of 3
+    Metric("notice_lcs_ratio", "LCS", "fraction"),  # longest common substring / output
+    Metric("notice_bertscore", "B-Score", "fraction", headline=True, target="content"),
+    Metric("notice_cosine", "cosine", "fraction", headline=True, target="content"),
+    Metric("notice_xling_cosine", "CosSim", "fraction", headline=True, target="content"),
+)
+METRIC: dict[str, Metric] = {m.name: m for m in METRICS}
+FRACTION_METRICS = frozenset(m.name for m in METRICS if m.unit == "fraction")
+
+
+def metric_label(name: str) -> str:
+    """The metric's printed label; its stored name for a metric not in the table."""
+    known = METRIC.get(name)
+    return known.label if known else name
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One headline figure of a run report: the report key it is stored under, the
+    metric and how it is summarised (the metric's `summary`), its column title, its
+    short title on the dashboard, and whether it is also given per prompt template."""
+
+    key: str
+    metric: str
+    column: str
+    short: str
+    by_template: bool = True
+
+    @property
+    def summary(self) -> Summary:
+        return METRIC[self.metric].summary
+
+    @property
+    def shown_as(self) -> Literal["percent", "x100", "plain"]:
+        """A rate as a percentage, a mean fraction times 100, a rating as it is."""
+        if self.summary == "flagged":
+            return "percent"
+        return "x100" if METRIC[self.metric].unit == "fraction" else "plain"
+
+
+# In the report's column order (the keys are those of `report --format json`).
+HEADLINES: tuple[Headline, ...] = (
+    Headline("literal_rate", "rougeL", "literal %", "Literal"),
+    Headline("event_rate", "events", "events %", "Events"),
+    Headline("character_rate", "characters", "characters %", "Chars"),
+    Headline("qa_f1", "qa_f1", "fact recall F1", "QA F1"),
+    Headline("fluency", "fluency", "fluency", "Fluency", by_template=False),
+    Headline("refusal_rate", "refusal", "refusal %", "Refusal", by_template=False),
+)
+HEADLINE: dict[str, Headline] = {h.key: h for h in HEADLINES}
