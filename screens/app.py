@@ -318,6 +318,15 @@ class CopyauditApp(App[None]):
         while len(self.screen_stack) > 1 and not isinstance(self.screen, DashboardScreen):
             self.pop_screen()
 
+    def open(self, destination: Any, *, replace: bool = False) -> None:
+        """Show a screens.destinations value, pushed or (`replace`) in place of this
+        screen: the one way a screen opens another."""
+        from screens.router import screen_for  # deferred: the DE-COP screens load scipy
+
+        screen = screen_for(destination, self.screen)
+        if screen is not None:
+            (self.switch_screen if replace else self.push_screen)(screen)
+
     def open_run(self, name: str) -> None:
         """The generation list of a run (the DE-COP view for a DE-COP run)."""
         from db.browse import run_info

@@ -39,7 +39,7 @@ from copyaudit.metrics_format import format_metric
 from db.browse import GenerationDetail, JudgmentView, detail_from_row
 from db.events import append_review
 from db.review import current_review, undo_review
-from screens.review_queue import STATUS_NAMES, ReviewPager, status_text
+from screens.review_cases import STATUS_NAMES, ReviewPager, status_text
 from screens.widgets.evidence import evidence_items, legend, render_output
 from screens.widgets.plain import DASH, plain
 from screens.widgets.reference import context_text

@@ -14,8 +14,8 @@ from typing import Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
+from screens.destinations import ReviewQueue
 from screens.queue_open import open_queue
-from screens.review_queue import open_review_queue
 from screens.widgets.plain import visible
 
 
@@ -42,7 +42,7 @@ class CopyauditCommands(Provider):
             ),
             (
                 "Reviewer queue",
-                partial(open_review_queue, app),
+                partial(app.open, ReviewQueue()),
                 "Flagged cases by severity: status, note, case view, dossier",
             ),
         ]

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from copyaudit.decop import ANSWER_LETTERS
-from copyaudit.decop_orders import OrderRow
+from copyaudit.decop_orders import OrderRow, order_rows
 from copyaudit.roc import roc_points
 
 
@@ -146,3 +146,23 @@ def passage_figures(rows: Sequence[OrderRow]) -> PassageFigures:
 
 def letter(index: int | None) -> str:
     return "—" if index is None else ANSWER_LETTERS[index]
+
+
+@dataclass(frozen=True)
+class PassageEntry:
+    passage: dict[str, Any]  # db.decop_browse.work_passages row
+    orders: list[OrderRow] | None  # None: not scored yet
+    figures: PassageFigures | None
+
+
+def passage_entries(
+    passages: list[dict[str, Any]], delta: list[float] | None
+) -> list[PassageEntry]:
+    entries = []
+    for passage in passages:
+        if passage["probs"] is None:
+            entries.append(PassageEntry(passage, None, None))
+            continue
+        orders = order_rows(passage, delta)
+        entries.append(PassageEntry(passage, orders, passage_figures(orders)))
+    return entries

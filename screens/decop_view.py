@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from copyaudit.decop_report import mean_std
 from screens.decop_data import DecopView, WorkRow
+from screens.destinations import DecopWork
 from screens.widgets.decop_charts import (
     CHANCE,
     LABELS,
@@ -197,9 +198,8 @@ class DecopScreen(Screen[None]):
         if row.work_id is None:
             self.notify(f"no work id for {row.name}", severity="error", markup=False)
             return
-        from screens.decop_passages import DecopPassagesScreen
-
-        self.app.push_screen(DecopPassagesScreen(self.run, row, self.view.report.get("delta")))
+        app: Any = self.app
+        app.open(DecopWork(self.run, row, self.view.report.get("delta")))
 
     def action_report(self) -> None:
         if self.view is None:

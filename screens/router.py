@@ -1,0 +1,44 @@
+"""The one table from a destination (screens.destinations) to the screen that shows it,
+used by the App, the only place that pushes one screen from another."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from textual.screen import Screen
+
+from screens.annotation import AnnotationScreen
+from screens.case_view import CaseScreen
+from screens.decop_passage import DecopPassageScreen
+from screens.decop_passages import DecopPassagesScreen
+from screens.destinations import (
+    Annotation,
+    Case,
+    DecopPassage,
+    DecopWork,
+    Generation,
+    ReviewQueue,
+)
+from screens.generation_view import GenerationScreen
+from screens.review_queue import ReviewQueueScreen
+
+SCREENS: dict[type, type[Screen[Any]]] = {
+    Generation: GenerationScreen,
+    Annotation: AnnotationScreen,
+    ReviewQueue: ReviewQueueScreen,
+    Case: CaseScreen,
+    DecopWork: DecopPassagesScreen,
+    DecopPassage: DecopPassageScreen,
+}
+
+
+def screen_for(destination: Any, current: Screen[Any]) -> Screen[Any] | None:
+    """The screen showing `destination`, built from its fields; None when `current`
+    already is that screen (a destination without fields names one screen, not one of
+    many)."""
+    screen_class = SCREENS[type(destination)]
+    arguments = {field.name: getattr(destination, field.name) for field in fields(destination)}
+    if not arguments and isinstance(current, screen_class):
+        return None
+    return screen_class(**arguments)
