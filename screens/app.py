@@ -18,7 +18,7 @@ from textual.signal import Signal
 from textual.worker import Worker, WorkerState
 
 from screens.commands import CopyauditCommands
-from screens.data import DataAccess
+from screens.connections import Connections
 from screens.run_control import ActiveRun, RunProgressed
 
 RUN_GROUP = "runs"
@@ -44,7 +44,7 @@ class CopyauditApp(App[None]):
         self.db_path = Path(db_path)
         self.annotator = annotator
         self.ask_annotator = ask_annotator
-        self.data = DataAccess(self.db_path)
+        self.data = Connections(self.db_path)
         self.active_runs: dict[str, ActiveRun] = {}
         self.run_signal: Signal[ActiveRun] = Signal(self, "runs")
         self._quit_asked_at = -QUIT_CONFIRM_S

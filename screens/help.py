@@ -35,9 +35,9 @@ def help_sections(app_class: type[DOMNode]) -> list[tuple[str, type[DOMNode]]]:
     """The screens and widgets whose keys the help lists, in the order shown; the app's
     own keys (`app_class`) first."""
     # deferred: the DE-COP screens load scipy (copyaudit.decop), the ROC plot textual_plotext
-    from screens.decop_passage import DecopPassageScreen
-    from screens.decop_passages import DecopPassagesScreen
     from screens.decop_view import DecopScreen, ReportScreen
+    from screens.passage_list import DecopPassageListScreen
+    from screens.passage_view import DecopPassageScreen
 
     return [
         ("Everywhere", app_class),
@@ -55,7 +55,7 @@ def help_sections(app_class: type[DOMNode]) -> list[tuple[str, type[DOMNode]]]:
         ("One-line input (annotator name, label note)", LineInputScreen),
         ("DE-COP run", DecopScreen),
         ("DE-COP text report", ReportScreen),
-        ("DE-COP passages of a work", DecopPassagesScreen),
+        ("DE-COP passages of a work", DecopPassageListScreen),
         ("DE-COP passage (24 prompts)", DecopPassageScreen),
         ("Help", HelpScreen),
     ]

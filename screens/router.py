@@ -10,8 +10,6 @@ from textual.screen import Screen
 
 from screens.annotation import AnnotationScreen
 from screens.case_view import CaseScreen
-from screens.decop_passage import DecopPassageScreen
-from screens.decop_passages import DecopPassagesScreen
 from screens.destinations import (
     Annotation,
     Case,
@@ -21,6 +19,8 @@ from screens.destinations import (
     ReviewQueue,
 )
 from screens.generation_view import GenerationScreen
+from screens.passage_list import DecopPassageListScreen
+from screens.passage_view import DecopPassageScreen
 from screens.review_queue import ReviewQueueScreen
 
 SCREENS: dict[type, type[Screen[Any]]] = {
@@ -28,7 +28,7 @@ SCREENS: dict[type, type[Screen[Any]]] = {
     Annotation: AnnotationScreen,
     ReviewQueue: ReviewQueueScreen,
     Case: CaseScreen,
-    DecopWork: DecopPassagesScreen,
+    DecopWork: DecopPassageListScreen,
     DecopPassage: DecopPassageScreen,
 }
 

@@ -28,7 +28,7 @@ class PassagesLoaded(Message):
         self.entries = entries
 
 
-class DecopPassagesScreen(Screen[None]):
+class DecopPassageListScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="decop_passages.back"),
     ]
