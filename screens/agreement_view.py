@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from copyaudit.agreement import agreement_report
 from copyaudit.items import item_number
 from copyaudit.metrics_format import format_figure
 from screens.destinations import Annotation, Generation
@@ -203,8 +204,6 @@ class AgreementScreen(Screen[None]):
             self.action_reload()  # labels may have changed in the view
 
     def action_reload(self) -> None:
-        from copyaudit.agreement import agreement_report
-
         app: Any = self.app
 
         def work() -> None:

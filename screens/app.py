@@ -321,7 +321,7 @@ class CopyauditApp(App[None]):
     def open(self, destination: Any, *, replace: bool = False) -> None:
         """Show a screens.destinations value, pushed or (`replace`) in place of this
         screen: the one way a screen opens another."""
-        from screens.router import screen_for  # deferred: the DE-COP screens load scipy
+        from screens.router import screen_for  # deferred like every screen: start-up shows one
 
         screen = screen_for(destination, self.screen)
         if screen is not None:

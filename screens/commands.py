@@ -14,6 +14,8 @@ from typing import Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
+from db.queries import runs_summary
+from db.queues import list_queues
 from screens.destinations import ReviewQueue
 from screens.queue_open import open_queue
 from screens.widgets.plain import visible
@@ -21,9 +23,6 @@ from screens.widgets.plain import visible
 
 class CopyauditCommands(Provider):
     async def startup(self) -> None:
-        from db.queries import runs_summary
-        from db.queues import list_queues
-
         app: Any = self.app
         self._runs = [row["name"] for row in runs_summary(app.data.ui)]
         self._queues = [(row["name"], row["items"]) for row in list_queues(app.data.ui)]

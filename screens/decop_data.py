@@ -13,7 +13,11 @@ import numpy as np
 
 from copyaudit.decop import ANSWER_LETTERS
 from copyaudit.decop_orders import OrderRow, order_rows
+from copyaudit.decop_report import decop_markdown, decop_report
+from copyaudit.decop_works import SuiteWork, work_names
 from copyaudit.roc import roc_points
+from db.decop import suite_works
+from db.runs import run_row
 
 
 @dataclass(frozen=True)
@@ -88,11 +92,6 @@ def work_rows(report: dict[str, Any], ids: dict[str, int]) -> list[WorkRow]:
 
 def load_decop_view(store: Any, run: str) -> DecopView:
     """Everything the DE-COP screen shows for `run` (one full report computation)."""
-    from copyaudit.decop_report import decop_markdown, decop_report
-    from copyaudit.decop_works import SuiteWork, work_names
-    from db.decop import suite_works
-    from db.runs import run_row
-
     report = decop_report(store, run)
     works = suite_works(store, int(run_row(store, run)["suite_id"]))
     names = work_names([SuiteWork(w["title"], w["author"], w["membership"]) for w in works])

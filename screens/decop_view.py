@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from copyaudit.decop_report import mean_std
-from screens.decop_data import DecopView, WorkRow
+from screens.decop_data import DecopView, WorkRow, load_decop_view
 from screens.destinations import DecopWork
 from screens.widgets.decop_charts import (
     CHANCE,
@@ -164,8 +164,6 @@ class DecopScreen(Screen[None]):
         name = self.run["name"]
 
         def work() -> None:
-            from screens.decop_data import load_decop_view
-
             with app.data.background() as store:
                 view = load_decop_view(store, name)
             self.post_message(DecopLoaded(view))

@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from db.decop_browse import work_passages
 from screens.decop_data import PassageEntry, WorkRow, options_of, passage_entries
 from screens.destinations import DecopPassage
 from screens.widgets.decop_charts import work_title
@@ -61,8 +62,6 @@ class DecopPassageListScreen(Screen[None]):
         run_id, work_id, delta = int(self.run["id"]), self.work.work_id, self.delta
 
         def work() -> None:
-            from db.decop_browse import work_passages
-
             with app.data.background() as store:
                 passages = work_passages(store, run_id, int(work_id or 0))
             self.post_message(PassagesLoaded(passage_entries(passages, delta)))

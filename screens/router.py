@@ -3,6 +3,7 @@ used by the App, the only place that pushes one screen from another."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
@@ -19,17 +20,30 @@ from screens.destinations import (
     ReviewQueue,
 )
 from screens.generation_view import GenerationScreen
-from screens.passage_list import DecopPassageListScreen
-from screens.passage_view import DecopPassageScreen
 from screens.review_queue import ReviewQueueScreen
 
-SCREENS: dict[type, type[Screen[Any]]] = {
-    Generation: GenerationScreen,
-    Annotation: AnnotationScreen,
-    ReviewQueue: ReviewQueueScreen,
-    Case: CaseScreen,
-    DecopWork: DecopPassageListScreen,
-    DecopPassage: DecopPassageScreen,
+
+def _passage_list() -> type[Screen[Any]]:
+    from screens.passage_list import DecopPassageListScreen  # deferred: loads scipy
+
+    return DecopPassageListScreen
+
+
+def _passage_view() -> type[Screen[Any]]:
+    from screens.passage_view import DecopPassageScreen  # deferred: loads scipy
+
+    return DecopPassageScreen
+
+
+# destination -> its screen class, loaded when first asked for where the screen module
+# loads scipy (the DE-COP screens, through copyaudit.decop)
+SCREENS: dict[type, Callable[[], type[Screen[Any]]]] = {
+    Generation: lambda: GenerationScreen,
+    Annotation: lambda: AnnotationScreen,
+    ReviewQueue: lambda: ReviewQueueScreen,
+    Case: lambda: CaseScreen,
+    DecopWork: _passage_list,
+    DecopPassage: _passage_view,
 }
 
 
@@ -37,7 +51,7 @@ def screen_for(destination: Any, current: Screen[Any]) -> Screen[Any] | None:
     """The screen showing `destination`, built from its fields; None when `current`
     already is that screen (a destination without fields names one screen, not one of
     many)."""
-    screen_class = SCREENS[type(destination)]
+    screen_class = SCREENS[type(destination)]()
     arguments = {field.name: getattr(destination, field.name) for field in fields(destination)}
     if not arguments and isinstance(current, screen_class):
         return None

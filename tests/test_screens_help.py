@@ -96,7 +96,9 @@ async def test_command_palette_opens_runs_and_the_launcher(demo_db: Path) -> Non
 def test_help_snapshot(demo_db: Path, snap_compare) -> None:
     async def open_help(pilot) -> None:
         await settle(pilot)
-        await pilot.press("enter", "enter")  # a run's list, its first generation
+        await pilot.press("enter")  # a run's list
+        await settle(pilot)  # its rows are loaded by a worker
+        await pilot.press("enter")  # its first generation
         await settle(pilot)
         await pilot.press("question_mark")  # opens at the generation view's keys
         await settle(pilot)

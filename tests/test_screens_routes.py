@@ -27,8 +27,8 @@ def test_every_destination_has_a_screen_taking_its_fields() -> None:
     """A field is the screen's parameter of the same name, optional exactly when the
     parameter is (so the router's keyword call stays the screen's signature)."""
     assert set(SCREENS) == set(_destinations())
-    for destination, screen_class in SCREENS.items():
-        parameters = dict(inspect.signature(screen_class.__init__).parameters)
+    for destination, load in SCREENS.items():
+        parameters = dict(inspect.signature(load().__init__).parameters)
         parameters.pop("self")
         wanted = {name: p.default is inspect.Parameter.empty for name, p in parameters.items()}
         given = {
