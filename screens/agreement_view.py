@@ -21,8 +21,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from copyaudit.agreement import agreement_report
 from copyaudit.items import item_number
 from copyaudit.metrics_format import format_figure
+from screens.destinations import Annotation, Generation
 from screens.id_pager import IdPager
 from screens.widgets.plain import DASH, plain
 from screens.widgets.tables import OpenTable
@@ -202,8 +204,6 @@ class AgreementScreen(Screen[None]):
             self.action_reload()  # labels may have changed in the view
 
     def action_reload(self) -> None:
-        from copyaudit.agreement import agreement_report
-
         app: Any = self.app
 
         def work() -> None:
@@ -334,16 +334,13 @@ class AgreementScreen(Screen[None]):
         event.stop()
         if event.data_table.id != "agreement-disputes":
             return
-        from screens.generation_view import GenerationScreen
-
         row = self._dispute()
         if row is not None:
-            self.app.push_screen(GenerationScreen(row["generation_id"], self._pager()))
+            app: Any = self.app
+            app.open(Generation(row["generation_id"], self._pager()))
 
     def action_adjudicate(self) -> None:
         """Annotation mode on the disputed generation, labelling as the adjudicator."""
-        from screens.annotation import AnnotationScreen
-
         row = self._dispute()
         if row is None or self.report is None:
             return
@@ -351,13 +348,13 @@ class AgreementScreen(Screen[None]):
         app: Any = self.app
 
         def start(_: str) -> None:
-            screen = AnnotationScreen(
+            destination = Annotation(
                 row["generation_id"],
                 self._pager(),
                 adjudicate_as=adjudicator,
                 start_item=f"{row['target']}:{row['item']}",
             )
-            self.app.push_screen(screen)
+            app.open(destination)
 
         app.ensure_annotator(start)
 

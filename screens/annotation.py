@@ -34,6 +34,7 @@ from copyaudit.identity import remember_setting, setting
 from copyaudit.items import WHOLE_OUTPUT_TARGETS, item_name
 from db.events import append_label
 from db.labels import CurrentLabel, label_progress
+from screens.destinations import Generation
 from screens.generation_view import GenerationScreen, evidence_keys
 from screens.labelling import ItemKey, labels_by_item, undo_latest
 from screens.line_input import LineInputScreen
@@ -419,10 +420,11 @@ class AnnotationScreen(GenerationScreen):
         """The generation view on the same generation (judges hidden while blind)."""
         if not self._may_leave():
             return
-        view = GenerationScreen(
+        view = Generation(
             self.generation_id, self.pager, self.origin, blind=self.blind, queue=self.queue
         )
-        self.app.switch_screen(view)
+        app: Any = self.app
+        app.open(view, replace=True)
 
     def action_annotate(self) -> None:  # already annotating
         self.action_leave()

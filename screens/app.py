@@ -19,7 +19,7 @@ from textual.worker import Worker, WorkerState
 
 from copyaudit.engine.lifecycle import FINISHED, RunnableRequest, RunOutcome
 from screens.commands import CopyauditCommands
-from screens.data import DataAccess
+from screens.connections import Connections
 from screens.run_control import ActiveRun, RunProgressed
 
 RUN_GROUP = "runs"
@@ -45,7 +45,7 @@ class CopyauditApp(App[None]):
         self.db_path = Path(db_path)
         self.annotator = annotator
         self.ask_annotator = ask_annotator
-        self.data = DataAccess(self.db_path)
+        self.data = Connections(self.db_path)
         self.active_runs: dict[str, ActiveRun] = {}
         self.run_signal: Signal[ActiveRun] = Signal(self, "runs")
         self._quit_asked_at = -QUIT_CONFIRM_S
@@ -305,6 +305,15 @@ class CopyauditApp(App[None]):
 
         while len(self.screen_stack) > 1 and not isinstance(self.screen, DashboardScreen):
             self.pop_screen()
+
+    def open(self, destination: Any, *, replace: bool = False) -> None:
+        """Show a screens.destinations value, pushed or (`replace`) in place of this
+        screen: the one way a screen opens another."""
+        from screens.router import screen_for  # deferred like every screen: start-up shows one
+
+        screen = screen_for(destination, self.screen)
+        if screen is not None:
+            (self.switch_screen if replace else self.push_screen)(screen)
 
     def open_run(self, name: str) -> None:
         """The generation list of a run (the DE-COP view for a DE-COP run)."""

@@ -32,14 +32,15 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from copyaudit.dossier import Dossier, case_file, flag_text
+from copyaudit.dossier import Dossier, case_file, flag_text, write_dossier
 from copyaudit.errors import UserError
 from copyaudit.items import item_label
 from copyaudit.metrics_format import format_metric
 from db.browse import GenerationDetail, JudgmentView, detail_from_row
 from db.events import append_review
 from db.review import current_review, undo_review
-from screens.review_queue import STATUS_NAMES, ReviewPager, status_text
+from screens.line_input import LineInputScreen
+from screens.review_cases import STATUS_NAMES, ReviewPager, status_text
 from screens.widgets.evidence import evidence_items, legend, render_output
 from screens.widgets.plain import DASH, plain
 from screens.widgets.reference import context_text
@@ -389,8 +390,6 @@ class CaseScreen(Screen[None]):
 
     def action_note(self) -> None:
         """A one-line note, stored with the next status key's review event."""
-        from screens.line_input import LineInputScreen
-
         if self.case is None:
             return
 
@@ -447,8 +446,6 @@ class CaseScreen(Screen[None]):
 
     def action_dossier(self) -> None:
         """Write the case's dossier beside the database (a worker: it hashes the file)."""
-        from copyaudit.dossier import write_dossier
-
         if self.case is None:
             return
         app: Any = self.app

@@ -14,16 +14,15 @@ from typing import Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
+from db.queries import runs_summary
+from db.queues import list_queues
+from screens.destinations import ReviewQueue
 from screens.queue_open import open_queue
-from screens.review_queue import open_review_queue
 from screens.widgets.plain import visible
 
 
 class CopyauditCommands(Provider):
     async def startup(self) -> None:
-        from db.queries import runs_summary
-        from db.queues import list_queues
-
         app: Any = self.app
         self._runs = [row["name"] for row in runs_summary(app.data.ui)]
         self._queues = [(row["name"], row["items"]) for row in list_queues(app.data.ui)]
@@ -42,7 +41,7 @@ class CopyauditCommands(Provider):
             ),
             (
                 "Reviewer queue",
-                partial(open_review_queue, app),
+                partial(app.open, ReviewQueue()),
                 "Flagged cases by severity: status, note, case view, dossier",
             ),
         ]

@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from copyaudit.vocabulary import HEADLINE, Headline
+from screens.destinations import ReviewQueue
 from screens.run_control import ActiveRun
 from screens.widgets.plain import DASH, middle_cut, number, one_line, percent, plain
 from screens.widgets.tables import CELL_CHARS, OpenTable
@@ -224,9 +225,8 @@ class DashboardScreen(Screen[None]):
         app.action_new_run(self._selected("suites") if on_suites else None)
 
     def action_review(self) -> None:
-        from screens.review_queue import open_review_queue
-
-        open_review_queue(self.app)
+        app: Any = self.app
+        app.open(ReviewQueue())
 
     def action_cancel_run(self) -> None:
         """x: the run that is running (whichever row is selected), or ask which."""

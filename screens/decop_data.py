@@ -13,7 +13,11 @@ import numpy as np
 
 from copyaudit.roc import roc_points
 from copyaudit.studies.decop.method import ANSWER_LETTERS
-from copyaudit.studies.decop.orders import OrderRow
+from copyaudit.studies.decop.orders import OrderRow, order_rows
+from copyaudit.studies.decop.report import decop_markdown, decop_report
+from copyaudit.studies.decop.works import SuiteWork, work_names
+from db.decop import suite_works
+from db.runs import run_row
 
 
 @dataclass(frozen=True)
@@ -88,11 +92,6 @@ def work_rows(report: dict[str, Any], ids: dict[str, int]) -> list[WorkRow]:
 
 def load_decop_view(store: Any, run: str) -> DecopView:
     """Everything the DE-COP screen shows for `run` (one full report computation)."""
-    from copyaudit.studies.decop.report import decop_markdown, decop_report
-    from copyaudit.studies.decop.works import SuiteWork, work_names
-    from db.decop import suite_works
-    from db.runs import run_row
-
     report = decop_report(store, run)
     works = suite_works(store, int(run_row(store, run)["suite_id"]))
     names = work_names([SuiteWork(w["title"], w["author"], w["membership"]) for w in works])
@@ -146,3 +145,23 @@ def passage_figures(rows: Sequence[OrderRow]) -> PassageFigures:
 
 def letter(index: int | None) -> str:
     return "—" if index is None else ANSWER_LETTERS[index]
+
+
+@dataclass(frozen=True)
+class PassageEntry:
+    passage: dict[str, Any]  # db.decop_browse.work_passages row
+    orders: list[OrderRow] | None  # None: not scored yet
+    figures: PassageFigures | None
+
+
+def passage_entries(
+    passages: list[dict[str, Any]], delta: list[float] | None
+) -> list[PassageEntry]:
+    entries = []
+    for passage in passages:
+        if passage["probs"] is None:
+            entries.append(PassageEntry(passage, None, None))
+            continue
+        orders = order_rows(passage, delta)
+        entries.append(PassageEntry(passage, orders, passage_figures(orders)))
+    return entries

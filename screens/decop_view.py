@@ -19,7 +19,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from copyaudit.studies.decop.report import mean_std
-from screens.decop_data import DecopView, WorkRow
+from screens.decop_data import DecopView, WorkRow, load_decop_view
+from screens.destinations import DecopWork
 from screens.widgets.decop_charts import (
     CHANCE,
     LABELS,
@@ -163,8 +164,6 @@ class DecopScreen(Screen[None]):
         name = self.run["name"]
 
         def work() -> None:
-            from screens.decop_data import load_decop_view
-
             with app.data.background() as store:
                 view = load_decop_view(store, name)
             self.post_message(DecopLoaded(view))
@@ -197,9 +196,8 @@ class DecopScreen(Screen[None]):
         if row.work_id is None:
             self.notify(f"no work id for {row.name}", severity="error", markup=False)
             return
-        from screens.decop_passages import DecopPassagesScreen
-
-        self.app.push_screen(DecopPassagesScreen(self.run, row, self.view.report.get("delta")))
+        app: Any = self.app
+        app.open(DecopWork(self.run, row, self.view.report.get("delta")))
 
     def action_report(self) -> None:
         if self.view is None:

@@ -29,6 +29,7 @@ from db.browse import (
     run_templates,
     run_works,
 )
+from screens.destinations import Generation
 from screens.paged_table import CountLoaded, PagedTableScreen
 from screens.paging import GenerationPager
 from screens.widgets.plain import DASH, metric_cell, one_line, plain
@@ -296,11 +297,10 @@ class GenerationListScreen(PagedTableScreen):
     # --- opening -----------------------------------------------------------------------
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        from screens.generation_view import GenerationScreen
-
         if event.row_key.value is None:
             return
-        self.app.push_screen(GenerationScreen(int(event.row_key.value), self.pager, self))
+        app: Any = self.app
+        app.open(Generation(int(event.row_key.value), self.pager, self))
 
     def on_screen_resume(self) -> None:
         self._catch_up()

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 
 from db.browse import GenerationDetail, generation_detail
+from screens.destinations import Annotation
 from screens.paging import GenerationPager
 from screens.widgets.checklist import EvidenceChecklist
 from screens.widgets.evidence import (
@@ -270,21 +271,15 @@ class GenerationScreen(Screen[None]):
 
     def action_annotate(self) -> None:
         """Annotation mode on this generation (asks who is labelling first, if unknown)."""
-        from screens.annotation import AnnotationScreen
+        app: Any = self.app
 
         def start(_: str) -> None:
-            if self.app.screen is self:
-                self.app.switch_screen(
-                    AnnotationScreen(
-                        self.generation_id,
-                        self.pager,
-                        self.origin,
-                        from_view=True,
-                        queue=self.queue,
-                    )
+            if app.screen is self:
+                mode = Annotation(
+                    self.generation_id, self.pager, self.origin, from_view=True, queue=self.queue
                 )
+                app.open(mode, replace=True)
 
-        app: Any = self.app
         app.ensure_annotator(start)
 
     def action_focus_pane(self, pane_id: str) -> None:

@@ -11,32 +11,36 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.dom import DOMNode
+from textual.keys import format_key
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
+from screens.agreement_view import AgreementScreen
+from screens.annotation import AnnotationScreen
+from screens.case_view import CaseScreen
+from screens.dashboard import DashboardScreen
+from screens.generation_list import GenerationListScreen
+from screens.generation_view import GenerationScreen
+from screens.launcher import LauncherScreen
+from screens.line_input import LineInputScreen
+from screens.review_queue import ReviewQueueScreen
+from screens.widgets.checklist import EvidenceChecklist
 from screens.widgets.plain import plain
+from screens.widgets.tables import OpenTable
+
+KEY_NAMES = {"esc": "Esc", "⏎": "Enter", "enter": "Enter", "tab": "Tab", "shift+tab": "Shift+Tab"}
 
 
-def help_sections() -> list[tuple[str, type[DOMNode]]]:
-    """The screens and widgets whose keys the help lists, in the order shown."""
-    from screens.agreement_view import AgreementScreen
-    from screens.annotation import AnnotationScreen
-    from screens.app import CopyauditApp
-    from screens.case_view import CaseScreen
-    from screens.dashboard import DashboardScreen
-    from screens.decop_passage import DecopPassageScreen
-    from screens.decop_passages import DecopPassagesScreen
+def help_sections(app_class: type[DOMNode]) -> list[tuple[str, type[DOMNode]]]:
+    """The screens and widgets whose keys the help lists, in the order shown; the app's
+    own keys (`app_class`) first."""
+    # deferred: the DE-COP screens load scipy (copyaudit.studies.decop), the ROC plot textual_plotext
     from screens.decop_view import DecopScreen, ReportScreen
-    from screens.generation_list import GenerationListScreen
-    from screens.generation_view import GenerationScreen
-    from screens.launcher import LauncherScreen
-    from screens.line_input import LineInputScreen
-    from screens.review_queue import ReviewQueueScreen
-    from screens.widgets.checklist import EvidenceChecklist
-    from screens.widgets.tables import OpenTable
+    from screens.passage_list import DecopPassageListScreen
+    from screens.passage_view import DecopPassageScreen
 
     return [
-        ("Everywhere", CopyauditApp),
+        ("Everywhere", app_class),
         ("Every screen", Screen),
         ("Tables (runs, suites, generations)", OpenTable),
         ("Runs dashboard", DashboardScreen),
@@ -51,7 +55,7 @@ def help_sections() -> list[tuple[str, type[DOMNode]]]:
         ("One-line input (annotator name, label note)", LineInputScreen),
         ("DE-COP run", DecopScreen),
         ("DE-COP text report", ReportScreen),
-        ("DE-COP passages of a work", DecopPassagesScreen),
+        ("DE-COP passages of a work", DecopPassageListScreen),
         ("DE-COP passage (24 prompts)", DecopPassageScreen),
         ("Help", HelpScreen),
     ]
@@ -80,10 +84,19 @@ def own_bindings(cls: type[DOMNode]) -> list[Binding]:
     return [b for _, b in merged if not b.system and (b.key, b.action) not in shared]
 
 
-def ordered_sections(current: type[DOMNode] | None) -> list[tuple[str, type[DOMNode]]]:
+def key_display(binding: Binding) -> str:
+    if binding.key_display:
+        return binding.key_display
+    keys = (format_key(key.strip()) for key in binding.key.split(","))
+    return "/".join(KEY_NAMES.get(key, key) for key in keys)
+
+
+def ordered_sections(
+    app_class: type[DOMNode], current: type[DOMNode] | None
+) -> list[tuple[str, type[DOMNode]]]:
     """The help's sections, the one of `current` (the screen help was called from)
     first; a subclass's own screen wins over its base."""
-    sections = help_sections()
+    sections = help_sections(app_class)
     if current is None:
         return sections
     mine = [s for s in sections if s[1] is current] or [
@@ -96,10 +109,8 @@ def help_table(app: Any, current: type[DOMNode] | None = None) -> Table:
     table = Table(show_edge=False, box=None, padding=(0, 2))
     table.add_column("Key", style="bold cyan", no_wrap=True, min_width=12)
     table.add_column("Does", min_width=30)
-    from screens.keymap import key_display
-
     palette = getattr(app, "COMMAND_PALETTE_BINDING", None)
-    sections = ordered_sections(current)
+    sections = ordered_sections(type(app), current)
     for number, (title, cls) in enumerate(sections):
         if number == 1 and current is not None:
             table.add_row(Text("Other screens", style="bold reverse"), Text(""))
@@ -107,7 +118,7 @@ def help_table(app: Any, current: type[DOMNode] | None = None) -> Table:
         heading = f"This screen: {title}" if number == 0 and current is not None else title
         table.add_row(Text(heading, style="bold underline"), Text(""))
         bindings = own_bindings(cls)
-        if cls.__name__ == "CopyauditApp" and palette:
+        if cls is type(app) and palette:
             bindings.append(Binding(palette, "command_palette", "Command palette"))
         for binding in bindings:
             table.add_row(plain(key_display(binding)), plain(binding.description or binding.action))

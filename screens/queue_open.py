@@ -10,6 +10,8 @@ from typing import Any
 from copyaudit.errors import UserError
 from db.labels import label_progress
 from db.queues import queue_items
+from screens.destinations import Annotation
+from screens.id_pager import IdPager
 
 
 def open_queue(app: Any, name: str) -> None:
@@ -18,9 +20,6 @@ def open_queue(app: Any, name: str) -> None:
 
 
 def _open(app: Any, name: str, annotator: str) -> None:
-    from screens.annotation import AnnotationScreen
-    from screens.id_pager import IdPager
-
     try:
         ids = queue_items(app.data.ui, name)
     except UserError as error:
@@ -37,4 +36,4 @@ def _open(app: Any, name: str, annotator: str) -> None:
         f"starting at {start + 1}",
         markup=False,
     )
-    app.push_screen(AnnotationScreen(ids[start], IdPager(ids), queue=name))
+    app.open(Annotation(ids[start], IdPager(ids), queue=name))

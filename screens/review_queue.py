@@ -7,7 +7,6 @@ view (screens.case_view), whose n/p walk this queue in this order and filter."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -20,21 +19,14 @@ from textual.widgets import DataTable, Footer, Select, Static
 from db.connection import Store
 from db.events import REVIEW_STATUSES
 from db.queries import run_models, work_titles
-from db.review import QueueKey, QueueRow, review_queue, review_queue_count
+from db.review import QueueRow
+from screens.destinations import Case
 from screens.paged_table import PagedTableScreen
-from screens.paging import KeysetPager
+from screens.review_cases import QueueFilter, ReviewPager, status_text
 from screens.widgets.plain import DASH, number, one_line, plain
 from screens.widgets.tables import CELL_CHARS, OpenTable
 
-PAGE_SIZE = 100
 ALL = "all"
-STATUS_STYLES = {
-    "open": "bold",
-    "cleared": "green",
-    "escalated": "bold red",
-    "needs_second_look": "bold yellow",
-}
-STATUS_NAMES = {"needs_second_look": "second look"}
 COLUMNS = (  # key, label, width (None: shares the room left, FLEXIBLE)
     ("case", "Case", None),
     ("work", "Work", None),
@@ -47,71 +39,6 @@ COLUMNS = (  # key, label, width (None: shares the room left, FLEXIBLE)
 )
 # narrowest widths; wider screens give work titles, judges and notes more
 FLEXIBLE = {"case": 30, "work": 14, "note": 10, "judges": 14}
-
-
-def status_text(status: str) -> Text:
-    return plain(STATUS_NAMES.get(status, status), STATUS_STYLES.get(status, ""))
-
-
-@dataclass(frozen=True)
-class QueueFilter:
-    work: str | None = None  # work key
-    work_title: str | None = None  # shown in the status line
-    model: str | None = None
-    run: str | None = None
-    status: str | None = None
-
-    def arguments(self) -> dict[str, str | None]:
-        return {"work": self.work, "model": self.model, "run": self.run, "status": self.status}
-
-    def describe(self) -> str:
-        parts = [
-            f"{name} {value}"
-            for name, value in (
-                ("work", self.work_title or self.work),
-                ("model", self.model),
-                ("run", self.run),
-                ("status", self.status),
-            )
-            if value is not None
-        ]
-        return ", ".join(parts) if parts else "no filter"
-
-
-class ReviewPager(KeysetPager[QueueFilter, QueueRow]):
-    """The queue as loaded so far (rows in severity order) under one filter; shared with
-    the case view, so n/p walk this order and the queue shows what the view changed."""
-
-    def __init__(self, filter: QueueFilter | None = None) -> None:
-        super().__init__(filter or QueueFilter(), page_size=PAGE_SIZE)
-        self.changed: set[int] = set()  # generations whose review changed in the case view
-
-    def reset(self, filter: QueueFilter) -> int:
-        self.changed = set()
-        return super().reset(filter)
-
-    def page(self, store: Store, after: QueueKey | None = None) -> list[QueueRow]:
-        return review_queue(store, **self.filter.arguments(), limit=self.page_size, after=after)
-
-    def key_of(self, row: QueueRow) -> QueueKey:
-        return row.page_key
-
-    def count(self, store: Store) -> int:
-        return review_queue_count(store, **self.filter.arguments())
-
-    def record_review(self, generation_id: int, review: dict[str, Any]) -> None:
-        """Show a new review decision in the loaded row (it keeps its place)."""
-        index = self.index_of(generation_id)
-        if index is None:
-            return
-        self.rows[index] = replace(
-            self.rows[index],
-            status=review["status"],
-            reviewer=review["reviewer"],
-            note=review["note"],
-            reviewed_at=review["created_at"],
-        )
-        self.changed.add(generation_id)
 
 
 class QueueMetaLoaded(Message):
@@ -260,12 +187,11 @@ class ReviewQueueScreen(PagedTableScreen):
         self._reload(self.pager.filter)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        from screens.case_view import CaseScreen
-
         event.stop()
         if event.row_key.value is None:
             return
-        self.app.push_screen(CaseScreen(int(event.row_key.value), self.pager, self))
+        app: Any = self.app
+        app.open(Case(int(event.row_key.value), self.pager, self))
 
     def on_screen_resume(self) -> None:
         """Back from the case view: show the decisions made there and the rows it
@@ -281,9 +207,3 @@ class ReviewQueueScreen(PagedTableScreen):
                     table.update_cell(str(generation_id), key, cell)
         self.pager.changed.clear()
         self._catch_up()
-
-
-def open_review_queue(app: Any) -> None:
-    """The reviewer queue (the dashboard's `v`, the command palette)."""
-    if not isinstance(app.screen, ReviewQueueScreen):
-        app.push_screen(ReviewQueueScreen())

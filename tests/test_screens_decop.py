@@ -28,10 +28,10 @@ from db import Store
 from db.cases import import_cases
 from db.decop import decop_score_rows
 from screens.app import CopyauditApp
-from screens.decop_passage import DecopPassageScreen
-from screens.decop_passages import DecopPassagesScreen
 from screens.decop_view import DecopScreen
 from screens.launcher import LauncherScreen
+from screens.passage_list import DecopPassageListScreen
+from screens.passage_view import DecopPassageScreen
 from screens.widgets.roc_plot import RocPlot
 from tests.factories import write_decop_csv
 from tests.test_decop_run import (
@@ -251,7 +251,7 @@ async def test_passages_of_a_work_and_one_passage(built: Built, tmp_path: Path) 
         await pilot.press("enter")
         await settle(pilot)
         passages = app.screen
-        assert isinstance(passages, DecopPassagesScreen)
+        assert isinstance(passages, DecopPassageListScreen)
         listed = passages.query_one("#decop-passages")
         assert listed.row_count == len(built.works[title]) == 2
         case_ids = [str(listed.get_row_at(i)[0]) for i in range(2)]

@@ -27,15 +27,15 @@ def _ours(cls) -> list:
 
 def test_binding_ids_are_unique_and_keys_do_not_collide() -> None:
     named: dict[str, set[tuple[str, str]]] = {}
-    for _, cls in help_sections():
+    for _, cls in help_sections(CopyauditApp):
         for b in _ours(cls):  # a subclass screen inherits its base's bindings, ids and all
             named.setdefault(b.id, set()).add((b.key, b.action))
         keys = [b.key for b in own_bindings(cls)]
         assert len(keys) == len(set(keys)), f"{cls.__name__} binds a key twice: {keys}"
     assert {i: found for i, found in named.items() if len(found) > 1} == {}
     assert len(named) >= 30
-    app_keys = {b.key for _, cls in help_sections()[:1] for b in own_bindings(cls)}
-    for title, cls in help_sections()[2:]:
+    app_keys = {b.key for _, cls in help_sections(CopyauditApp)[:1] for b in own_bindings(cls)}
+    for title, cls in help_sections(CopyauditApp)[2:]:
         if "Help" not in title:  # the help screen closes itself with ?, on purpose
             assert not app_keys & {b.key for b in own_bindings(cls)}, title
 
@@ -50,7 +50,7 @@ async def test_help_lists_every_key_of_every_screen(demo_db: Path) -> None:
         console = Console(width=200, record=True)
         console.print(help_table(app))
         text = console.export_text()
-        for _, cls in help_sections():
+        for _, cls in help_sections(CopyauditApp):
             for binding in own_bindings(cls):
                 assert binding.description in text
                 if binding.id:  # developer binding ids are not shown to people
@@ -96,7 +96,9 @@ async def test_command_palette_opens_runs_and_the_launcher(demo_db: Path) -> Non
 def test_help_snapshot(demo_db: Path, snap_compare) -> None:
     async def open_help(pilot) -> None:
         await settle(pilot)
-        await pilot.press("enter", "enter")  # a run's list, its first generation
+        await pilot.press("enter")  # a run's list
+        await settle(pilot)  # its rows are loaded by a worker
+        await pilot.press("enter")  # its first generation
         await settle(pilot)
         await pilot.press("question_mark")  # opens at the generation view's keys
         await settle(pilot)

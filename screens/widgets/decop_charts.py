@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from copyaudit.studies.decop.method import ANSWER_LETTERS
+from screens.decop_data import WorkRow
 from screens.widgets.plain import DASH, plain
 
 CHANCE = 0.25
@@ -131,4 +132,12 @@ def bias_text(
     text.append(" ".join(f"{lt}{d:+.3f}" for lt, d in zip(ANSWER_LETTERS, delta, strict=True)))
     text.append("\nfitted on ", "dim")
     text.append_text(plain(", ".join(fitted_on) or DASH))
+    return text
+
+
+def work_title(work: WorkRow) -> Text:
+    """The work's name and what it is: suspect, clean, or held out for calibration."""
+    text = plain(work.name, "bold")
+    label = "clean, held out for calibration" if work.held_out else LABELS.get(work.label, "?")
+    text.append(f" ({label})", label_style(work.label))
     return text

@@ -4,7 +4,6 @@ preview of the verbatim passage. Enter opens a passage's 24 prompts."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -14,33 +13,14 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from copyaudit.studies.decop.orders import OrderRow, order_rows
-from screens.decop_data import PassageFigures, WorkRow, options_of, passage_figures
-from screens.widgets.decop_charts import LABELS, label_style
+from db.decop_browse import work_passages
+from screens.decop_data import PassageEntry, WorkRow, options_of, passage_entries
+from screens.destinations import DecopPassage
+from screens.widgets.decop_charts import work_title
 from screens.widgets.plain import number, one_line, plain
 from screens.widgets.tables import OpenTable
 
 PREVIEW_WIDTH = 200
-
-
-@dataclass(frozen=True)
-class PassageEntry:
-    passage: dict[str, Any]  # db.decop_browse.work_passages row
-    orders: list[OrderRow] | None  # None: not scored yet
-    figures: PassageFigures | None
-
-
-def passage_entries(
-    passages: list[dict[str, Any]], delta: list[float] | None
-) -> list[PassageEntry]:
-    entries = []
-    for passage in passages:
-        if passage["probs"] is None:
-            entries.append(PassageEntry(passage, None, None))
-            continue
-        orders = order_rows(passage, delta)
-        entries.append(PassageEntry(passage, orders, passage_figures(orders)))
-    return entries
 
 
 class PassagesLoaded(Message):
@@ -49,14 +29,7 @@ class PassagesLoaded(Message):
         self.entries = entries
 
 
-def work_title(work: WorkRow) -> Text:
-    text = plain(work.name, "bold")
-    label = "clean, held out for calibration" if work.held_out else LABELS.get(work.label, "?")
-    text.append(f" ({label})", label_style(work.label))
-    return text
-
-
-class DecopPassagesScreen(Screen[None]):
+class DecopPassageListScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="decop_passages.back"),
     ]
@@ -89,8 +62,6 @@ class DecopPassagesScreen(Screen[None]):
         run_id, work_id, delta = int(self.run["id"]), self.work.work_id, self.delta
 
         def work() -> None:
-            from db.decop_browse import work_passages
-
             with app.data.background() as store:
                 passages = work_passages(store, run_id, int(work_id or 0))
             self.post_message(PassagesLoaded(passage_entries(passages, delta)))
@@ -132,9 +103,8 @@ class DecopPassagesScreen(Screen[None]):
         if entry.orders is None:
             self.notify("this passage has not been scored yet", severity="warning")
             return
-        from screens.decop_passage import DecopPassageScreen
-
-        self.app.push_screen(DecopPassageScreen(self.run, self.work, entry, self.delta))
+        app: Any = self.app
+        app.open(DecopPassage(self.run, self.work, entry, self.delta))
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -17,9 +17,8 @@ from textual.widgets import DataTable, Footer, Static
 
 from copyaudit.studies.decop.method import ANSWER_LETTERS
 from copyaudit.studies.decop.orders import OPTION_TAGS, OrderRow
-from screens.decop_data import letter, options_of
-from screens.decop_passages import PassageEntry, work_title
-from screens.widgets.decop_charts import fixed
+from screens.decop_data import PassageEntry, letter, options_of
+from screens.widgets.decop_charts import fixed, work_title
 from screens.widgets.plain import DASH, plain
 
 TRUE_STYLE = "bold #7bc47f"

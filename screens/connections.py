@@ -13,7 +13,9 @@ from pathlib import Path
 from db import Store
 
 
-class DataAccess:
+class Connections:
+    """`ui`: the UI thread's connection; `background()`: the workers' one."""
+
     def __init__(self, db_path: Path) -> None:
         self.path = Path(db_path)
         self.ui = Store(self.path)
