@@ -1,3 +1,3 @@
-from copyaudit.cli import main
+from copyaudit.cli.main import main
 
 main()

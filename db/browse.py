@@ -160,7 +160,7 @@ class GenerationDetail:
 def headline_figures(store: Store) -> dict[int, dict[str, float | None]]:
     """run id -> {headline key: figure or None} for every run with judgments: the
     copyaudit.vocabulary headlines, "flagged" as the share of the metric's judgments that
-    are flagged (as copyaudit.report computes it), "mean" as its mean."""
+    are flagged (as copyaudit.reports.run_report computes it), "mean" as its mean."""
     metrics = sorted({h.metric for h in HEADLINES})
     marks = ", ".join("?" for _ in metrics)
     by_run: dict[int, dict[str, tuple[float | None, float | None]]] = {}

@@ -1,5 +1,5 @@
 """What the store's imports read from a parsed file, as structural types: db needs no
-parser (copyaudit.formats and copyaudit.labels_io make records that fit these)."""
+parser (copyaudit.formats and copyaudit.verification.label_files make records that fit these)."""
 
 from __future__ import annotations
 

@@ -291,7 +291,7 @@ class LabelImport:
 def import_labels(store: Store, records: Sequence[LabelRecord]) -> LabelImport:
     """Append each record as a label event, all or nothing.
 
-    Records are current labels (see copyaudit.labels_io.fold_current). A record
+    Records are current labels (see copyaudit.verification.label_files.fold_current). A record
     equal (label and note) to the annotator's current label on that item is
     skipped, so importing the same file twice adds nothing. Importing never
     retracts a label already in the database.

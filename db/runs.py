@@ -340,7 +340,7 @@ def save_judgments(
 
 
 def stored_configuration(store: Store, name: str) -> dict[str, Any] | None:
-    """The stored run called `name` as copyaudit.launch_plan compares it (suite, kind,
+    """The stored run called `name` as copyaudit.runs.launch_plan compares it (suite, kind,
     backend, model, templates, mitigation, config) with what it holds already
     (generations; DE-COP passages scored); None if no such run."""
     row = store.conn.execute(

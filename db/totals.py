@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from db.connection import Store
-from db.work import run_case_count
+from db.pending import run_case_count
 
 
 def decop_progress(store: Store, run_id: int) -> tuple[int, int]:

@@ -17,10 +17,10 @@ from textual.binding import Binding, BindingType
 from textual.signal import Signal
 from textual.worker import Worker, WorkerState
 
-from copyaudit.engine.lifecycle import FINISHED, RunnableRequest, RunOutcome
+from copyaudit.runs.lifecycle import FINISHED, RunnableRequest, RunOutcome
 from screens.commands import CopyauditCommands
 from screens.connections import Connections
-from screens.run_control import ActiveRun, RunProgressed
+from screens.runs.run_control import ActiveRun, RunProgressed
 
 RUN_GROUP = "runs"
 PROGRESS_INTERVAL_S = 0.1
@@ -52,7 +52,7 @@ class CopyauditApp(App[None]):
         self._quitting = False
 
     def on_mount(self) -> None:
-        from screens.dashboard import DashboardScreen
+        from screens.runs.dashboard import DashboardScreen
 
         self.screen_change_signal.subscribe(self, self._tag_screen)
         self.push_screen(DashboardScreen())
@@ -150,7 +150,7 @@ class CopyauditApp(App[None]):
     # --- runs --------------------------------------------------------------------------
 
     def start_run(self, request: RunnableRequest) -> ActiveRun | None:
-        """Start a run request of any study (copyaudit.engine.lifecycle.RunnableRequest)
+        """Start a run request of any study (copyaudit.runs.lifecycle.RunnableRequest)
         in the background; None (and a warning) if that run is already running, in this
         app or in another process."""
         from db.run_owner import current_owner
@@ -204,7 +204,7 @@ class CopyauditApp(App[None]):
     def ask_cancel_run(self, name: str | None = None) -> None:
         """Cancel run `name`, else the run that is running, else ask which (when several)
         — always after a confirmation (choosing from the list is one)."""
-        from screens.run_dialogs import ChooseRunScreen, ConfirmCancelScreen
+        from screens.runs.run_dialogs import ChooseRunScreen, ConfirmCancelScreen
 
         running = self.running_runs()
         if name is not None:
@@ -276,7 +276,7 @@ class CopyauditApp(App[None]):
         if not running:
             self.exit()
             return
-        from screens.run_dialogs import StoppingScreen
+        from screens.runs.run_dialogs import StoppingScreen
 
         self._quitting = True  # on_worker_state_changed exits once every run stopped
         for name in running:
@@ -290,18 +290,18 @@ class CopyauditApp(App[None]):
             self.push_screen(HelpScreen(type(self.screen)))
 
     def action_new_run(self, suite: str | None = None) -> None:
-        from screens.launcher import LauncherScreen
+        from screens.runs.launcher import LauncherScreen
 
         self.push_screen(LauncherScreen(suite=suite))
 
     def action_agreement(self) -> None:
-        from screens.agreement_view import AgreementScreen
+        from screens.review.agreement_view import AgreementScreen
 
         if not isinstance(self.screen, AgreementScreen):
             self.push_screen(AgreementScreen())
 
     def action_dashboard(self) -> None:
-        from screens.dashboard import DashboardScreen
+        from screens.runs.dashboard import DashboardScreen
 
         while len(self.screen_stack) > 1 and not isinstance(self.screen, DashboardScreen):
             self.pop_screen()
@@ -324,11 +324,11 @@ class CopyauditApp(App[None]):
             self.notify(f"no run named {name}", severity="error", markup=False)
             return
         if info["kind"] == "decop":
-            from screens.decop_view import DecopScreen
+            from screens.decop.run_view import DecopScreen
 
             self.push_screen(DecopScreen(info))
             return
-        from screens.generation_list import GenerationListScreen
+        from screens.generations.generation_list import GenerationListScreen
 
         self.push_screen(GenerationListScreen(info))
 

@@ -17,8 +17,8 @@ from textual.content import Content
 from db.queries import runs_summary
 from db.queues import list_queues
 from screens.destinations import ReviewQueue
-from screens.queue_open import open_queue
-from screens.widgets.plain import visible
+from screens.plain import visible
+from screens.review.queue_open import open_queue
 
 
 class CopyauditCommands(Provider):

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from screens.decop_data import PassageEntry, WorkRow
-    from screens.paging import GenerationPager
-    from screens.review_cases import ReviewPager
+    from screens.state.decop_view_data import PassageEntry, WorkRow
+    from screens.state.paging import GenerationPager
+    from screens.state.review_cases import ReviewPager
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Generation:
 
 @dataclass(frozen=True)
 class Annotation:
-    """Annotation mode of the generation view (screens.annotation)."""
+    """Annotation mode of the generation view (screens.review.annotation)."""
 
     generation_id: int
     pager: GenerationPager

@@ -15,17 +15,17 @@ from textual.keys import format_key
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
-from screens.agreement_view import AgreementScreen
-from screens.annotation import AnnotationScreen
-from screens.case_view import CaseScreen
-from screens.dashboard import DashboardScreen
-from screens.generation_list import GenerationListScreen
-from screens.generation_view import GenerationScreen
-from screens.launcher import LauncherScreen
+from screens.generations.case_view import CaseScreen
+from screens.generations.generation_list import GenerationListScreen
+from screens.generations.generation_view import GenerationScreen
 from screens.line_input import LineInputScreen
-from screens.review_queue import ReviewQueueScreen
+from screens.plain import plain
+from screens.review.agreement_view import AgreementScreen
+from screens.review.annotation import AnnotationScreen
+from screens.review.review_queue import ReviewQueueScreen
+from screens.runs.dashboard import DashboardScreen
+from screens.runs.launcher import LauncherScreen
 from screens.widgets.checklist import EvidenceChecklist
-from screens.widgets.plain import plain
 from screens.widgets.tables import OpenTable
 
 KEY_NAMES = {"esc": "Esc", "⏎": "Enter", "enter": "Enter", "tab": "Tab", "shift+tab": "Shift+Tab"}
@@ -34,10 +34,10 @@ KEY_NAMES = {"esc": "Esc", "⏎": "Enter", "enter": "Enter", "tab": "Tab", "shif
 def help_sections(app_class: type[DOMNode]) -> list[tuple[str, type[DOMNode]]]:
     """The screens and widgets whose keys the help lists, in the order shown; the app's
     own keys (`app_class`) first."""
-    # deferred: the DE-COP screens load scipy (copyaudit.studies.decop), the ROC plot textual_plotext
-    from screens.decop_view import DecopScreen, ReportScreen
-    from screens.passage_list import DecopPassageListScreen
-    from screens.passage_view import DecopPassageScreen
+    # deferred: the DE-COP screens load scipy (studies.decop), the ROC plot textual_plotext
+    from screens.decop.passage_list import DecopPassageListScreen
+    from screens.decop.passage_view import DecopPassageScreen
+    from screens.decop.run_view import DecopScreen, ReportScreen
 
     return [
         ("Everywhere", app_class),

@@ -14,7 +14,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from screens.widgets.plain import plain
+from screens.plain import plain
 
 
 class LineInputScreen(ModalScreen[str | None]):

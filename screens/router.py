@@ -9,8 +9,6 @@ from typing import Any
 
 from textual.screen import Screen
 
-from screens.annotation import AnnotationScreen
-from screens.case_view import CaseScreen
 from screens.destinations import (
     Annotation,
     Case,
@@ -19,18 +17,20 @@ from screens.destinations import (
     Generation,
     ReviewQueue,
 )
-from screens.generation_view import GenerationScreen
-from screens.review_queue import ReviewQueueScreen
+from screens.generations.case_view import CaseScreen
+from screens.generations.generation_view import GenerationScreen
+from screens.review.annotation import AnnotationScreen
+from screens.review.review_queue import ReviewQueueScreen
 
 
 def _passage_list() -> type[Screen[Any]]:
-    from screens.passage_list import DecopPassageListScreen  # deferred: loads scipy
+    from screens.decop.passage_list import DecopPassageListScreen  # deferred: loads scipy
 
     return DecopPassageListScreen
 
 
 def _passage_view() -> type[Screen[Any]]:
-    from screens.passage_view import DecopPassageScreen  # deferred: loads scipy
+    from screens.decop.passage_view import DecopPassageScreen  # deferred: loads scipy
 
     return DecopPassageScreen
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from copyaudit.cli import main
+from copyaudit.cli.main import main
 
 
 @dataclass

@@ -13,8 +13,8 @@ import krippendorff
 import numpy as np
 import pytest
 
-from copyaudit import stats
-from copyaudit.agreement import agreement_report
+from copyaudit.verification import stats
+from copyaudit.verification.agreement import agreement_report
 from db import Store
 from db.events import retract_label
 from db.labels import current_labels, judge_verdicts, latest_label_event

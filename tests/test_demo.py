@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from copyaudit.demo import sample_cases, samples_dir
+from copyaudit.engine.demo import sample_cases, samples_dir
 from tests.conftest import database_fingerprint
 
 

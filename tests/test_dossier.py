@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from copyaudit.dossier import write_dossier
 from copyaudit.hashing import file_sha256, stable_hash
 from copyaudit.prompts import describe_templates
+from copyaudit.reports.dossier.build import write_dossier
 from db import Store
 from db.events import append_label, chain_heads
 from db.review import resolve_generation, review_queue

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from copyaudit.cli import main
-from copyaudit.demo import build_demo
+from copyaudit.cli.main import main
+from copyaudit.engine.demo import build_demo
 from db import Store
 from tests.test_screens_data import add_decop_run
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from copyaudit.reports.html import esc, kv_table, table
+from copyaudit.render.html import esc, kv_table, table
 from db import Store
 from tests.test_screens_data import build_demo_like_db
 

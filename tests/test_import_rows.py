@@ -232,7 +232,7 @@ def test_every_report_of_the_suite_says_what_was_skipped(
 
 
 def test_decop_markdown_carries_the_suite_note() -> None:
-    from copyaudit.reports.text import suite_note_lines
+    from copyaudit.render.text import suite_note_lines
 
     assert suite_note_lines({"import_note": "1 of 2 rows; 1 skipped: row 3 ID: missing"}) == [
         "",

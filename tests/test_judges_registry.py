@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from copyaudit.demo import DemoSummary
+from copyaudit.engine.demo import DemoSummary
 from copyaudit.judges.base import Judge
 from copyaudit.judges.context import BuildContext
 from copyaudit.judges.options import JudgeOptions
@@ -70,7 +70,7 @@ def test_the_cli_hands_the_command_one_judge_options(
         received.append(judging)
         return DemoSummary()
 
-    monkeypatch.setattr("copyaudit.demo.build_demo", fake_build_demo)
+    monkeypatch.setattr("copyaudit.engine.demo.build_demo", fake_build_demo)
     args = ("--judges", "paper", "--event-model", "E", "--notice-multilingual-model", "M")
     result = cli("demo", "--no-tui", *args, db=tmp_path / "demo.db")
     assert result.code == 0, result.err

@@ -112,7 +112,7 @@ def test_without_spacy_the_regex_tokenizer_is_used_and_recorded(
 
 def test_spacy_is_not_imported_until_windows_are_cut() -> None:
     code = (
-        "import sys, copyaudit.cli, copyaudit.judges.presets\n"
+        "import sys, copyaudit.cli.main, copyaudit.judges.presets\n"
         "before = 'spacy' in sys.modules\n"
         "from copyaudit.judges.windows import split_windows\n"
         "split_windows('One two.')\n"

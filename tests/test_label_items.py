@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from copyaudit.agreement import compute_report
-from copyaudit.judges.notice import NoticeJudge
+from copyaudit.studies.notice.judge import NoticeJudge
 from copyaudit.studies.notice.metrics import BERTSCORE, COSINE, LCS_RATIO, ROUGE, XLING_COSINE
 from copyaudit.types import JudgeInput
+from copyaudit.verification.agreement import compute_report
 from db.browse import GenerationDetail, JudgmentView
 from db.labels import CurrentLabel, JudgeVerdict
 from screens.widgets.label_items import NOT_SCORED, label_items
@@ -124,8 +124,8 @@ def test_agreement_compares_content_judges_and_ignores_labels_on_unscored_items(
 
 
 def test_agreement_report_checks_the_notice_judges_against_people(tmp_path, cli, db_path) -> None:
-    from copyaudit.agreement import agreement_report
     from copyaudit.formats import LocatedGeneration
+    from copyaudit.verification.agreement import agreement_report
     from db import Store
     from db.events import append_label
     from db.runs import JudgeIdentity, import_generations, save_judgments

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import db.labels
-from copyaudit.labels_io import fold_current, read_label_file
+from copyaudit.verification.label_files import fold_current, read_label_file
 from db import Store
 from db.events import retract_label, verify_chains
 from db.labels import current_labels

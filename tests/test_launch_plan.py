@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from copyaudit import runner
+from copyaudit.engine import runner
+from copyaudit.engine.runner import RunRequest
 from copyaudit.errors import UserError
 from copyaudit.judges.options import JudgeOptions
-from copyaudit.launch_plan import cli_flag, configuration_conflicts, run_size
-from copyaudit.runner import RunRequest
+from copyaudit.runs.launch_plan import cli_flag, configuration_conflicts
 from copyaudit.studies.decop.run import DecopRequest
+from copyaudit.studies.registry import run_size
 from db import Store
 from db.runs import RunSpec, create_or_resume_run, stored_configuration
-from screens.launcher_form import conflict_message
+from screens.runs.launcher_form import conflict_message
 from tests.conftest import write_jsonl
 from tests.factories import literal_record
 

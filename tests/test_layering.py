@@ -33,7 +33,7 @@ FOUNDATION = frozenset(
 )
 
 HEAVY = ("torch", "transformers", "scipy", "matplotlib", "spacy")
-START_UP = ("copyaudit.cli", "screens.app", "copyaudit.runner")
+START_UP = ("copyaudit.cli.main", "screens.app", "copyaudit.engine.runner")
 
 
 def sql_strings(source: str, filename: str) -> list[tuple[int, str]]:

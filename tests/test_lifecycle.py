@@ -1,4 +1,4 @@
-"""The run lifecycle every study shares (copyaudit.engine.lifecycle): how a run's end is
+"""The run lifecycle every study shares (copyaudit.runs.lifecycle): how a run's end is
 stored, the user's interrupt as a cancel, and one end-of-run line whatever the study."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from copyaudit.engine.lifecycle import RunOutcome, start_run, tracked
+from copyaudit.engine.runner import GenerationOutcome, RunRequest, execute_run
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.models.base import GenerationResult
-from copyaudit.runner import GenerationOutcome, RunRequest, execute_run
+from copyaudit.runs.lifecycle import RunOutcome, start_run, tracked
 from copyaudit.studies.decop.run import DecopOutcome
 from db import Store
 from db.runs import RunSpec

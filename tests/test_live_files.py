@@ -87,7 +87,7 @@ APP_SESSION = textwrap.dedent(
     from pathlib import Path
     from db.events import append_label
     from screens.app import CopyauditApp
-    from screens.case_view import CaseScreen, dossier_path
+    from screens.generations.case_view import CaseScreen, dossier_path
 
     db, flags = Path(sys.argv[1]), Path(sys.argv[2])
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from rich.text import Text
 
-from copyaudit.metrics_format import DASH, format_metric
-from copyaudit.report import histogram
+from copyaudit.render.metrics_format import DASH, format_metric
+from copyaudit.reports.run_report import histogram
 from copyaudit.studies.notice.metrics import NOTICE_METRICS
 from copyaudit.vocabulary import FRACTION_METRICS, METRIC
 from db.browse import JudgmentView
-from screens.widgets.plain import metric_cell
+from screens.plain import metric_cell
 from screens.widgets.scores import scores_text
 
 JUDGES = Path(__file__).resolve().parent.parent / "copyaudit" / "judges"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from copyaudit.errors import UserError
-from copyaudit.models import embedded
+from copyaudit.models import smollm2 as embedded
 from copyaudit.models.base import GenerationRequest
 from copyaudit.models.hf import HFChoiceScorer, HFGenerator
 from copyaudit.models.openai_compat import OpenAIChoiceScorer, OpenAIGenerator

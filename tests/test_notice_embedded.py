@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from copyaudit.demo import samples_dir
+from copyaudit.engine.demo import samples_dir
 
 TASKS = ("repeat", "extract", "paraphrase", "translate")
 

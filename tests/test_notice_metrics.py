@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from rouge_score import rouge_scorer
 
-from copyaudit.judges.notice import NoticeJudge, bertscore, lcs_ratio
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.presets import build_judges
 from copyaudit.judges.substrings import merge_ranges, shared_spans
+from copyaudit.studies.notice.judge import NoticeJudge, bertscore, lcs_ratio
 from copyaudit.studies.notice.metrics import (
     BERTSCORE,
     COSINE,
@@ -246,9 +246,9 @@ def test_presets_build_the_notice_judge_and_say_what_is_missing(tmp_path: Any) -
 
 
 def test_minilm_token_vectors_rank_paraphrase_above_refusal() -> None:
-    from copyaudit.judges.notice_models import token_embedder
     from copyaudit.models.embedding import load_embedder
     from copyaudit.models.token_embedding import HFTokenEmbedder
+    from copyaudit.studies.notice.judge_models import token_embedder
 
     embedder = load_embedder("default")
     tokens = token_embedder(embedder)

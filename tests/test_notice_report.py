@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from copyaudit.engine.runner import judge_run
 from copyaudit.errors import UserError
 from copyaudit.judges.options import JudgeOptions
-from copyaudit.report import build_report, report_markdown
-from copyaudit.runner import judge_run
+from copyaudit.reports.run_report import build_report, report_markdown
 from copyaudit.studies.notice.metrics import (
     BERTSCORE,
     LCS_RATIO,

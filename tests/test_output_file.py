@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from copyaudit.output_file import output_file
+from copyaudit.reports.output_file import output_file
 from tests.conftest import database_fingerprint
 from tests.test_screens_data import build_demo_like_db
 

@@ -7,8 +7,8 @@ import io
 
 from rich.console import Console
 
-from copyaudit.commands.evaluate import RichProgress
-from copyaudit.progress import Progress, format_seconds
+from copyaudit.cli.evaluate import RichProgress
+from copyaudit.runs.progress import Progress, format_seconds
 
 
 def test_describe_counts_rate_and_eta() -> None:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from copyaudit.report_html import histogram_png
+from copyaudit.reports.run_report_html import histogram_png
 from db import Store
 from tests.conftest import write_jsonl
 from tests.label_fixtures import LITERAL_JUDGE, judge, literal_score, make_run
@@ -92,8 +92,8 @@ def test_unknown_run_is_a_clear_error(literal_run: Path, cli) -> None:
 
 
 def test_a_metric_without_values_says_not_computed_instead_of_an_empty_histogram() -> None:
-    from copyaudit.report import report_markdown, summarize_scores
-    from copyaudit.report_html import _histograms
+    from copyaudit.reports.run_report import report_markdown, summarize_scores
+    from copyaudit.reports.run_report_html import _histograms
 
     rows = [
         {"metric": "notice_xling_cosine", "value": None, "flagged": None, "template": 1},

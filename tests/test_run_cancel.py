@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from copyaudit import runner
+from copyaudit.engine import runner
+from copyaudit.engine.runner import RunRequest, execute_run
 from copyaudit.judges.options import JudgeOptions
-from copyaudit.progress import ProgressMeter
-from copyaudit.runner import RunRequest, execute_run
+from copyaudit.runs.progress import ProgressMeter
 from db import Store
 from screens.app import CopyauditApp
-from screens.dashboard import DashboardScreen
-from screens.run_dialogs import ChooseRunScreen, ConfirmCancelScreen
+from screens.runs.dashboard import DashboardScreen
+from screens.runs.run_dialogs import ChooseRunScreen, ConfirmCancelScreen
 from tests.test_screens_data import cell_texts, settle, wait_until
 from tests.test_screens_launcher import fake_execute_run
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from copyaudit.engine.runner import RunRequest, execute_run
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.models.base import GenerationResult
-from copyaudit.runner import RunRequest, execute_run
 from db import Store
 from db.run_owner import RunBusyError, acquire, current_owner, release, shown_status
 from db.runs import RunSpec, create_or_resume_run, set_run_status
@@ -30,7 +30,7 @@ import sys, time
 from pathlib import Path
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.models.base import GenerationResult
-from copyaudit.runner import RunRequest, execute_run
+from copyaudit.engine.runner import RunRequest, execute_run
 
 db, started, gate = (Path(a) for a in sys.argv[1:4])
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from copyaudit.engine.runner import RunRequest, execute_run
 from copyaudit.errors import UserError
 from copyaudit.judges.options import JudgeOptions
-from copyaudit.runner import RunRequest, execute_run
 from db import Store
 from db.case_file import run_record
 from tests.conftest import write_jsonl
@@ -345,7 +345,7 @@ def test_notice_placement_and_mitigation_shape_the_prompts(
     """The notice study's variants from `copyaudit run`: the notice at the start and the
     keyword plus the repeated warning; the run's name and configuration say so, and the
     options are refused for other kinds of suite."""
-    from copyaudit.demo import samples_dir
+    from copyaudit.engine.demo import samples_dir
     from copyaudit.prompts import COPYRIGHT_WARNING, WARNING_REPEATS
 
     samples = samples_dir() / "notice.jsonl"

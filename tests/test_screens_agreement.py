@@ -14,10 +14,16 @@ import pytest
 from db import Store
 from db.events import append_label
 from db.labels import current_labels, judge_verdicts
-from screens.agreement_view import AgreementScreen, item_label, judge_name, num, with_interval
-from screens.annotation import AnnotationScreen
 from screens.app import CopyauditApp
-from screens.generation_view import GenerationScreen
+from screens.generations.generation_view import GenerationScreen
+from screens.review.agreement_view import (
+    AgreementScreen,
+    item_label,
+    judge_name,
+    num,
+    with_interval,
+)
+from screens.review.annotation import AnnotationScreen
 from tests.test_screens_data import build_demo_like_db, settle, wait_until
 
 pytestmark = pytest.mark.anyio

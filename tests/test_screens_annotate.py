@@ -24,11 +24,11 @@ from copyaudit.identity import remembered_annotator
 from db import Store
 from db.events import verify_chains
 from db.labels import current_labels
-from screens.annotation import AnnotationScreen
 from screens.app import CopyauditApp
-from screens.dashboard import DashboardScreen
-from screens.generation_view import GenerationScreen
+from screens.generations.generation_view import GenerationScreen
 from screens.line_input import LineInputScreen
+from screens.review.annotation import AnnotationScreen
+from screens.runs.dashboard import DashboardScreen
 from screens.widgets.annotator_tag import AnnotatorTag
 from tests.test_screens_data import settle
 
@@ -345,7 +345,7 @@ import json, sys, time
 from pathlib import Path
 from db import Store
 from db.events import append_label
-from screens.labelling import labels_by_item, undo_latest
+from screens.state.labelling import labels_by_item, undo_latest
 
 path, name, generation, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
 store = Store(path)

@@ -16,10 +16,10 @@ from copyaudit.identity import setting
 from db import Store
 from db.labels import current_labels, label_progress
 from db.queues import create_queue, queue_items, queue_progress
-from screens.annotation import AnnotationScreen
 from screens.app import CopyauditApp
-from screens.generation_list import GenerationListScreen
-from screens.generation_view import GenerationScreen
+from screens.generations.generation_list import GenerationListScreen
+from screens.generations.generation_view import GenerationScreen
+from screens.review.annotation import AnnotationScreen
 from tests.conftest import write_jsonl
 from tests.label_fixtures import EVENTS_JUDGE, event_score, gid, judge, label, make_run
 from tests.test_screens_data import settle

@@ -8,8 +8,8 @@ import pytest
 
 from db import Store
 from screens.app import CopyauditApp
-from screens.dashboard import DashboardScreen
-from screens.generation_list import GenerationListScreen
+from screens.generations.generation_list import GenerationListScreen
+from screens.runs.dashboard import DashboardScreen
 from tests.test_screens_data import cell_texts, settle
 
 pytestmark = pytest.mark.anyio
@@ -98,7 +98,7 @@ async def test_no_hint_once_there_are_runs(demo_db: Path) -> None:
 
 
 def test_long_run_names_are_cut_in_the_middle() -> None:
-    from screens.widgets.plain import middle_cut
+    from screens.plain import middle_cut
 
     name = "notice-default-none-notice-start-keyword+repeat_warning"
     cut = middle_cut(name, 32).plain

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from copyaudit.demo import samples_dir
+from copyaudit.engine.demo import samples_dir
 from copyaudit.formats import load_cases, load_generations
 from copyaudit.types import ItemVerdict, Score, Span
 from db import Store
@@ -162,7 +162,7 @@ def score_run(store: Store, run: str, kind: str) -> None:
                 (row["id"], [qa_score(output, payload["reference"])])
             )
         if kind == "notice":  # ROUGE, LCS and copied spans; no embedding model here
-            from copyaudit.judges.notice import NoticeJudge
+            from copyaudit.studies.notice.judge import NoticeJudge
             from copyaudit.types import JudgeInput
 
             item = JudgeInput(kind="notice", payload=payload, prompt="", output=output)

@@ -20,18 +20,18 @@ from rich.console import Console
 from copyaudit.formats import load_cases
 from copyaudit.models.hf_loading import load_causal_lm
 from copyaudit.models.hf_scoring import HFChoiceScorer, HFTokenScorer
-from copyaudit.roc import roc_points, trapezoid_area
 from copyaudit.studies.decop.method import ANSWER_LETTERS, DecopPassage, all_orders, roc_auc
 from copyaudit.studies.decop.report import decop_report
 from copyaudit.studies.decop.run import DecopRequest, execute_decop
+from copyaudit.verification.roc import roc_points, trapezoid_area
 from db import Store
 from db.cases import import_cases
 from db.decop import decop_score_rows
 from screens.app import CopyauditApp
-from screens.decop_view import DecopScreen
-from screens.launcher import LauncherScreen
-from screens.passage_list import DecopPassageListScreen
-from screens.passage_view import DecopPassageScreen
+from screens.decop.passage_list import DecopPassageListScreen
+from screens.decop.passage_view import DecopPassageScreen
+from screens.decop.run_view import DecopScreen
+from screens.runs.launcher import LauncherScreen
 from screens.widgets.roc_plot import RocPlot
 from tests.factories import write_decop_csv
 from tests.test_decop_run import (

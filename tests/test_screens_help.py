@@ -9,9 +9,9 @@ import pytest
 from rich.console import Console
 
 from screens.app import CopyauditApp
-from screens.generation_list import GenerationListScreen
+from screens.generations.generation_list import GenerationListScreen
 from screens.help import HelpScreen, help_sections, help_table, own_bindings
-from screens.launcher import LauncherScreen
+from screens.runs.launcher import LauncherScreen
 from tests.test_screens_data import settle
 
 pytestmark = pytest.mark.anyio

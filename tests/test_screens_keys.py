@@ -14,7 +14,7 @@ from textual.binding import Binding
 from screens.app import CopyauditApp
 from screens.help import HelpScreen, help_table
 from screens.keymap import collisions, readme_table
-from screens.run_control import ActiveRun
+from screens.runs.run_control import ActiveRun
 from tests.test_screens_data import settle
 
 pytestmark = pytest.mark.anyio

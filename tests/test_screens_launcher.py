@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from copyaudit import runner
-from copyaudit.progress import ProgressMeter
+from copyaudit.engine import runner
+from copyaudit.runs.progress import ProgressMeter
 from db import Store
 from db.runs import RunSpec, create_or_resume_run, set_run_status
 from screens.app import CopyauditApp
-from screens.dashboard import DashboardScreen
-from screens.launcher import LauncherScreen
-from screens.run_dialogs import ConfirmCancelScreen, StoppingScreen
+from screens.runs.dashboard import DashboardScreen
+from screens.runs.launcher import LauncherScreen
+from screens.runs.run_dialogs import ConfirmCancelScreen, StoppingScreen
 from tests.test_screens_data import build_demo_like_db, cell_texts, settle, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -211,7 +211,7 @@ async def test_a_real_run_on_a_tiny_model(demo_db: Path, tmp_path: Path) -> None
 async def test_notice_placement_and_mitigation_reach_the_request(tmp_path: Path) -> None:
     from textual.widgets import Select
 
-    from screens.launcher import NOTICE_PLACEMENTS
+    from screens.runs.launcher import NOTICE_PLACEMENTS
 
     path = tmp_path / "two.db"
     build_demo_like_db(path, kinds=("literal", "notice"))
@@ -313,7 +313,7 @@ async def _start_refused(pilot) -> str:
 
 
 def _shown_fields(launcher: LauncherScreen) -> set[str]:
-    from screens.launcher_form import FIELD_KINDS
+    from screens.runs.launcher_form import FIELD_KINDS
 
     return {field for field in FIELD_KINDS if launcher.query_one(f"#{field}").display}
 

@@ -13,8 +13,8 @@ from db.cases import import_cases
 from db.events import append_label
 from db.runs import JudgeIdentity, import_generations, save_judgments
 from screens.app import CopyauditApp
-from screens.generation_list import GenerationListScreen
-from screens.paging import PAGE_SIZE
+from screens.generations.generation_list import GenerationListScreen
+from screens.state.paging import PAGE_SIZE
 from tests.test_screens_data import generation_id, settle
 
 pytestmark = pytest.mark.anyio

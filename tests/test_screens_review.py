@@ -18,10 +18,10 @@ from db.browse import generation_detail
 from db.events import append_review, verify_chains
 from db.review import review_queue, review_queue_count
 from screens.app import CopyauditApp
-from screens.case_view import CaseScreen, dossier_path
+from screens.generations.case_view import CaseScreen, dossier_path
 from screens.line_input import LineInputScreen
-from screens.review_cases import QueueFilter, ReviewPager
-from screens.review_queue import ReviewQueueScreen
+from screens.review.review_queue import ReviewQueueScreen
+from screens.state.review_cases import QueueFilter, ReviewPager
 from screens.widgets.evidence import evidence_items, render_output
 from tests.test_screens_data import MODEL, settle
 
@@ -231,7 +231,7 @@ def test_pager_walks_past_pages_and_keeps_its_place(
 ) -> None:
     """n/p cross page boundaries, and clearing cases under an 'open' filter does not make
     the walk skip any open case (keyset paging)."""
-    monkeypatch.setattr("screens.review_cases.PAGE_SIZE", 4)
+    monkeypatch.setattr("screens.state.review_cases.PAGE_SIZE", 4)
     expected = _queue_keys(demo_db, status="open")
     with Store(demo_db) as store:
         pager = ReviewPager(QueueFilter(status="open"))

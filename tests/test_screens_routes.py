@@ -8,10 +8,10 @@ from dataclasses import MISSING, fields, is_dataclass
 
 import screens.destinations
 from screens.destinations import Generation, ReviewQueue
-from screens.generation_view import GenerationScreen
-from screens.id_pager import IdPager
-from screens.review_queue import ReviewQueueScreen
+from screens.generations.generation_view import GenerationScreen
+from screens.review.review_queue import ReviewQueueScreen
 from screens.router import SCREENS, screen_for
+from screens.state.id_pager import IdPager
 
 
 def _destinations() -> list[type]:

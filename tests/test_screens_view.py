@@ -13,8 +13,8 @@ from db import Store
 from db.cases import import_cases
 from db.runs import JudgeIdentity, import_generations, save_judgments
 from screens.app import CopyauditApp
-from screens.generation_list import GenerationListScreen
-from screens.generation_view import GenerationScreen
+from screens.generations.generation_list import GenerationListScreen
+from screens.generations.generation_view import GenerationScreen
 from screens.widgets.evidence import GUTTER, SELECTED_STYLE, character_style
 from tests.test_screens_data import build_demo_like_db, settle
 

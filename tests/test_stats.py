@@ -4,7 +4,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from copyaudit.stats import (
+from copyaudit.verification.stats import (
     best_threshold,
     binary_metrics,
     bootstrap_ci,

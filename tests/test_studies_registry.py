@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from copyaudit import formats, prompts, types
-from copyaudit.demo import sample_cases, samples_dir
-from copyaudit.dossier import _reference_blocks
+from copyaudit.engine.demo import sample_cases, samples_dir
 from copyaudit.errors import InputError, UserError
 from copyaudit.items import EVERY_OUTPUT_TARGETS, WHOLE_OUTPUT_TARGETS
 from copyaudit.records import LocatedCase, Record, collect_cases, read_json_records, string_field
+from copyaudit.reports.dossier.build import _reference_blocks
 from copyaudit.rows import Loaded
 from copyaudit.studies import registry
 from copyaudit.studies.registry import STUDIES

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from screens.app import CopyauditApp
-from screens.generation_list import FLEXIBLE, GenerationListScreen
+from screens.generations.generation_list import FLEXIBLE, GenerationListScreen
 from screens.widgets.tables import share_width
 from tests.test_screens_data import build_demo_like_db, settle
 

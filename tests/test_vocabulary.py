@@ -4,7 +4,7 @@ the dashboard agree with it, and the older import places still answer."""
 from __future__ import annotations
 
 from copyaudit import items, types, vocabulary
-from copyaudit.reports.text import headline_text
+from copyaudit.render.text import headline_text
 from copyaudit.studies.notice.metrics import (
     DEFAULT_THRESHOLDS,
     HEADLINE,
@@ -12,7 +12,7 @@ from copyaudit.studies.notice.metrics import (
     NOTICE_METRICS,
 )
 from copyaudit.vocabulary import HEADLINES, METRIC, TASK_KINDS, metric_label
-from screens.dashboard import DASHBOARD_HEADLINES, RUN_COLUMNS
+from screens.runs.dashboard import DASHBOARD_HEADLINES, RUN_COLUMNS
 
 
 def test_every_notice_metric_is_described_and_its_headlines_agree() -> None:

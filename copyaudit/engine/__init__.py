@@ -1,1 +1,2 @@
-"""The run engine: the lifecycle every study's run shares, model loading for runs."""
+"""The generation engine above the studies: the runner (generate with any study's
+prompts, then judge) and the demo database built from every study's samples."""

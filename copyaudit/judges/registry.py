@@ -93,7 +93,7 @@ JUDGES: dict[str, JudgeSpec] = {
         ),
         JudgeSpec(
             "notice",
-            "copyaudit.judges.notice_models:notice_judge",
+            "copyaudit.studies.notice.judge_models:notice_judge",
             frozenset({"notice"}),
             presets=("paper", "offline"),
             needs=("notice models", "embedder"),

@@ -45,7 +45,7 @@ def load_generator(spec: str, backend: str = "hf", **options: Any) -> Generator:
 
         return OpenAIGenerator(model=spec, **options)
     if spec == "default":
-        from copyaudit.models.embedded import load_default_generator
+        from copyaudit.models.smollm2 import load_default_generator
 
         return load_default_generator(**options)
     from copyaudit.models.hf import HFGenerator
@@ -61,7 +61,7 @@ def load_choice_scorer(spec: str, backend: str = "hf", **options: Any) -> Choice
 
         return OpenAIChoiceScorer(model=spec, **options)
     if spec == "default":
-        from copyaudit.models.embedded import load_default_choice_scorer
+        from copyaudit.models.smollm2 import load_default_choice_scorer
 
         return load_default_choice_scorer(**options)
     from copyaudit.models.hf_scoring import HFChoiceScorer
@@ -74,7 +74,7 @@ def load_token_scorer(spec: str, **options: Any) -> Any:
     log-probability)."""
     options = _options_for(spec, "hf", options)
     if spec == "default":
-        from copyaudit.models.embedded import load_default_token_scorer
+        from copyaudit.models.smollm2 import load_default_token_scorer
 
         return load_default_token_scorer(**options)
     from copyaudit.models.hf_scoring import HFTokenScorer

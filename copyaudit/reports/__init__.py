@@ -1,1 +1,2 @@
-"""Report rendering: the Markdown-table helper, the HTML toolkit and the shared text pieces."""
+"""What people read: run reports (Markdown, JSON, HTML), case dossiers and the safe
+writing of output files."""

@@ -4,10 +4,11 @@ kind up here; a new study is one folder with a `spec.py` and one line below."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from copyaudit.errors import UserError
+from copyaudit.runs.launch_plan import RunSize
 from copyaudit.studies.copybench.spec import COPYBENCH
 from copyaudit.studies.decop.spec import DECOP
 from copyaudit.studies.notice.spec import NOTICE
@@ -47,3 +48,21 @@ def protected_texts(case: Case) -> list[str]:
 def whole_output_targets(kind: str, payload: Mapping[str, Any]) -> tuple[str, ...]:
     """The one-item label targets asked on a generation of a `kind` case."""
     return study(kind).whole_output_targets(kind, payload)
+
+
+def run_size(
+    kind: str,
+    cases: int,
+    templates: Sequence[int] = (1,),
+    limit: int | None = None,
+    stored: int = 0,
+) -> RunSize:
+    """The size of a run over `cases` cases with `stored` units already stored. For a
+    generation suite `limit` keeps the first N cases; a study with its own loop asks
+    each case `prompts_per_case` times (DE-COP: `cases` is already the passages kept per
+    work, the limit applying per work: db.pending.run_case_count)."""
+    per_case = STUDIES[kind].prompts_per_case if kind in STUDIES else None
+    if per_case is not None:
+        return RunSize(cases, per_case, "prompt", stored)
+    kept = cases if limit is None else min(cases, limit)
+    return RunSize(kept, len(templates), "generation", stored)

@@ -75,7 +75,7 @@ class Prompter(Protocol):
 class ReferenceText:
     """One block of what an output is compared with: a title, its text (a string, a
     list of lines, or None for nothing), and character spans of that text to mark
-    (copyaudit.highlight marks)."""
+    (copyaudit.render.highlight marks)."""
 
     title: str
     text: Any
@@ -148,3 +148,6 @@ class StudySpec:
     export_run: Callable[[Any, str], Iterator[dict[str, Any]]] | None = None
     run_fields: frozenset[str] = field(default_factory=frozenset)  # its own launcher fields
     limit_label: str | None = None  # what the launcher's limit counts, when not cases
+    # prompts a case is asked in its own loop (DE-COP: its option orders); None: one
+    # generation per prompt template
+    prompts_per_case: int | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from screens.widgets.plain import plain
+from screens.plain import plain
 
 
 def tag_text(annotator: str | None) -> object:

@@ -2,7 +2,7 @@
 judge's verdict and score, the current human labels, and whole-output scores.
 
 It is an OptionList of EvidenceItem entries keyed by item key ("event:3"). Labelling
-happens in annotation mode (screens/annotation.py), whose LabelChecklist
+happens in annotation mode (screens/review/annotation.py), whose LabelChecklist
 (screens/widgets/label_checklist.py) uses the same keys for events and characters.
 """
 
@@ -16,9 +16,9 @@ from textual.binding import Binding, BindingType
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
-from copyaudit.metrics_format import format_metric
+from copyaudit.render.metrics_format import format_metric
+from screens.plain import DASH, plain
 from screens.widgets.evidence import EvidenceItem, character_style
-from screens.widgets.plain import DASH, plain
 
 HEADINGS = {"event": "Events", "character": "Characters", "score": "Scores"}
 

@@ -14,8 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from copyaudit.studies.decop.method import ANSWER_LETTERS
-from screens.decop_data import WorkRow
-from screens.widgets.plain import DASH, plain
+from screens.plain import DASH, plain
+from screens.state.decop_view_data import WorkRow
 
 CHANCE = 0.25
 SUSPECT_STYLE = "#e07a5f"

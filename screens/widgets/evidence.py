@@ -24,7 +24,7 @@ from rich.text import Text
 from textual.content import Content
 
 from db.browse import GenerationDetail, JudgmentView
-from screens.widgets.plain import visible
+from screens.plain import visible
 
 CHARACTER_COLOURS = (
     "#ff8787",

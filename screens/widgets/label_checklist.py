@@ -11,10 +11,10 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from db.labels import CurrentLabel
-from screens.labelling import ItemKey
+from screens.plain import plain
+from screens.state.labelling import ItemKey
 from screens.widgets.evidence import character_style
 from screens.widgets.label_items import LabelItem
-from screens.widgets.plain import plain
 
 HEADINGS = {
     "event": "Events: in the story?",

@@ -11,8 +11,8 @@ from rich.text import Text
 
 from copyaudit.studies.registry import STUDIES
 from db.browse import GenerationDetail
+from screens.plain import plain
 from screens.widgets.evidence import LITERAL_STYLE, character_style
-from screens.widgets.plain import plain
 
 HEADING = "bold underline"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from textual_plotext import PlotextPlot
 
-from screens.decop_data import Roc
+from screens.state.decop_view_data import Roc
 from screens.widgets.decop_charts import fixed
 
 CURVE_COLOR = (224, 122, 95)

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from copyaudit.metrics_format import format_metric
+from copyaudit.render.metrics_format import format_metric
 from db.browse import JudgmentView
-from screens.widgets.plain import plain
+from screens.plain import plain
 
 
 def scores_text(judgments: Sequence[JudgmentView]) -> Text:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from copyaudit.demo import samples_dir
+from copyaudit.engine.demo import samples_dir
+from copyaudit.engine.runner import RunRequest, execute_run, load_generator
 from copyaudit.formats import load_cases
-from copyaudit.runner import RunRequest, execute_run, load_generator
 from db import Store
 from db.cases import import_cases
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from copyaudit.highlight import reference_marks
 from copyaudit.records import case_record
+from copyaudit.render.highlight import reference_marks
 from copyaudit.studies.copybench.format import read_cases
 from copyaudit.studies.copybench.prompts import CopyBenchPrompter
 from copyaudit.studies.spec import ReferenceText, StudySpec

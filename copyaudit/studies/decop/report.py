@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from copyaudit.errors import UserError
-from copyaudit.reports.markdown import cell, table
-from copyaudit.reports.text import suite_note_lines
+from copyaudit.render.markdown import cell, table
+from copyaudit.render.text import suite_note_lines
 from copyaudit.studies.decop.method import (
     ANSWER_LETTERS,
     MIN_K_RATIO,

@@ -30,13 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from copyaudit.engine.lifecycle import RunOutcome, code_version, open_run, start_run, tracked
-from copyaudit.engine.loading import loading, uses_chat
 from copyaudit.errors import UserError
-from copyaudit.launch_plan import refuse_conflicts
 from copyaudit.models.base import ChoiceScorer
-from copyaudit.progress import ProgressCallback, ProgressMeter
-from copyaudit.run_request import ModelRequest
+from copyaudit.runs.launch_plan import refuse_conflicts
+from copyaudit.runs.lifecycle import RunOutcome, code_version, open_run, start_run, tracked
+from copyaudit.runs.loading import loading, uses_chat
+from copyaudit.runs.progress import ProgressCallback, ProgressMeter
+from copyaudit.runs.run_request import ModelRequest
 from copyaudit.studies.decop.method import (
     ANSWER_CHOICES,
     ANSWER_LETTERS,
@@ -63,8 +63,8 @@ from db.decop import (
     suite_doc_type,
     suite_works,
 )
+from db.pending import run_cases, suite_lengths
 from db.runs import RunSpec, existing_run_config
-from db.work import run_cases, suite_lengths
 
 BACKENDS = ("hf", "openai")
 

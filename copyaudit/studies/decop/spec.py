@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -55,4 +56,5 @@ DECOP = StudySpec(
     export_run=export_run,
     run_fields=frozenset({"calibrate_on-field", "length-field"}),
     limit_label="Passages per work (first N of each work)",
+    prompts_per_case=math.factorial(4),  # the 24 orders of 4 options (method.N_ORDERS)
 )

@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 
 from copyaudit.errors import UserError
-from copyaudit.metrics_format import format_metric
-from copyaudit.reports.markdown import table
-from copyaudit.reports.text import percent
+from copyaudit.render.markdown import table
+from copyaudit.render.metrics_format import format_metric
+from copyaudit.render.text import percent
 from copyaudit.studies.notice.metrics import (
     BERTSCORE,
     COSINE,

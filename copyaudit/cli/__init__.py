@@ -1,0 +1,1 @@
+"""The command line: `main` (click group) and one module per area of commands."""

@@ -1,0 +1,237 @@
+"""Data commands: import, import-generations, suites, runs, export."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import click
+
+from copyaudit.cli.options import output_options, skip_invalid_option
+from copyaudit.cli.output import (
+    echo_skipped,
+    print_json,
+    print_table,
+    write_csv,
+    write_jsonl,
+)
+from copyaudit.reports.output_file import check_destination, output_file
+from copyaudit.studies.registry import STUDIES, study
+
+FORMAT_TABLE_JSON = click.Choice(["table", "json"])
+# `export KIND --run NAME` of a study with its own runs: kind -> how its runs are called
+RUN_EXPORTS = {kind: spec.title for kind, spec in STUDIES.items() if spec.export_run is not None}
+# `import --doc-type`: the kinds whose question can name different things
+DOC_TYPES = {kind: spec.doc_types for kind, spec in STUDIES.items() if spec.doc_types is not None}
+
+
+@click.command("import")
+@click.argument("kind", metavar=f"KIND ({'|'.join(STUDIES)})")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--suite", help="Suite name (default: the file name without extension).")
+@click.option("--replace", is_flag=True, help="Overwrite cases whose content changed.")
+@click.option(
+    "--doc-type",
+    type=click.Choice(sorted({t for d in DOC_TYPES.values() for t in d.choices})),
+    help=" ".join(f"{kind}: {d.help}" for kind, d in DOC_TYPES.items()),
+)
+@skip_invalid_option("record the unusable ones as skipped")
+@click.pass_obj
+def import_cmd(
+    obj: Any,
+    kind: str,
+    file: Path,
+    suite: str | None,
+    replace: bool,
+    doc_type: str | None,
+    skip_invalid: bool,
+) -> None:
+    """Import cases of KIND from FILE in the source study's format."""
+    from copyaudit.errors import UserError
+    from copyaudit.formats import read_cases
+    from db.cases import import_cases
+
+    if doc_type is not None and kind not in DOC_TYPES:
+        files = "; ".join(f"{k} files ({d.files})" for k, d in DOC_TYPES.items())
+        raise UserError(f"--doc-type is for {files}")
+    loaded = read_cases(kind, file)  # validates the whole file before touching the database
+    plan = study(kind).prepare_import(loaded.accept(skip_invalid), doc_type)
+    cases, doc_type, note = plan.cases, plan.doc_type, plan.note
+    name = suite or file.stem
+    with obj.store() as store:
+        summary = import_cases(
+            store,
+            name,
+            kind,
+            cases,
+            source=str(file),
+            replace=replace,
+            skipped=loaded.problems,
+            doc_type=doc_type,
+        )
+    click.echo(
+        f"{name}: {summary.added} added, {summary.unchanged} unchanged, "
+        f"{summary.replaced} replaced ({len(cases)} {kind} cases in {file}"
+        + (f"; {len(loaded.problems)} of {loaded.total} records skipped" if loaded.problems else "")
+        + f"{note})"
+    )
+    echo_skipped(loaded.problems)
+
+
+@click.command("import-generations")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--run", "run_name", required=True, help="Run to hold the generations.")
+@click.option("--suite", required=True, help="Suite whose cases they answer.")
+@click.option("--model", help="Label of the model that produced them (new runs: 'imported').")
+@click.option("--replace", is_flag=True, help="Overwrite generations whose output changed.")
+@skip_invalid_option("record the unusable ones as skipped")
+@click.pass_obj
+def import_generations_cmd(
+    obj: Any,
+    file: Path,
+    run_name: str,
+    suite: str,
+    model: str | None,
+    replace: bool,
+    skip_invalid: bool,
+) -> None:
+    """Import generations produced elsewhere (JSONL {case_id, output[, template]})."""
+    from copyaudit.formats import read_generations
+    from db.cases import run_import_note
+    from db.runs import import_generations, run_row
+
+    loaded = read_generations(file)  # unusable rows are listed with those naming no case
+    with obj.store() as store:
+        added, unchanged, replaced = import_generations(
+            store,
+            run=run_name,
+            suite=suite,
+            model=model,
+            rows=loaded.items,
+            source=str(file),
+            replace=replace,
+            skipped=loaded.problems,
+            skip_invalid=skip_invalid,
+        )
+        note = run_import_note(store, int(run_row(store, run_name)["id"]))
+    click.echo(
+        f"{run_name}: {added} added, {unchanged} unchanged, {replaced} replaced"
+        + (f" ({note})" if note else "")
+    )
+
+
+@click.command("suites")
+@click.option("--format", "fmt", type=FORMAT_TABLE_JSON, default="table", show_default=True)
+@click.pass_obj
+def suites_cmd(obj: Any, fmt: str) -> None:
+    """List suites with their kind and size, and the rows their imports skipped."""
+    from copyaudit.rows import skipped_note
+    from db.queries import suites_summary
+
+    with obj.store() as store:
+        rows = suites_summary(store)
+    if fmt == "json":
+        print_json(rows)
+        return
+    notes = {row["name"]: skipped_note(row["cases"], row["skipped"]) for row in rows}
+    for row in rows:
+        row["skipped"] = len(row["skipped"])
+    print_table(rows, ["name", "kind", "cases", "works", "skipped", "created_at"], "Suites")
+    for name, note in notes.items():
+        if note is not None:
+            click.echo(f"{name}: {note}")
+
+
+@click.command("runs")
+@click.option("--format", "fmt", type=FORMAT_TABLE_JSON, default="table", show_default=True)
+@click.pass_obj
+def runs_cmd(obj: Any, fmt: str) -> None:
+    """List runs with their suite, model, status and progress."""
+    from db.queries import runs_summary
+
+    with obj.store() as store:
+        rows = runs_summary(store)
+    if fmt == "json":
+        print_json(rows)
+        return
+    for row in rows:
+        row["progress"] = f"{row['generations']}/{row['total']}"
+    print_table(
+        rows,
+        ["name", "suite", "kind", "backend", "model", "status", "progress", "finished_at"],
+        "Runs",
+    )
+
+
+@contextmanager
+def _output(path: Path | None, database: Path, force: bool) -> Iterator[IO[str]]:
+    if path is None:
+        yield sys.stdout
+        return
+    with output_file(path, database=database, force=force) as handle:
+        yield handle
+
+
+@click.command("export")
+@click.argument(
+    "what", type=click.Choice(["cases", "generations", "judgments", "labels", *RUN_EXPORTS])
+)
+@click.option(
+    "--run", "run_name", help="Only this run (generations, judgments, labels); decop: the run."
+)
+@click.option("--suite", help="Only this suite (cases).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
+)
+@output_options
+@click.pass_obj
+def export_cmd(
+    obj: Any,
+    what: str,
+    run_name: str | None,
+    suite: str | None,
+    fmt: str,
+    output: Path | None,
+    force: bool,
+) -> None:
+    """Export WHAT as JSONL or CSV. Cases are written in their import format, so an
+    exported suite imports back unchanged; generations are keyed run/case_id/template.
+    decop: one row per prompt of the DE-COP run --run (the prompt as sent, the true
+    letter, the four probabilities, the chosen letter before and after calibration)."""
+    from copyaudit.errors import UserError
+    from copyaudit.formats import case_to_record
+    from db import queries
+    from db.runs import run_row, suite_id
+
+    if what in RUN_EXPORTS and run_name is None:
+        raise UserError(f"export {what} needs --run NAME (a {RUN_EXPORTS[what]} run)")
+    if output is not None:
+        check_destination(output, database=obj.db_path, force=force)  # before any work
+    with obj.store() as store:
+        if run_name is not None:
+            run_row(store, run_name)  # a clear error for an unknown run
+        if suite is not None:
+            suite_id(store, suite)
+        rows: Iterator[dict[str, Any]]
+        if what == "cases":
+            rows = (case_to_record(case) for _, case in queries.iter_cases(store, suite))
+        elif what == "generations":
+            rows = queries.iter_generations(store, run_name)
+        elif what in RUN_EXPORTS:
+            rows = study(what).export_run(store, run_name)  # type: ignore[misc, arg-type]
+        elif what == "judgments":
+            rows = queries.iter_judgments(store, run_name)
+        else:
+            rows = queries.iter_labels(store, run_name)
+        with _output(output, obj.db_path, force) as out:
+            count = (write_jsonl if fmt == "jsonl" else write_csv)(rows, out)
+    if output is not None:
+        click.echo(f"wrote {count} {what} to {output}", err=True)
+
+
+def register(group: click.Group) -> None:
+    for command in (import_cmd, import_generations_cmd, suites_cmd, runs_cmd, export_cmd):
+        group.add_command(command)

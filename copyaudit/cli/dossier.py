@@ -1,0 +1,40 @@
+"""The `dossier` command: one case's self-contained report."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from copyaudit.cli.options import output_options
+
+
+@click.command("dossier")
+@click.argument("generation")
+@click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="md", show_default=True)
+@output_options
+@click.pass_obj
+def dossier_cmd(obj: Any, generation: str, fmt: str, output: Path | None, force: bool) -> None:
+    """A case report for GENERATION (run/case_id/template): prompt, output and reference
+    with the evidence highlighted, every judge figure with its provenance, human labels,
+    review status and history, and the database hash and audit-chain heads."""
+    from copyaudit.reports.dossier.build import build_dossier, render_dossier
+    from copyaudit.reports.output_file import check_destination, write_output
+    from db.review import resolve_generation
+
+    if output is not None:
+        check_destination(output, database=obj.db_path, force=force)  # before any work
+    with obj.store() as store:
+        dossier = build_dossier(store, resolve_generation(store, generation), obj.db_path)
+    text = render_dossier(dossier, fmt)
+    if output is None:
+        sys.stdout.write(text)
+        return
+    write_output(output, text, database=obj.db_path, force=force)
+    click.echo(f"wrote {output}", err=True)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(dossier_cmd)

@@ -1,0 +1,261 @@
+"""Evaluation commands: run, judge, report."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from copyaudit.cli.options import judge_options, output_options, run_options
+from copyaudit.judges.options import JudgeOptions
+from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
+
+
+def _templates(value: str) -> tuple[int, ...]:
+    try:
+        templates = tuple(int(t) for t in value.split(",") if t.strip())
+    except ValueError:
+        raise click.BadParameter(f"'{value}' is not a comma list of template numbers") from None
+    if not templates:
+        raise click.BadParameter("give at least one template")
+    return templates
+
+
+class RichProgress:
+    """A Rich progress bar per phase, fed by the runner's Progress events; where the
+    output is not a terminal (a log file), a plain line every LOG_EVERY_S seconds and
+    at the end of each phase instead."""
+
+    LOG_EVERY_S = 30.0
+
+    def __init__(self, console: Any = None) -> None:
+        """`console`: where to draw (default: standard error, so that a report printed
+        on standard output stays clean when redirected)."""
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[figures]}"),
+            console=console or Console(stderr=True),
+        )
+        self.tasks: dict[str, Any] = {}
+        self.logged: dict[str, float] = {}  # phase -> when its last plain line was printed
+
+    def __call__(self, event: Any) -> None:
+        key = event.phase if event.phase != "judge" else f"judge {event.message}"
+        if event.phase == "load":
+            self.bar.console.print(event.message, markup=False, highlight=False)
+            return
+        if not self.bar.console.is_terminal:
+            self._log(key, event)
+            return
+        if key not in self.tasks:
+            self.tasks[key] = self.bar.add_task(key, total=event.total, figures="")
+        self.bar.update(
+            self.tasks[key],
+            completed=event.done + event.partial,
+            total=event.total,
+            figures=event.figures(),
+        )
+
+    def _log(self, key: str, event: Any) -> None:
+        now = time.monotonic()
+        last = self.logged.get(key)
+        if last is None or event.done >= event.total or now - last >= self.LOG_EVERY_S:
+            self.logged[key] = now
+            self.bar.console.print(event.describe(key), markup=False, highlight=False)
+
+
+def execute_with_progress(db_path: Path, request: Any) -> Any:
+    """Run `request` (any study's: engine.lifecycle.RunnableRequest) with a progress bar
+    on standard error; Ctrl-C sets the cancel flag and goes on up (the run is stored
+    cancelled, the command exits 130)."""
+    progress = RichProgress()
+    cancel = threading.Event()
+    try:
+        with progress.bar:
+            return request.execute(db_path, on_progress=progress, cancel=cancel)
+    except KeyboardInterrupt:
+        cancel.set()
+        raise
+
+
+@click.command("run")
+@click.argument("suite")
+@run_options(
+    default_name="SUITE-MODEL-MITIGATION",
+    batch_size=8,
+    chat_help="Prompt format (default: chat when the model has a chat template).",
+)
+@click.option("--templates", default="1", show_default=True, help="Prompt templates, e.g. 1,2,3")
+@click.option("--shots", type=int, help="Few-shot demonstrations (default: the template's).")
+@click.option("--limit", type=int, help="Only the first N cases.")
+@click.option(
+    "--mitigation",
+    type=click.Choice(["none", "system", "memfree"]),
+    default="none",
+    show_default=True,
+)
+@click.option(
+    "--notice-position",
+    type=click.Choice(NOTICE_POSITIONS),
+    default=NOTICE_POSITIONS[0],
+    show_default=True,
+    help="Notice suites: where the notice goes (before_query is the study's layout).",
+)
+@click.option(
+    "--notice-mitigation",
+    type=click.Choice(NOTICE_MITIGATIONS),
+    default=NOTICE_MITIGATIONS[0],
+    show_default=True,
+    help="Notice suites: the 'copyrighted' keyword in the query and/or a copyright warning "
+    "before it, once or repeated (the study's mitigations).",
+)
+@judge_options
+@click.option(
+    "--max-new-tokens",
+    type=click.IntRange(1),
+    help="Override the task's token budget (200 literal/qa, 1024 nonliteral).",
+)
+@click.pass_obj
+def run_cmd(
+    obj: Any,
+    suite: str,
+    run_fields: dict[str, Any],
+    templates: str,
+    shots: int | None,
+    limit: int | None,
+    mitigation: str,
+    notice_position: str,
+    notice_mitigation: str,
+    judging: JudgeOptions,
+    max_new_tokens: int | None,
+) -> None:
+    """Generate and judge SUITE with a model; resumes if the run exists."""
+    from copyaudit.engine.runner import RunRequest
+    from copyaudit.reports.run_report import build_report, report_markdown
+
+    request = RunRequest(
+        suite=suite,
+        **run_fields,
+        templates=_templates(templates),
+        shots=shots,
+        limit=limit,
+        mitigation=mitigation,
+        notice_position=notice_position,
+        notice_mitigation=notice_mitigation,
+        judging=judging,
+        max_new_tokens=max_new_tokens,
+    )
+    outcome = execute_with_progress(obj.db_path, request)
+    for judge, reason in outcome.skipped_judges:
+        click.echo(f"skipped judge {judge}: {reason}", err=True)
+    click.echo(
+        f"run {outcome.run}: {outcome.status}; {outcome.generated} generated, "
+        f"{outcome.failed} failed, {outcome.judged} scores stored"
+    )
+    with obj.store() as store:
+        click.echo(report_markdown(build_report(store, outcome.run)))
+
+
+@click.command("judge")
+@click.argument("run")
+@judge_options
+@click.option("--rejudge", is_flag=True, help="Score again what these judges already scored.")
+@click.pass_obj
+def judge_cmd(
+    obj: Any,
+    run: str,
+    judging: JudgeOptions,
+    rejudge: bool,
+) -> None:
+    """(Re)judge the generations of RUN, generated here or imported."""
+    from copyaudit.engine.runner import judge_run
+    from db.run_owner import owned
+
+    progress = RichProgress()
+    with obj.store() as store, owned(store, run, "judge"), progress.bar:
+        stored, skipped = judge_run(store, run, judging, rejudge=rejudge, on_progress=progress)
+    for judge, reason in skipped:
+        click.echo(f"skipped judge {judge}: {reason}", err=True)
+    click.echo(f"run {run}: {stored} scores stored")
+
+
+@click.command("report")
+@click.argument("run")
+@click.option(
+    "--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md", show_default=True
+)
+@output_options
+@click.option(
+    "--notice-threshold",
+    "notice_thresholds",
+    multiple=True,
+    metavar="METRIC=LOW,HIGH",
+    help="Notice runs: similarity thresholds of the false compliance (< LOW, no refusal) "
+    "and false violation (>= HIGH, refusal) lists, e.g. notice_rouge=0.2,0.8 (repeatable).",
+)
+@click.pass_obj
+def report_cmd(
+    obj: Any,
+    run: str,
+    fmt: str,
+    notice_thresholds: tuple[str, ...],
+    output: Path | None,
+    force: bool,
+) -> None:
+    """Summary of RUN: CopyBench's columns and every score's distribution (html: one
+    self-contained page with a histogram image per metric)."""
+    from copyaudit.cli.output import print_json
+    from copyaudit.reports.output_file import check_destination, write_output
+    from copyaudit.reports.run_report import build_report, report_markdown
+    from copyaudit.studies.notice.report import parse_thresholds
+
+    thresholds = parse_thresholds(notice_thresholds)
+    if output is not None:
+        check_destination(output, database=obj.db_path, force=force)  # before any work
+    with obj.store() as store:
+        report = build_report(store, run, notice_thresholds=thresholds)
+        if fmt == "html":
+            from copyaudit.reports.dossier.build import integrity_figures
+            from copyaudit.reports.run_report_html import report_html
+            from db.case_file import run_judges, run_record
+            from db.queries import metric_thresholds
+
+            text = report_html(
+                report,
+                metric_thresholds(store, run),
+                provenance=(run_record(store, run), run_judges(store, run)),
+                integrity=integrity_figures(store, obj.db_path),
+            )
+    if fmt == "json" and output is None:
+        print_json(report)
+        return
+    if fmt == "json":
+        text = json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
+    elif fmt == "md":
+        text = report_markdown(report)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        write_output(output, text, database=obj.db_path, force=force)
+        click.echo(f"wrote {output}", err=True)
+
+
+def register(group: click.Group) -> None:
+    for command in (run_cmd, judge_cmd, report_cmd):
+        group.add_command(command)

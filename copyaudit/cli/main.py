@@ -1,0 +1,100 @@
+"""The `copyaudit` command: a click group whose subcommands live in copyaudit.cli.commands.
+
+Errors a user can act on are printed as one line on stderr with exit code 2; any
+other failure is one line with exit code 1, and the traceback only with --debug.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from copyaudit import __version__
+from copyaudit.cli.commands import register_all
+from copyaudit.errors import UserError
+
+if TYPE_CHECKING:
+    from db import Store
+
+DEFAULT_DB = "copyaudit.db"
+
+
+class AppContext:
+    """What every subcommand needs: where the database is, and who is working."""
+
+    def __init__(self, db_path: Path, db_explicit: bool, debug: bool) -> None:
+        self.db_path = db_path
+        self.db_explicit = db_explicit
+        self.debug = debug
+
+    def store(self) -> Store:
+        """Open the database (db is imported lazily to keep --help fast)."""
+        from db import Store
+
+        return Store(self.db_path)
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="COPYAUDIT_DB",
+    default=DEFAULT_DB,
+    show_default=True,
+    help="SQLite database (default: $COPYAUDIT_DB, else ./copyaudit.db).",
+)
+@click.option("--annotator", help="Your name, stored with every label you make in the app.")
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@click.version_option(__version__, prog_name="copyaudit")
+@click.pass_context
+def cli(ctx: click.Context, db_path: Path, annotator: str | None, debug: bool) -> None:
+    """Audit copyright reproduction by language models.
+
+    Without a command, opens the terminal app on the database.
+    """
+    source = ctx.get_parameter_source("db_path")
+    explicit = source not in (None, click.core.ParameterSource.DEFAULT)
+    ctx.obj = AppContext(db_path, explicit, debug)
+    ctx.obj.annotator = annotator
+    if ctx.invoked_subcommand is None:
+        from copyaudit.cli.app import open_app
+
+        open_app(ctx.obj)
+
+
+register_all(cli)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args or bool(os.environ.get("COPYAUDIT_DEBUG"))
+    try:
+        cli.main(args=args, prog_name="copyaudit", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except UserError as exc:
+        if debug:
+            raise
+        click.echo(f"copyaudit: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # one line for the user; the traceback with --debug
+        if debug:
+            raise
+        click.echo(
+            f"copyaudit: internal error: {type(exc).__name__}: {exc} (rerun with --debug)",
+            err=True,
+        )
+        sys.exit(1)

@@ -1,0 +1,166 @@
+"""Option groups shared by several commands (one definition each)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from copyaudit.errors import UserError
+from copyaudit.judges.options import JudgeOptions, stored_defaults
+from copyaudit.judges.registry import JUDGE_NAMES, PRESETS
+
+
+def _apply(options: tuple[Callable[..., Any], ...], command: Callable[..., Any]) -> Any:
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def model_options(command: Callable[..., Any]) -> Any:
+    """Which model answers: the embedded default, a local/hub model, or an endpoint."""
+    return _apply(
+        (
+            click.option(
+                "--model",
+                default="default",
+                show_default=True,
+                help="'default' (embedded SmolLM2), a hub id, a local path, or the "
+                "endpoint's model name.",
+            ),
+            click.option(
+                "--backend", type=click.Choice(["hf", "openai"]), default="hf", show_default=True
+            ),
+            click.option(
+                "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1"
+            ),
+            click.option(
+                "--api-key-env",
+                default="OPENAI_API_KEY",
+                show_default=True,
+                help="Environment variable holding the endpoint's key.",
+            ),
+        ),
+        command,
+    )
+
+
+def judge_options(command: Callable[..., Any]) -> Any:
+    """The judge choices (run, judge, demo), handed to the command as one
+    `judging: JudgeOptions`."""
+
+    @functools.wraps(command)
+    def with_judging(*args: Any, **kwargs: Any) -> Any:
+        chosen = {name: kwargs.pop(name) for name in _JUDGE_OPTION_NAMES}
+        return command(*args, judging=JudgeOptions(**chosen), **kwargs)
+
+    return _apply(
+        (
+            click.option(
+                "--judges",
+                default="offline",
+                show_default=True,
+                help=f"Judge preset ({'|'.join(PRESETS)}) or a comma list of judge names "
+                f"({', '.join(JUDGE_NAMES)}).",
+            ),
+            click.option(
+                "--event-model",
+                help="Entailment model (path or cached hub id; prefix "
+                "seq2seq:/nli:/causal:) for the events judge.",
+            ),
+            click.option(
+                "--judge-model",
+                help="Instruct model (default|hub id|path) for the fluency and LM refusal judges.",
+            ),
+            click.option(
+                "--notice-embedding-model",
+                help="Embedding model (path or cached hub id) for the notice study's paraphrase "
+                "similarity (default: MiniLM offline, roberta-base for --judges paper).",
+            ),
+            click.option(
+                "--notice-multilingual-model",
+                help="Multilingual embedding model (path or cached hub id) for the notice "
+                "study's translate similarity; without one it is not computed.",
+            ),
+        ),
+        with_judging,
+    )
+
+
+# one flag per option a run stores (device and downloads are not chosen here)
+_JUDGE_OPTION_NAMES = tuple(stored_defaults())
+
+
+def skip_invalid_option(what_happens: str) -> Callable[..., Any]:
+    """--skip-invalid for an importer: import the usable records and `what_happens`
+    (default: list every unusable record and import nothing)."""
+    return click.option(
+        "--skip-invalid",
+        is_flag=True,
+        help=f"Import the usable records and {what_happens} "
+        "(default: list every unusable record and import nothing).",
+    )
+
+
+def output_options(command: Callable[..., Any]) -> Any:
+    """`-o FILE` and `--force` (copyaudit.reports.output_file: never over the database, an
+    existing file only with --force, never through a symbolic link)."""
+    return _apply(
+        (
+            click.option(
+                "-o",
+                "--output",
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="Write to FILE instead of standard output.",
+            ),
+            click.option("--force", is_flag=True, help="Overwrite FILE if it exists."),
+        ),
+        command,
+    )
+
+
+# --- Run options: the model and run options of `run` and `decop` (one definition each) ---
+
+RUN_FIELDS = ("name", "model", "backend", "base_url", "api_key_env", "device", "batch_size", "chat")
+
+
+def run_options(
+    *, default_name: str, batch_size: int, chat_help: str, batch_help: str | None = None
+) -> Callable[[Callable[..., Any]], Any]:
+    """--name, the model options, --device, --batch-size and --chat/--plain. The command
+    receives them as one mapping, `run_fields` (RUN_FIELDS: the run request's own
+    fields, for RunRequest(**run_fields) / DecopRequest(**run_fields)); --backend openai
+    without --base-url is refused before any work."""
+
+    def decorate(command: Callable[..., Any]) -> Any:
+        @functools.wraps(command)
+        def gathered(*args: Any, **kwargs: Any) -> Any:
+            fields = {key: kwargs.pop(key) for key in RUN_FIELDS}
+            if fields["backend"] == "openai" and not fields["base_url"]:
+                raise UserError("--backend openai needs --base-url")
+            return command(*args, run_fields=fields, **kwargs)
+
+        options = (
+            click.option("--name", help=f"Run name (default: {default_name}). Same name resumes."),
+            model_options,
+            click.option(
+                "--device",
+                type=click.Choice(["auto", "cpu", "cuda"]),
+                default="auto",
+                show_default=True,
+            ),
+            click.option(
+                "--batch-size",
+                type=click.IntRange(1),
+                default=batch_size,
+                show_default=True,
+                help=batch_help,
+            ),
+            click.option("--chat/--plain", default=None, help=chat_help),
+        )
+        return _apply(options, gathered)
+
+    return decorate

@@ -1,0 +1,357 @@
+"""Human-verification commands: agreement, import-labels, queue, annotator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from copyaudit.cli.options import skip_invalid_option
+from copyaudit.cli.output import echo_skipped, print_json, print_table
+from copyaudit.items import item_number
+from copyaudit.render.markdown import table
+from copyaudit.render.metrics_format import format_figure
+
+MAX_DISAGREEMENTS_SHOWN = 20
+MAX_STRATA_SHOWN = 12
+
+
+# ---------------------------------------------------------------------------
+# agreement
+# ---------------------------------------------------------------------------
+
+
+_num = format_figure
+
+
+def _with_interval(value: float | None, interval: list[float] | None) -> str:
+    if interval is None:
+        return _num(value)
+    return f"{_num(value)} [{interval[0]:.2f}, {interval[1]:.2f}]"
+
+
+def render_markdown(
+    report: dict[str, Any], max_disagreements: int = MAX_DISAGREEMENTS_SHOWN
+) -> str:
+    """The agreement report as Markdown (the same numbers as --format json)."""
+    boot = report["bootstrap"]
+    out = [
+        f"# Judge quality against human labels{' — run ' + report['run'] if report['run'] else ''}",
+        "",
+        f"Reference: adjudicated label ({', '.join(report['adjudicators'])}) where there is "
+        "one, else the majority of yes/no labels (unsure does not vote; ties left out). "
+        f"Intervals: {int(boot['confidence'] * 100)}% percentile bootstrap, "
+        f"{boot['resamples']} resamples, seed {boot['seed']}.",
+        "",
+        "## Judges",
+        "",
+    ]
+    judge_rows = []
+    for j in report["judges"]:
+        judge_rows.append(
+            [
+                j["run"],
+                j["target"],
+                f"{j['judge']} ({j['metric']})",
+                j["n"],
+                *(_with_interval(j[m], j["ci"][m]) for m in ("accuracy", "precision")),
+                *(_with_interval(j[m], j["ci"][m]) for m in ("recall", "f1")),
+                "/".join(str(j["confusion"][k]) for k in ("tp", "fp", "fn", "tn")),
+                ", ".join(f"{k} {v}" for k, v in j["excluded"].items() if v) or "—",
+            ]
+        )
+    header = ["run", "target", "judge", "n", "accuracy", "precision", "recall", "F1"]
+    out += table([*header, "tp/fp/fn/tn", "left out"], judge_rows) if judge_rows else ["none"]
+    paper = report["paper"]
+    out += ["", f"Paper figures ({paper['source']}):", ""]
+    out += table(
+        ["target", "accuracy", "precision", "recall", "F1"],
+        [
+            [t, *(_num(paper[t][m]) for m in ("accuracy", "precision", "recall", "f1"))]
+            for t in ("event", "character")
+        ],
+    )
+    advice = [j for j in report["judges"] if j["threshold"] and j["threshold"]["best"]]
+    if advice:
+        out += ["", "## Threshold advice (best F1 against the reference)", ""]
+        out += table(
+            ["run", "target", "judge", "current", "best", "F1 at best", "P", "R", "scored"],
+            [
+                [
+                    j["run"],
+                    j["target"],
+                    j["judge"],
+                    _num(j["threshold"]["current"]),
+                    _num(j["threshold"]["best"]["threshold"]),
+                    _num(j["threshold"]["best"]["f1"]),
+                    _num(j["threshold"]["best"]["precision"]),
+                    _num(j["threshold"]["best"]["recall"]),
+                    j["threshold"]["n_scored"],
+                ]
+                for j in advice
+            ],
+        )
+        notes = {j["threshold"].get("note") for j in advice} - {None}
+        out += [f"\nNote: {note}." for note in sorted(notes)]
+    out += ["", "## Human reference", ""]
+    out += table(
+        ["run", "target", "items", "decided", "adjudicated", "overridden", "ties", "no votes"],
+        [
+            [
+                r["run"],
+                r["target"],
+                r["items"],
+                r["decided"],
+                r["adjudicated"],
+                r["overridden"],
+                r["excluded"]["tie"],
+                r["excluded"]["no_votes"],
+            ]
+            for r in report["references"]
+        ],
+    )
+    out += ["", "## Agreement between annotators", ""]
+    out += table(
+        ["run", "target", "Krippendorff alpha", "items", "annotators", "Cohen kappa (pairs)"],
+        [
+            [
+                a["run"],
+                a["target"],
+                _num(a["alpha"]),
+                a["items"],
+                a["annotators"],
+                "; ".join(f"{k['a']}–{k['b']}: {_num(k['kappa'])} (n={k['n']})" for k in a["kappa"])
+                or "—",
+            ]
+            for a in report["agreement"]
+        ],
+    )
+    rows = report["disagreements"]
+    out += ["", f"## Disagreements ({len(rows)}, most disputed first)", ""]
+    out += table(
+        ["generation", "target", "item", "labels", "reference", "judges", "kind"],
+        [
+            [
+                d["generation"],
+                d["target"],
+                item_number(d["target"], d["item"]) or "—",
+                ", ".join(f"{k}: {v}" for k, v in {**d["labels"], **d["adjudicated"]}.items()),
+                f"{d['reference'] or '—'} ({d['reference_source']})",
+                ", ".join(f"{j['judge']}: {'yes' if j['verdict'] else 'no'}" for j in d["judges"])
+                or "—",
+                d["kind"],
+            ]
+            for d in rows[:max_disagreements]
+        ],
+    )
+    if len(rows) > max_disagreements:
+        out.append(f"\n… {len(rows) - max_disagreements} more (see --format json)")
+    return "\n".join(out) + "\n"
+
+
+@click.command("agreement")
+@click.option("--run", "run_name", help="Only this run (default: every run, each apart).")
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+@click.option(
+    "--adjudicator",
+    "adjudicators",
+    multiple=True,
+    default=("adjudicator",),
+    show_default=True,
+    help="Annotator name whose labels override the majority (repeatable).",
+)
+@click.option("--resamples", type=click.IntRange(1), default=1000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.pass_obj
+def agreement_cmd(
+    obj: Any,
+    run_name: str | None,
+    fmt: str,
+    adjudicators: tuple[str, ...],
+    resamples: int,
+    seed: int,
+) -> None:
+    """Judges' accuracy, precision, recall and F1 against human labels (with bootstrap
+    intervals and CopyBench's figures), agreement between annotators, threshold advice
+    and the most disputed items."""
+    from copyaudit.verification.agreement import agreement_report
+
+    with obj.store() as store:
+        report = agreement_report(
+            store, run_name, adjudicators=adjudicators, resamples=resamples, seed=seed
+        )
+    if fmt == "json":
+        print_json(report)
+    else:
+        click.echo(render_markdown(report), nl=False)
+
+
+# ---------------------------------------------------------------------------
+# import-labels
+# ---------------------------------------------------------------------------
+
+
+@click.command("import-labels")
+@click.argument("file", type=click.Path(path_type=Path))
+@skip_invalid_option("list the unusable ones on standard error")
+@click.pass_obj
+def import_labels_cmd(obj: Any, file: Path, skip_invalid: bool) -> None:
+    """Import human labels (JSONL {annotator, generation: run/case_id/template, target,
+    index, label[, note]}, or a file written by `export labels`). All or nothing; a label
+    equal to the annotator's current one is skipped, so re-importing adds nothing."""
+    from copyaudit.verification.label_files import fold_current, read_labels
+    from db.labels import import_labels
+
+    loaded = read_labels(file)  # the whole file is validated before any write
+    records = loaded.accept(skip_invalid)
+    current = fold_current(records)
+    with obj.store() as store:
+        summary = import_labels(store, current)
+    click.echo(
+        f"{file}: {summary.added} labels added, {summary.unchanged} unchanged "
+        f"({len(records)} records, {len(current)} current labels"
+        + (f"; {len(loaded.problems)} of {loaded.total} records skipped" if loaded.problems else "")
+        + ")"
+    )
+    echo_skipped(loaded.problems)
+
+
+# ---------------------------------------------------------------------------
+# queue
+# ---------------------------------------------------------------------------
+
+
+@click.group("queue")
+def queue_group() -> None:
+    """Work queues: stratified samples of a run's generations to label."""
+
+
+@queue_group.command("create")
+@click.argument("name")
+@click.option("--run", "run_name", required=True, help="Run to sample generations from.")
+@click.option("--metric", default="events", show_default=True, help="Judge metric to stratify by.")
+@click.option("--judge", help="Judge of the metric, when several produce it.")
+@click.option(
+    "--per-value",
+    type=click.IntRange(1),
+    default=10,
+    show_default=True,
+    help="Generations drawn per metric value (CopyBench drew 10 per events count).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed (stored).")
+@click.option(
+    "--bin-width",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Group a continuous metric into bins of this width (e.g. 0.1 for rougeL).",
+)
+@click.pass_obj
+def queue_create_cmd(
+    obj: Any,
+    name: str,
+    run_name: str,
+    metric: str,
+    judge: str | None,
+    per_value: int,
+    seed: int,
+    bin_width: float | None,
+) -> None:
+    """Create queue NAME: up to --per-value generations of RUN per value of --metric."""
+    from db.queues import create_queue
+
+    with obj.store() as store:
+        summary = create_queue(
+            store,
+            name,
+            run=run_name,
+            metric=metric,
+            judge=judge,
+            per_value=per_value,
+            seed=seed,
+            bin_width=bin_width,
+        )
+    shown = list(summary.strata.items())
+    strata = ", ".join(f"{value:g}: {count}" for value, count in shown[:MAX_STRATA_SHOWN])
+    if len(shown) > MAX_STRATA_SHOWN:
+        strata += f", … {len(shown)} values in all"
+    click.echo(
+        f"queue {summary.name}: {summary.items} generations of {summary.run} by "
+        f"{summary.judge}/{summary.metric} ({strata}); seed {seed}"
+        + (f"; {summary.unscored} without a value left out" if summary.unscored else "")
+    )
+    if bin_width is None and len(shown) > MAX_STRATA_SHOWN:
+        click.echo(
+            f"note: {len(shown)} distinct values of {summary.metric}; for a continuous "
+            "metric, --bin-width groups them (e.g. 0.1)",
+            err=True,
+        )
+
+
+@queue_group.command("list")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
+@click.pass_obj
+def queue_list_cmd(obj: Any, fmt: str) -> None:
+    """Queues with each annotator's progress: generations labelled (any label) and
+    complete (every judged item labelled) out of the total."""
+    from db.queues import list_queues
+
+    with obj.store() as store:
+        queues = list_queues(store)
+    if fmt == "json":
+        print_json(queues)
+        return
+    for queue in queues:
+        queue["sampling"] = (
+            f"{queue['judge']}/{queue['metric']} ≤{queue['per_value']} per value"
+            + (f" (bins {queue['bin_width']:g})" if queue["bin_width"] else "")
+            + f", seed {queue['seed']}"
+        )
+        queue["annotators"] = (
+            "; ".join(
+                f"{p['annotator']} {p['labelled']}/{p['total']} ({p['complete']} complete)"
+                for p in queue["progress"]
+            )
+            or "nobody yet"
+        )
+    print_table(queues, ["name", "run", "items", "sampling", "annotators"], "Queues")
+
+
+@queue_group.command("show")
+@click.argument("name")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
+@click.pass_obj
+def queue_show_cmd(obj: Any, name: str, fmt: str) -> None:
+    """The generations of queue NAME in labelling order."""
+    from db.queues import queue_item_rows
+
+    with obj.store() as store:
+        rows = queue_item_rows(store, name)
+    if fmt == "json":
+        print_json(rows)
+    else:
+        print_table(rows, ["position", "generation", "stratum"], f"Queue {name}")
+
+
+# ---------------------------------------------------------------------------
+# annotator
+# ---------------------------------------------------------------------------
+
+
+@click.command("annotator")
+@click.argument("name", required=False)
+@click.pass_obj
+def annotator_cmd(obj: Any, name: str | None) -> None:
+    """Show the remembered annotator name, or remember NAME (or the global --annotator)
+    as the name stored with the labels you make."""
+    from copyaudit.identity import config_path, resolve_annotator
+
+    current = resolve_annotator(name or getattr(obj, "annotator", None))
+    if current is None:
+        click.echo("no annotator remembered (give one: copyaudit annotator NAME)")
+    else:
+        click.echo(f"annotator: {current} (remembered in {config_path()})")
+
+
+def register(group: click.Group) -> None:
+    for command in (agreement_cmd, import_labels_cmd, queue_group, annotator_cmd):
+        group.add_command(command)

@@ -1,0 +1,248 @@
+"""A dossier as one self-contained HTML page (inline CSS, no scripts, no external files).
+
+Every stored string (model output, prompts, references, names, notes, configs) goes
+through copyaudit.render.html.esc; highlights are <mark> elements with classes styled
+inline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from copyaudit.items import item_name, item_number
+from copyaudit.render.highlight import MARK_KINDS, Segment
+from copyaudit.render.html import (
+    code,
+    esc,
+    folded_json,
+    integrity_html,
+    json_block,
+    kv_table,
+    page,
+    pre,
+    run_provenance,
+)
+from copyaudit.render.html import table as html_table
+from copyaudit.reports.dossier.model import Dossier, flag_text, verdict_text
+
+CSS = """
+body { max-width: 110em; }
+h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; margin-top: 1.6em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
+table.side { width: 100%; table-layout: fixed; }
+pre.text { white-space: pre-wrap; word-wrap: break-word; font-family: ui-monospace, monospace;
+  font-size: 0.9em; margin: 0; }
+mark.hl { background: none; padding: 0; }
+mark.hl-literal { background: #ffe08a; }
+mark.hl-character { background: #b8ddff; }
+mark.hl-event { border-bottom: 3px solid #2e9d4f; }
+mark.hl-answer { background: #d9c8ff; }
+mark.hl-refusal { background: #ffc4c4; }
+.yes { color: #a00000; font-weight: bold; } .no { color: #006000; }
+.muted { color: #666; }
+"""
+
+MARK_TITLES = {
+    "literal": "literal overlap (LCS tokens)",
+    "character": "character named",
+    "event": "window supporting a reference event",
+    "answer": "extracted answer",
+    "refusal": "refusal evidence",
+}
+
+
+def highlighted(segments: Sequence[Segment]) -> str:
+    """Segments as escaped text, marked ones wrapped in <mark> with their labels."""
+    out: list[str] = []
+    for segment in segments:
+        text = esc(segment.text)
+        if not segment.marks:
+            out.append(text)
+            continue
+        classes = " ".join(["hl", *(f"hl-{k}" for k in segment.kinds)])
+        title = "; ".join(sorted({m.label for m in segment.marks}))
+        out.append(f'<mark class="{classes}" title="{esc(title)}">{text}</mark>')
+    return "".join(out)
+
+
+def _label_html(label: str | None) -> str:
+    return f'<span class="{esc(label)}">{esc(label)}</span>' if label else ""
+
+
+def _section(anchor: str, title: str, body: str) -> str:
+    return f'<section id="{anchor}"><h2>{esc(title)}</h2>{body}</section>'
+
+
+def _case(d: Dossier) -> str:
+    g = d.generation
+    work = ", ".join(esc(x) for x in (g["title"], g["author"], g["year"]) if x is not None)
+    return kv_table(
+        [
+            ("generation", f"<code>{esc(d.key)}</code>"),
+            ("run", esc(g["run"])),
+            ("suite (task kind)", f"{esc(g['suite'])} ({esc(g['kind'])})"),
+            *([("suite rows", esc(g["suite_note"]))] if g.get("suite_note") else []),
+            (
+                "case",
+                f"{esc(g['case_id'])} <span class='muted'>content hash "
+                f"<code>{esc(g['content_hash'])}</code></span>",
+            ),
+            ("work", f"{work} <span class='muted'>membership {esc(g['membership'])}</span>"),
+            ("generation source", esc(g["source"])),
+            ("tokens / seconds", f"{esc(g['tokens'] or '—')} / {esc(g['seconds'] or '—')}"),
+            ("generation error", esc(g["error"]) or "none"),
+            ("review status", f"<strong>{esc(d.review['status'])}</strong>"),
+        ]
+    )
+
+
+def _prompt(d: Dossier) -> str:
+    note = f"<p class='muted'>{esc(d.prompt_note)}</p>" if d.prompt_note else ""
+    return note + pre(esc(d.prompt))
+
+
+def _texts(d: Dossier) -> str:
+    legend = " ".join(f'<mark class="hl hl-{k}">{esc(MARK_TITLES[k])}</mark>' for k in MARK_KINDS)
+    reference = "".join(
+        f"<h3>{esc(block.title)}</h3>{pre(highlighted(block.segments))}" for block in d.reference
+    )
+    table = (
+        '<table class="side"><thead><tr><th>Output</th><th>Reference</th></tr></thead>'
+        f"<tbody><tr><td>{pre(highlighted(d.output))}</td><td>{reference}</td></tr></tbody>"
+        "</table>"
+    )
+    return f"<p>Highlights: {legend}</p>{table}"
+
+
+def _items(d: Dossier) -> str:
+    if not d.items:
+        return "<p class='muted'>No judge verdicts or human labels on items.</p>"
+    rows = []
+    for item in d.items:
+        verdicts = "<br>".join(esc(verdict_text(v)) for v in item["verdicts"])
+        labels = "<br>".join(
+            f"{esc(name)}: {_label_html(lab['label'])}"
+            + (f" — {esc(lab['note'])}" if lab["note"] else "")
+            for name, lab in sorted(item["labels"].items())
+        )
+        number = item_number(item["target"], item["index"])
+        rows.append([esc(item["target"]), esc(number), esc(item["text"]), verdicts, labels])
+    return html_table(["target", "item", "reference item", "judge verdicts", "human labels"], rows)
+
+
+def _judges(d: Dossier) -> str:
+    if not d.judgments:
+        return "<p class='muted'>Not judged.</p>"
+    rows = [
+        [
+            esc(j["judge"]),
+            esc(j["judge_version"]),
+            f"<code>{esc(j['judge_hash'])}</code>",
+            esc(j["metric"]),
+            esc(j["value"]),
+            esc(j["evidence"].get("threshold")),
+            flag_text(j["flagged"]) if j["evidence"].get("threshold") is not None else "—",
+            esc(j["evidence"].get("error")),
+            folded_json(j["judge_config"]),
+        ]
+        for j in d.judgments
+    ]
+    return html_table(
+        [
+            "judge",
+            "version",
+            "config hash",
+            "metric",
+            "value",
+            "threshold",
+            "verdict",
+            "error",
+            "judge config",
+        ],
+        rows,
+    )
+
+
+def _provenance(d: Dossier) -> str:
+    g, t = d.generation, d.template
+    status = (
+        f"{esc(g['run_status'])}; created {esc(g['run_created_at'])}, "
+        f"finished {esc(g['run_finished_at'] or '—')}"
+    )
+    return run_provenance(
+        g,
+        [
+            ("prompt template", f"{esc(t['id'])} {json_block(t)}"),
+            ("run templates", esc(g["templates"])),
+        ],
+        ("run status", status),
+        [("generated at", esc(g["created_at"]))],
+    )
+
+
+def _labels(d: Dossier) -> str:
+    if not d.labels:
+        return "<p class='muted'>No current human labels.</p>"
+    return html_table(
+        ["annotator", "target", "item", "label", "note", "at", "event"],
+        [
+            [
+                esc(lab["annotator"]),
+                esc(lab["target"]),
+                esc(item_number(lab["target"], lab["item_index"])),
+                _label_html(lab["label"]),
+                esc(lab["note"]),
+                esc(lab["created_at"]),
+                f"<code>{esc(lab['uuid'])}</code>",
+            ]
+            for lab in d.labels
+        ],
+    )
+
+
+def _review(d: Dossier) -> str:
+    r = d.review
+    current = kv_table(
+        [
+            ("status", f"<strong>{esc(r['status'])}</strong>"),
+            ("reviewer", esc(r["reviewer"] or "—")),
+            ("note", esc(r["note"] or "—")),
+            ("since", esc(r["created_at"] or "—")),
+        ]
+    )
+    if not d.history:
+        return current + "<h3>History</h3><p class='muted'>No events.</p>"
+    rows = [
+        [
+            esc(h["created_at"]),
+            esc(h["kind"]),
+            esc(h["who"]),
+            esc("" if h["target"] is None else item_name(h["target"], h["item_index"])),
+            esc(h["value"]),
+            esc(h["note"]),
+            f"<code>{esc(h['uuid'])}</code>"
+            + (f"<br>retracts <code>{esc(h['supersedes'])}</code>" if h["supersedes"] else ""),
+            f"<code>{esc(h['chain'][:8])}</code> #{esc(h['seq'])}",
+            f'<span class="hash">{esc(h["hash"])}</span>',
+        ]
+        for h in d.history
+    ]
+    header = ["at", "event", "who", "item", "label / status", "note", "uuid", "chain", "hash"]
+    return current + "<h3>History</h3>" + html_table(header, rows)
+
+
+def dossier_html(d: Dossier) -> str:
+    """The whole dossier page."""
+    sections = [
+        _section("case", "Case", _case(d)),
+        _section("prompt", "Prompt", _prompt(d)),
+        _section("texts", "Output and reference", _texts(d)),
+        _section("items", "Items: judge verdicts and human labels", _items(d)),
+        _section("judges", "Judges", _judges(d)),
+        _section("provenance", "Provenance", _provenance(d)),
+        _section("labels", "Human labels", _labels(d)),
+        _section("review", "Review", _review(d)),
+        _section("integrity", "Integrity", integrity_html(d.integrity)),
+    ]
+    heading = f"<h1>Case dossier: {code(d.key)}</h1>"
+    return page(f"Dossier {d.key}", CSS, heading + "".join(sections))

@@ -1,0 +1,264 @@
+"""A dossier as Markdown: one section per part, highlights as **emphasis**.
+
+Stored text is escaped so that a Markdown renderer shows it literally: inline
+markup characters and '<' / '>' / '&' (raw HTML such as <script>) are backslash
+escaped, and a line that would start a heading, quote, list or code block has its
+first character escaped too. Line breaks are kept as hard breaks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from copyaudit.hashing import stable_json
+from copyaudit.items import item_name, item_number
+from copyaudit.render.highlight import Segment
+from copyaudit.render.markdown import table
+from copyaudit.reports.dossier.model import Dossier, flag_text, verdict_text
+
+_INLINE = re.compile(r"([\\`*_{}\[\]()<>&#|~!])")
+_BLOCK_START = re.compile(r"^(\d*)([-+=>.)])")  # "- x", "1. x", "> x" ...
+
+
+def md_escape(text: Any) -> str:
+    """Escape Markdown inline markup and raw HTML in one line of stored text."""
+    return "" if text is None else _INLINE.sub(r"\\\1", str(text).replace("\n", " "))
+
+
+def _line(pieces: Sequence[tuple[str, bool]]) -> str:
+    """One source line: (text, highlighted) pieces -> escaped Markdown."""
+    out: list[str] = []
+    for number, (text, marked) in enumerate(pieces):
+        escaped = md_escape(text)
+        if number == 0:
+            stripped = escaped.lstrip(" \t")
+            indent = escaped[: len(escaped) - len(stripped)].replace("\t", "    ")
+            escaped = "&nbsp;" * len(indent) + _BLOCK_START.sub(r"\1\\\2", stripped)
+        core = escaped.strip()
+        if marked and core:
+            lead = escaped[: len(escaped) - len(escaped.lstrip())]
+            trail = escaped[len(escaped.rstrip()) :]
+            escaped = f"{lead}**{core}**{trail}"
+        out.append(escaped)
+    return "".join(out)
+
+
+def highlighted(segments: Sequence[Segment]) -> str:
+    """Segments as Markdown lines (hard breaks), marked pieces in bold."""
+    lines: list[list[tuple[str, bool]]] = [[]]
+    for segment in segments:
+        for number, piece in enumerate(segment.text.split("\n")):
+            if number:
+                lines.append([])
+            if piece:
+                lines[-1].append((piece, bool(segment.marks)))
+    rendered = [_line(pieces) for pieces in lines]
+    return "  \n".join(rendered) if any(rendered) else "_(empty)_"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    return table(header, rows, escape=md_escape)
+
+
+def _json(value: Any) -> list[str]:
+    text = stable_json(value).replace("```", "` ` `")
+    return ["```json", text, "```"]
+
+
+def _case(d: Dossier) -> list[str]:
+    g = d.generation
+    work = ", ".join(str(x) for x in (g["title"], g["author"], g["year"]) if x is not None)
+    return _table(
+        ["field", "value"],
+        [
+            ("generation", d.key),
+            ("run", g["run"]),
+            ("suite (task kind)", f"{g['suite']} ({g['kind']})"),
+            *([("suite rows", g["suite_note"])] if g.get("suite_note") else []),
+            ("case", f"{g['case_id']} (content hash {g['content_hash']})"),
+            ("work", f"{work} (membership {g['membership']})"),
+            ("generation source", g["source"]),
+            ("tokens / seconds", f"{g['tokens'] or '—'} / {g['seconds'] or '—'}"),
+            ("generation error", g["error"] or "none"),
+            ("review status", d.review["status"]),
+        ],
+    )
+
+
+def _prompt(d: Dossier) -> list[str]:
+    note = [f"_{md_escape(d.prompt_note)}_", ""] if d.prompt_note else []
+    return [*note, highlighted([Segment(d.prompt, ())])]
+
+
+def _texts(d: Dossier) -> list[str]:
+    lines = ["Highlighted (**bold**): the judges' evidence in the output and the reference.", ""]
+    lines += ["### Output", "", highlighted(d.output), ""]
+    for block in d.reference:
+        lines += [f"### Reference: {md_escape(block.title)}", "", highlighted(block.segments), ""]
+    evidence = sorted({m.label for s in d.output for m in s.marks})
+    if evidence:
+        lines += ["Evidence in the output: " + "; ".join(md_escape(e) for e in evidence), ""]
+    return lines
+
+
+def _items(d: Dossier) -> list[str]:
+    if not d.items:
+        return ["No judge verdicts or human labels on items."]
+    rows = [
+        (
+            item["target"],
+            item_number(item["target"], item["index"]),
+            item["text"],
+            "; ".join(verdict_text(v) for v in item["verdicts"]),
+            "; ".join(
+                f"{name}: {lab['label']}" + (f" ({lab['note']})" if lab["note"] else "")
+                for name, lab in sorted(item["labels"].items())
+            ),
+        )
+        for item in d.items
+    ]
+    return _table(["target", "item", "reference item", "judge verdicts", "human labels"], rows)
+
+
+def _judges(d: Dossier) -> list[str]:
+    if not d.judgments:
+        return ["Not judged."]
+    lines = _table(
+        ["judge", "version", "config hash", "metric", "value", "threshold", "verdict", "error"],
+        [
+            (
+                j["judge"],
+                j["judge_version"],
+                j["judge_hash"],
+                j["metric"],
+                j["value"],
+                j["evidence"].get("threshold"),
+                flag_text(j["flagged"]) if j["evidence"].get("threshold") is not None else "—",
+                j["evidence"].get("error"),
+            )
+            for j in d.judgments
+        ],
+    )
+    configs = {j["judge_hash"]: (j["judge"], j["judge_config"]) for j in d.judgments}
+    for judge_hash, (name, config) in sorted(configs.items(), key=lambda kv: str(kv[0])):
+        lines += ["", f"Config of {md_escape(name)} ({md_escape(judge_hash)}):", "", *_json(config)]
+    return lines
+
+
+def _provenance(d: Dossier) -> list[str]:
+    g = d.generation
+    lines = _table(
+        ["field", "value"],
+        [
+            ("backend", g["backend"]),
+            ("model", g["model"]),
+            ("model revision", g["model_revision"] or "—"),
+            ("prompt template", d.template["id"]),
+            ("run templates", g["templates"]),
+            ("mitigation", g["mitigation"]),
+            ("run config hash", g["config_hash"]),
+            ("code version (run)", g["code_version"] or "—"),
+            ("run status", g["run_status"]),
+            ("generated at", g["created_at"]),
+        ],
+    )
+    lines += ["", "Prompt template:", "", *_json(d.template)]
+    lines += ["", "Decoding:", "", *_json(g["decoding"])]
+    lines += ["", "Run config:", "", *_json(g["config"])]
+    return lines
+
+
+def _labels(d: Dossier) -> list[str]:
+    if not d.labels:
+        return ["No current human labels."]
+    return _table(
+        ["annotator", "target", "item", "label", "note", "at", "event"],
+        [
+            (
+                x["annotator"],
+                x["target"],
+                item_number(x["target"], x["item_index"]),
+                x["label"],
+                x["note"],
+                x["created_at"],
+                x["uuid"],
+            )
+            for x in d.labels
+        ],
+    )
+
+
+def _review(d: Dossier) -> list[str]:
+    r = d.review
+    lines = [
+        f"Status: **{md_escape(r['status'])}**; reviewer {md_escape(r['reviewer'] or '—')}; "
+        f"since {md_escape(r['created_at'] or '—')}; note: {md_escape(r['note'] or '—')}",
+        "",
+        "### History",
+        "",
+    ]
+    if not d.history:
+        return [*lines, "No events."]
+    return lines + _table(
+        ["at", "event", "who", "item", "label / status", "note", "uuid", "chain #seq", "hash"],
+        [
+            (
+                h["created_at"],
+                h["kind"] + (f" of {h['supersedes']}" if h["supersedes"] else ""),
+                h["who"],
+                "" if h["target"] is None else item_name(h["target"], h["item_index"]),
+                h["value"],
+                h["note"],
+                h["uuid"],
+                f"{h['chain'][:8]} #{h['seq']}",
+                h["hash"],
+            )
+            for h in d.history
+        ],
+    )
+
+
+def _integrity(d: Dossier) -> list[str]:
+    i = d.integrity
+    problems = i["chain_problems"]
+    verified = "all chains intact" if not problems else "BROKEN: " + "; ".join(problems)
+    checkpoint = "" if i["checkpoint_complete"] else " (WAL checkpoint incomplete)"
+    lines = _table(
+        ["field", "value"],
+        [
+            ("database", i["database"]),
+            ("database SHA-256", f"{i['sha256']}{checkpoint}"),
+            ("audit chains", verified),
+            ("exported at", i["exported_at"]),
+            ("exported with", i["exported_with"]),
+        ],
+    )
+    if i["chain_heads"]:
+        lines += [
+            "",
+            "### Chain heads",
+            "",
+            *_table(["chain", "head hash"], sorted(i["chain_heads"].items())),
+        ]
+    return lines
+
+
+def dossier_markdown(d: Dossier) -> str:
+    """The whole dossier as Markdown."""
+    parts: list[tuple[str, list[str]]] = [
+        ("Case", _case(d)),
+        ("Prompt", _prompt(d)),
+        ("Output and reference", _texts(d)),
+        ("Items: judge verdicts and human labels", _items(d)),
+        ("Judges", _judges(d)),
+        ("Provenance", _provenance(d)),
+        ("Human labels", _labels(d)),
+        ("Review", _review(d)),
+        ("Integrity", _integrity(d)),
+    ]
+    lines = [f"# Case dossier: {md_escape(d.key)}", ""]
+    for title, body in parts:
+        lines += [f"## {title}", "", *body, ""]
+    return "\n".join(lines).rstrip() + "\n"

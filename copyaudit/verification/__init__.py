@@ -1,0 +1,1 @@
+"""Judges verified against people: label files, agreement, bootstrap statistics, ROC."""

@@ -1,0 +1,465 @@
+"""Case view of the reviewer queue: one flagged generation as a reviewer decides on it.
+
+The output (evidence highlighted as in the generation view: screens.widgets.evidence)
+beside the prompt and reference (screens.widgets.reference); below them every judge's
+figure with its threshold and provenance (model id and revision, prompt template,
+decoding, judge version and config), and the people's side: the review status, the
+current human labels with their notes and the case's whole event history. Everything
+comes from copyaudit.reports.dossier.build.case_file, the data the dossier is written from.
+
+Keys (screens.keymap: a key that writes is never a moving key anywhere): 1 open,
+2 cleared, 3 escalated, 4 needs second look (each one review event, written by the key
+handler on the UI thread before the next key is handled); z undoes your decision in
+force (a new event restoring the status before it: db.review.undo_review); m types a
+note that the next status key stores with its event — moving on (N/P, Esc) stores a
+pending note with the status unchanged, so a note is never dropped; N/P the next /
+previous case in the queue's order and filter; D writes the dossier (HTML) next to the
+database. Human labels are named by their item's text, not only its number.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from copyaudit.errors import UserError
+from copyaudit.items import item_label
+from copyaudit.render.metrics_format import format_metric
+from copyaudit.reports.dossier.build import case_file, write_dossier
+from copyaudit.reports.dossier.model import Dossier, flag_text
+from db.browse import GenerationDetail, JudgmentView, detail_from_row
+from db.events import append_review
+from db.review import current_review, undo_review
+from screens.line_input import LineInputScreen
+from screens.plain import DASH, plain
+from screens.state.review_cases import STATUS_NAMES, ReviewPager, status_text
+from screens.widgets.evidence import evidence_items, legend, render_output
+from screens.widgets.reference import context_text
+from screens.widgets.scores import scores_text
+
+DOSSIER_FORMAT = "html"
+PANES = ("case-output-pane", "case-context-pane", "case-judges-pane", "case-people-pane")
+HEADING = "bold underline"
+
+
+def dossier_path(db_path: Path, generation_key: str, fmt: str = DOSSIER_FORMAT) -> Path:
+    """Where the dossier of `generation_key` goes: beside the database, named after the
+    key ('/' -> '__', anything but letters, digits, '.', '-', '_' -> '_')."""
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", generation_key.replace("/", "__"))
+    return Path(db_path).parent / f"{name}.dossier.{fmt}"
+
+
+def generation_detail_of(case: Dossier) -> GenerationDetail:
+    """The case file as the generation view's widgets take it (no second query)."""
+    return detail_from_row(
+        case.generation,
+        payload=case.generation["payload"] or {},
+        judgments=[
+            JudgmentView(
+                judge=j["judge"],
+                judge_version=j["judge_version"],
+                metric=j["metric"],
+                value=j["value"],
+                flagged=j["flagged"],
+                evidence=j["evidence"],
+            )
+            for j in case.judgments
+        ],
+        labels=case.labels,
+    )
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _section(title: str, first: bool = False) -> Text:
+    text = Text("" if first else "\n", end="")
+    text.append(title, style=HEADING)
+    text.append("\n")
+    return text
+
+
+def _when(created_at: str | None) -> str:
+    """'2025-01-02 10:11:12' from a stored ISO time (the dossier has it in full)."""
+    return DASH if not created_at else created_at[:19].replace("T", " ")
+
+
+def _field(name: str, value: Any) -> Text:
+    text = Text(f"{name}: ", style="dim", end="")
+    text.append_text(plain(DASH if value is None or value == "" else value))
+    text.append("\n")
+    return text
+
+
+def judges_text(case: Dossier) -> Text:
+    """Every judge figure with threshold and verdict, the judges' versions and
+    configs, and the run's provenance."""
+    out = _section("Judge figures", first=True)
+    if not case.judgments:
+        out.append("not judged\n", style="italic dim")
+    for j in case.judgments:
+        threshold = j["evidence"].get("threshold")
+        out.append_text(plain(f"{j['judge']}/{j['metric']} ", "bold"))
+        out.append(format_metric(j["metric"], j["value"]))
+        if threshold is not None:
+            out.append(f" (threshold {threshold:g}) ", style="dim")
+            verdict = flag_text(j["flagged"])
+            out.append(
+                verdict.upper() if j["flagged"] else verdict, "bold red" if j["flagged"] else ""
+            )
+        if j["evidence"].get("error"):
+            out.append_text(plain(f" error: {j['evidence']['error']}", "red"))
+        out.append("\n")
+        out.append_text(
+            plain(
+                f"  judge version {j['judge_version'] or DASH} · config {j['judge_hash']}\n", "dim"
+            )
+        )
+    g, template = case.generation, case.template
+    out.append_text(_section("Provenance"))
+    out.append_text(_field("run", f"{g['run']} ({g['run_status']})"))
+    out.append_text(_field("backend", g["backend"]))
+    out.append_text(_field("model", g["model"]))
+    out.append_text(_field("model revision", g["model_revision"]))
+    out.append_text(_field("prompt template", template.get("id")))
+    if template.get("note"):
+        out.append_text(_field("template note", template["note"]))
+    if template.get("description") is not None:
+        out.append_text(_field("template", _compact(template["description"])))
+    if "unchanged_since_run" in template:
+        unchanged = template["unchanged_since_run"]
+        state = DASH if unchanged is None else ("yes" if unchanged else "NO: changed since the run")
+        out.append_text(_field("templates unchanged since the run", state))
+    out.append_text(_field("decoding", _compact(g["decoding"])))
+    out.append_text(_field("mitigation", g["mitigation"]))
+    out.append_text(_field("run config hash", g["config_hash"]))
+    out.append_text(_field("code version", g["code_version"]))
+    out.append_text(_field("generated at", g["created_at"]))
+    configs = {j["judge_hash"]: (j["judge"], j["judge_config"]) for j in case.judgments}
+    if configs:
+        out.append_text(_section("Judge configs"))
+        for judge_hash, (name, config) in sorted(configs.items(), key=lambda kv: str(kv[0])):
+            out.append_text(plain(f"{name} ({judge_hash}): ", "bold"))
+            out.append_text(plain(_compact(config)))
+            out.append("\n")
+    return out
+
+
+def people_text(case: Dossier) -> Text:
+    """The review status, the current human labels with notes, and the case history."""
+    review = case.review
+    out = _section("Review", first=True)
+    out.append_text(status_text(review["status"]))
+    if review["reviewer"]:
+        out.append_text(plain(f" by {review['reviewer']}, {_when(review['created_at'])}"))
+    else:
+        out.append(" (never reviewed)", style="dim")
+    out.append("\n")
+    if review["note"]:
+        out.append_text(_field("note", review["note"]))
+    out.append_text(_section("Human labels (current)"))
+    if not case.labels:
+        out.append("none\n", style="italic dim")
+    payload = case.generation.get("payload") or {}
+    for label in case.labels:
+        item = item_label(label["target"], label["item_index"], payload)
+        line = f"{label['annotator']}: {item} {label['label']}"
+        out.append_text(plain(line))
+        if label["note"]:
+            out.append_text(plain(f" — {label['note']}", "italic"))
+        out.append("\n")
+    out.append_text(_section("History (oldest first)"))
+    if not case.history:
+        out.append("no events\n", style="italic dim")
+    for event in case.history:
+        out.append_text(plain(f"{_when(event['created_at'])} ", "dim"))
+        out.append_text(plain(f"{event['kind']} ", "bold"))
+        out.append_text(plain(event["who"]))
+        if event["target"] is not None:
+            out.append_text(plain(f" {item_label(event['target'], event['item_index'], payload)}"))
+        if event["kind"] == "review":
+            out.append(" ")
+            out.append_text(status_text(event["value"]))
+        elif event["value"] is not None:
+            out.append_text(plain(f" {event['value']}"))
+        if event["note"]:
+            out.append_text(plain(f" — {event['note']}", "italic"))
+        out.append("\n")
+    return out
+
+
+class DossierWritten(Message):
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+
+class CaseScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", id="case.back"),
+        Binding("1", "set_status('open')", "Open", id="case.open"),
+        Binding("2", "set_status('cleared')", "Cleared", id="case.cleared"),
+        Binding("3", "set_status('escalated')", "Escalate", id="case.escalated"),
+        Binding("4", "set_status('needs_second_look')", "2nd look", id="case.second_look"),
+        Binding("z", "undo", "Undo", id="case.undo"),
+        Binding("m", "note", "Note", id="case.note"),
+        Binding("N", "step(1)", "Next case", id="case.next"),
+        Binding("P", "step(-1)", "Prev case", id="case.previous"),
+        Binding("D", "dossier", "Dossier", id="case.dossier"),
+    ]
+
+    DEFAULT_CSS = """
+    CaseScreen #case-status { height: auto; max-height: 2; padding: 0 1; }
+    CaseScreen #case-scores { height: auto; max-height: 2; padding: 0 1; }
+    CaseScreen #case-legend { height: auto; max-height: 2; padding: 0 1; }
+    CaseScreen .case-row { height: 3fr; }
+    CaseScreen #case-bottom { height: 2fr; }
+    CaseScreen .case-pane { width: 1fr; border: round $primary; padding: 0 1; }
+    CaseScreen #case-output-pane { width: 3fr; }
+    CaseScreen #case-context-pane { width: 2fr; }
+    CaseScreen #case-judges-pane { width: 3fr; border: round $secondary; }
+    CaseScreen #case-people-pane { width: 2fr; border: round $secondary; }
+    CaseScreen .case-pane:focus { border: round $accent; }
+    """
+
+    def __init__(self, generation_id: int, pager: ReviewPager, origin: Any = None) -> None:
+        super().__init__()
+        self.generation_id = generation_id
+        self.pager = pager
+        self.origin = origin  # the queue screen, told where the cursor should be on return
+        self.case: Dossier | None = None
+        self.pending_note: str | None = None  # typed with m, stored by the next status key
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="case-title", classes="title-bar")
+        yield Static(id="case-status")
+        yield Static(id="case-scores")
+        yield Static(id="case-legend")
+        with Horizontal(classes="case-row"):
+            with VerticalScroll(id="case-output-pane", classes="case-pane") as pane:
+                pane.border_title = "Output"
+                yield Static(id="case-output")
+            with VerticalScroll(id="case-context-pane", classes="case-pane") as pane:
+                pane.border_title = "Prompt & reference"
+                yield Static(id="case-context")
+        with Horizontal(classes="case-row", id="case-bottom"):
+            with VerticalScroll(id="case-judges-pane", classes="case-pane") as pane:
+                pane.border_title = "Judges & provenance"
+                yield Static(id="case-judges")
+            with VerticalScroll(id="case-people-pane", classes="case-pane") as pane:
+                pane.border_title = "Review, labels & history"
+                yield Static(id="case-people")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.show(self.generation_id)
+        self.query_one("#case-output-pane").focus()
+
+    # --- showing a case ----------------------------------------------------------------
+
+    def show(self, generation_id: int, *, keep_scroll: bool = False) -> None:
+        app: Any = self.app
+        try:
+            case = case_file(app.data.ui, generation_id)
+        except UserError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return
+        self.generation_id, self.case = generation_id, case
+        detail = generation_detail_of(case)
+        self.query_one("#case-title", Static).update(self._title(detail))
+        self._show_status()
+        self.query_one("#case-scores", Static).update(scores_text(detail.judgments))
+        items = evidence_items(detail)
+        width = self.query_one("#case-output", Static).content_size.width or None
+        output = render_output(detail.output, items, width=width).text
+        self.query_one("#case-legend", Static).update(legend(items))
+        if width is None and not keep_scroll:
+            self.call_after_refresh(self._show_when_sized)
+        if not detail.output:
+            output = Text("(empty output)", style="italic dim")
+        self.query_one("#case-output", Static).update(output)
+        self.query_one("#case-context", Static).update(context_text(detail))
+        self.query_one("#case-judges", Static).update(judges_text(case))
+        self.query_one("#case-people", Static).update(people_text(case))
+        if not keep_scroll:
+            for pane in PANES:
+                self.query_one(f"#{pane}", VerticalScroll).scroll_to(y=0, animate=False)
+
+    def _show_when_sized(self) -> None:
+        if self.query_one("#case-output", Static).content_size.width:
+            self.show(self.generation_id, keep_scroll=True)
+
+    def _title(self, detail: GenerationDetail) -> Text:
+        title = plain(detail.key, "bold")
+        index = self.pager.index_of(detail.generation_id)
+        if index is not None:
+            total = self.pager.total if self.pager.total is not None else len(self.pager.rows)
+            title.append(f"  case {index + 1} of {total:,}", style="bold cyan")
+        work = detail.work_title + (f" — {detail.work_author}" if detail.work_author else "")
+        title.append_text(plain(f"  ·  {work}  ·  {detail.kind}  ·  {detail.source}"))
+        return title
+
+    def _show_status(self) -> None:
+        assert self.case is not None
+        app: Any = self.app
+        review = self.case.review
+        line = Text("Status ", style="bold", end="")
+        line.append_text(status_text(review["status"]))
+        if review["reviewer"]:
+            line.append_text(plain(f" by {review['reviewer']}"))
+        if review["note"]:
+            line.append_text(plain(f" · note: {review['note']}", "italic"))
+        reviewer = getattr(app, "annotator", None)
+        line.append_text(
+            plain(f"   · reviewing as {reviewer}" if reviewer else "   · no reviewer name", "dim")
+        )
+        if self.pending_note is not None:
+            line.append(
+                "\nnote to store with the next status (1-4; N/P/Esc keep the status): ",
+                style="bold yellow",
+            )
+            line.append_text(plain(self.pending_note, "italic"))
+        self.query_one("#case-status", Static).update(line)
+
+    # --- decisions ---------------------------------------------------------------------
+
+    def action_set_status(self, status: str) -> None:
+        """One review event, committed here, before the next key is handled."""
+        app: Any = self.app
+        reviewer = getattr(app, "annotator", None)
+        if self.case is None:
+            return
+        if not reviewer:
+            self.notify(
+                "no reviewer name: nothing recorded. Start copyaudit with --annotator NAME "
+                "(or give your name when the app asks).",
+                severity="error",
+                timeout=6,
+            )
+            return
+        note, current = self.pending_note, self.case.review
+        if note is None and current["status"] == status and current["reviewer"] == reviewer:
+            name = STATUS_NAMES.get(status, status)
+            self.notify(f"already {name} by you: nothing recorded", timeout=3, markup=False)
+            return
+        try:
+            append_review(
+                app.data.ui,
+                generation_id=self.generation_id,
+                reviewer=reviewer,
+                status=status,
+                note=note,
+            )
+        except UserError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return
+        self.pending_note = None
+        self.pager.record_review(
+            self.generation_id, current_review(app.data.ui, self.generation_id)
+        )
+        self.show(self.generation_id, keep_scroll=True)
+        saved = f"{self.case.key}: {STATUS_NAMES.get(status, status)}"
+        self.notify(saved + (" (with the note)" if note else ""), timeout=3, markup=False)
+
+    def action_undo(self) -> None:
+        """Withdraw your decision in force (a new review event restores the status)."""
+        app: Any = self.app
+        reviewer = getattr(app, "annotator", None)
+        if self.case is None or not reviewer:
+            return
+        undone = undo_review(app.data.ui, generation_id=self.generation_id, reviewer=reviewer)
+        if undone is None:
+            self.notify("no decision of yours in force on this case to undo", timeout=3)
+            return
+        self.pager.record_review(
+            self.generation_id, current_review(app.data.ui, self.generation_id)
+        )
+        self.show(self.generation_id, keep_scroll=True)
+        withdrawn, restored = (STATUS_NAMES.get(s, s) for s in undone)
+        self.notify(f"undone: {withdrawn}; the status is {restored} again", timeout=3)
+
+    def action_note(self) -> None:
+        """A one-line note, stored with the next status key's review event."""
+        if self.case is None:
+            return
+
+        def keep(text: str | None) -> None:
+            if text is None:
+                return
+            self.pending_note = text or None
+            self._show_status()
+            if text:
+                self.notify("note kept: press 1-4 to store it with a status", timeout=4)
+
+        self.app.push_screen(
+            LineInputScreen(
+                "Review note",
+                "Stored with the next status you set (1 open, 2 cleared, 3 escalated, "
+                "4 needs second look); moving on stores it with the status unchanged.",
+                value=self.pending_note or "",
+                placeholder="note",
+            ),
+            keep,
+        )
+
+    # --- moving ------------------------------------------------------------------------
+
+    def action_step(self, step: int) -> None:
+        app: Any = self.app
+        target = self.pager.neighbour(self.generation_id, step, app.data.ui)
+        if target is None:
+            self.app.bell()
+            self.notify("no more cases in this queue", severity="warning", timeout=2)
+            return
+        if not self._store_pending_note():
+            return
+        self.show(target)
+
+    def _store_pending_note(self) -> bool:
+        """Store a pending note with the status unchanged (False: it could not be)."""
+        if self.pending_note is None or self.case is None:
+            return True
+        self.action_set_status(self.case.review["status"])
+        if self.pending_note is not None:  # not stored (no reviewer name, an error)
+            self.notify("the note is still pending: set a status or clear it with m")
+            return False
+        return True
+
+    def action_back(self) -> None:
+        if not self._store_pending_note():
+            return
+        if self.origin is not None:
+            self.origin.focus_generation = self.generation_id
+        self.app.pop_screen()
+
+    # --- dossier -----------------------------------------------------------------------
+
+    def action_dossier(self) -> None:
+        """Write the case's dossier beside the database (a worker: it hashes the file)."""
+        if self.case is None:
+            return
+        app: Any = self.app
+        generation_id, db_path = self.generation_id, Path(app.db_path)
+        path = dossier_path(db_path, self.case.key)
+
+        def work() -> None:
+            with app.data.background() as store:
+                written = write_dossier(store, db_path, generation_id, DOSSIER_FORMAT, path)
+            self.post_message(DossierWritten(written))
+
+        self.notify("writing the dossier…", timeout=2)
+        app.start_worker(work, group="dossier", description="writing the dossier", exclusive=False)
+
+    def on_dossier_written(self, message: DossierWritten) -> None:
+        self.notify(f"dossier written: {message.path}", timeout=10, markup=False)

@@ -1,0 +1,1 @@
+"""People's work: annotation, the review queue, agreement, work queues."""

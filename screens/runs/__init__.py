@@ -1,0 +1,1 @@
+"""Runs: the dashboard, the run launcher and run control."""

@@ -1,0 +1,234 @@
+"""Runs dashboard: every run (kind, model, status, live progress, headline figures) and
+every suite. Enter opens a run's generations, or the launcher for a suite."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from copyaudit.vocabulary import HEADLINE, Headline
+from screens.destinations import ReviewQueue
+from screens.plain import DASH, middle_cut, number, one_line, percent, plain
+from screens.runs.run_control import ActiveRun
+from screens.widgets.tables import CELL_CHARS, OpenTable
+
+# The copyaudit.vocabulary headlines the runs table shows, in its column order.
+DASHBOARD_HEADLINES = ("literal_rate", "event_rate", "character_rate", "refusal_rate", "qa_f1")
+RUN_COLUMNS = (
+    ("run", "Run"),
+    ("suite", "Suite (kind)"),
+    ("model", "Model"),
+    ("status", "Status"),
+    ("progress", "Progress"),
+    *((key, HEADLINE[key].short) for key in DASHBOARD_HEADLINES),
+    ("auc", "AUC"),
+)
+RUN_NAME_WIDTH = 32  # longer names are cut in the middle (the table keys keep them whole)
+SUITE_COLUMNS = (("suite", "Suite"), ("kind", "Kind"), ("cases", "Cases"), ("works", "Works"))
+EMPTY_DATABASE_HINT = (
+    "This database holds no cases yet. Import some (copyaudit import KIND FILE; the README "
+    "lists the formats) or build the demo (copyaudit demo), then press r."
+)
+NO_RUNS_HINT = (
+    "No runs yet: s (or Enter on a suite) starts one; outputs made elsewhere come in with "
+    "copyaudit import-generations."
+)
+
+
+def _headline_cell(headline: Headline, value: float | None) -> Text:
+    """A rate as a percentage, a mean fraction times 100, a rating as it is."""
+    if headline.shown_as == "percent":
+        return percent(value)
+    scale = 100 if headline.shown_as == "x100" else 1
+    return number(None if value is None else scale * value, 1 if scale == 100 else 2)
+
+
+class DashboardLoaded(Message):
+    def __init__(self, runs: list[dict[str, Any]], suites: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.runs = runs
+        self.suites = suites
+
+
+def load_dashboard(store: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Runs with figures (and the DE-COP AUC of DE-COP runs) and suites."""
+    from db.browse import dashboard_runs
+    from db.queries import suites_summary
+
+    runs = dashboard_runs(store)
+    for row in runs:
+        row["auc"] = None
+        if row["kind"] == "decop" and row["generations"]:
+            from copyaudit.studies.decop.report import decop_report
+
+            row["auc"] = decop_report(store, row["name"], n_bootstrap=200).get("auc")
+    return runs, suites_summary(store)
+
+
+def _suite_cell(suite: str, kind: str) -> Text:
+    """The suite, with its task kind when the name does not say it."""
+    return plain(suite if suite == kind else f"{suite} ({kind})")
+
+
+def _progress_cell(row: dict[str, Any], active: ActiveRun | None) -> Text:
+    if active is not None and not active.finished:
+        return plain(active.describe(), "bold yellow")
+    total, done = row["total"], row["generations"]
+    if not total or done == total:
+        return Text(str(done))
+    return Text(f"{done}/{total} {100 * done / total:.0f}%")
+
+
+def _status_cell(status: str | None, active: ActiveRun | None) -> Text:
+    if active is not None and not active.finished:
+        return Text(active.state, style="bold yellow")
+    style = {
+        "failed": "red",
+        "cancelled": "yellow",
+        "interrupted": "magenta",
+        "running": "yellow",
+        "judging": "yellow",
+        "done": "green",
+    }
+    return plain(status or DASH, style.get(status or "", ""))
+
+
+class DashboardScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "new_run", "New run", id="dashboard.new_run"),
+        Binding("x", "cancel_run", "Cancel run", id="dashboard.cancel_run"),
+        Binding("r", "reload", "Reload", id="dashboard.reload"),
+        Binding("a", "app.agreement", "Agreement", id="dashboard.agreement"),
+        Binding("v", "review", "Review", id="dashboard.review"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._runs: list[dict[str, Any]] = []
+        self._suites: list[dict[str, Any]] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="title", classes="title-bar")
+        yield Static(id="hint")
+        yield Static(Text("Runs", style="bold"), classes="section")
+        runs = OpenTable(id="runs", flexible={"model": 12})
+        for key, label in RUN_COLUMNS:
+            runs.add_column(label, key=key)
+        yield runs
+        yield Static(Text("Suites (Enter: new run on the suite)", style="bold"), classes="section")
+        suites = OpenTable(id="suites")
+        for key, label in SUITE_COLUMNS:
+            suites.add_column(label, key=key)
+        yield suites
+        yield Footer()
+
+    def _title(self) -> Text:
+        app: Any = self.app
+        return Text.assemble(("copyaudit", "bold"), " · database ", plain(app.db_path.name))
+
+    def on_mount(self) -> None:
+        app: Any = self.app
+        app.run_signal.subscribe(self, self._run_changed)
+        self.action_reload()
+
+    def on_screen_resume(self) -> None:
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        app: Any = self.app
+
+        def work() -> None:
+            with app.data.background() as store:
+                runs, suites = load_dashboard(store)
+            self.post_message(DashboardLoaded(runs, suites))
+
+        app.start_worker(work, group="dashboard", description="loading the dashboard")
+
+    def on_dashboard_loaded(self, message: DashboardLoaded) -> None:
+        self._runs, self._suites = message.runs, message.suites
+        hint = self.query_one("#hint", Static)
+        text = "" if self._runs else NO_RUNS_HINT if self._suites else EMPTY_DATABASE_HINT
+        hint.update(Text(text, style="italic"))
+        hint.display = bool(text)
+        self._fill_runs()
+        table = self.query_one("#suites", DataTable)
+        table.clear()
+        for row in self._suites:
+            table.add_row(
+                plain(row["name"]),
+                plain(row["kind"]),
+                number(row["cases"]),
+                number(row["works"]),
+                key=row["name"],
+            )
+
+    def _fill_runs(self) -> None:
+        app: Any = self.app
+        table = self.query_one("#runs", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        for row in self._runs:
+            active = app.active_runs.get(row["name"])
+            figures = row["figures"]
+            table.add_row(
+                middle_cut(row["name"], RUN_NAME_WIDTH),
+                _suite_cell(row["suite"], row["kind"]),
+                one_line(row["model"] or DASH, CELL_CHARS),
+                _status_cell(row["status"], active),
+                _progress_cell(row, active),
+                *(_headline_cell(HEADLINE[key], figures.get(key)) for key in DASHBOARD_HEADLINES),
+                number(row.get("auc"), 3, whole=False),
+                key=row["name"],
+            )
+        if self._runs:
+            table.move_cursor(row=min(cursor, len(self._runs) - 1))
+
+    def _run_changed(self, run: ActiveRun) -> None:
+        """Live progress of runs started in this app; a new or finished run reloads."""
+        known = {row["name"] for row in self._runs}
+        if run.name not in known or run.finished or run.progress is None:
+            self.action_reload()
+            return
+        table = self.query_one("#runs", DataTable)
+        row = next(r for r in self._runs if r["name"] == run.name)
+        table.update_cell(run.name, "progress", _progress_cell(row, run))
+        table.update_cell(run.name, "status", _status_cell(row["status"], run))
+
+    def _selected(self, table_id: str) -> str | None:
+        table = self.query_one(f"#{table_id}", DataTable)
+        if table.row_count == 0:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        return None if key is None else str(key.value)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter: a run opens its generations, a suite opens the launcher on it."""
+        event.stop()
+        app: Any = self.app
+        key = event.row_key.value
+        if key is None:
+            return
+        if event.data_table.id == "suites":
+            app.action_new_run(str(key))
+        else:
+            app.open_run(str(key))
+
+    def action_new_run(self) -> None:
+        app: Any = self.app
+        on_suites = isinstance(self.focused, DataTable) and self.focused.id == "suites"
+        app.action_new_run(self._selected("suites") if on_suites else None)
+
+    def action_review(self) -> None:
+        app: Any = self.app
+        app.open(ReviewQueue())
+
+    def action_cancel_run(self) -> None:
+        """x: the run that is running (whichever row is selected), or ask which."""
+        app: Any = self.app
+        app.ask_cancel_run()
