@@ -36,6 +36,7 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) .pytest_cache copyaudit-demo.db*
