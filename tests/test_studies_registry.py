@@ -30,10 +30,13 @@ def test_every_kind_has_a_complete_spec(kind: str) -> None:
     spec = STUDIES[kind]
     assert kind in spec.kinds and spec.name and spec.title
     for item in dataclasses.fields(StudySpec):
-        if item.name not in ("prompter", "doc_types", "execute", "export_run", "limit_label"):
+        optional = ("prompter", "doc_types", "execute", "export_run", "limit_label")
+        if item.name not in (*optional, "prompts_per_case"):
             assert getattr(spec, item.name) is not None, item.name
     # a generation study is prompted; a study with its own loop executes it
     assert (spec.prompter is None) == (spec.execute is not None)
+    # and says how many prompts a case costs, for the launcher's run size
+    assert (spec.prompts_per_case is None) == (spec.execute is None)
     cases = formats.load_cases(kind, samples_dir() / spec.samples[kind])
     assert cases and {c.case.kind for c in cases} == {kind}
     case = cases[0].case

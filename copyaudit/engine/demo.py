@@ -25,8 +25,8 @@ DEMO_MODEL = "illustrative (written for the demo)"
 
 def samples_dir() -> Path:
     """The bundled samples: beside the package in a checkout, inside it in a wheel."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "samples", here / "samples"):
+    package = Path(__file__).resolve().parents[1]  # copyaudit/
+    for candidate in (package.parent / "samples", package / "samples"):
         if (candidate / "README.md").is_file():
             return candidate
     raise FileNotFoundError("the bundled samples/ folder is missing from this installation")
