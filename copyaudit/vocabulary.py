@@ -16,6 +16,10 @@ Summary = Literal["flagged", "mean"]  # share of flagged judgments, or mean valu
 
 TaskKind = Literal["literal", "nonliteral", "qa", "decop", "notice"]
 TASK_KINDS: tuple[str, ...] = ("literal", "nonliteral", "qa", "decop", "notice")
+# the kinds whose runs generate text (DE-COP scores passages in its own loop); the
+# judges below the studies read it, tests/test_studies_registry.py holds it equal to
+# the registry's prompted kinds
+GENERATION_KINDS: tuple[str, ...] = ("literal", "nonliteral", "qa", "notice")
 
 NUMBERED_TARGETS = ("event", "character")  # one item per reference event / character
 # One item per generation: refusal, verbatim copy, and (notice paraphrase / translate)

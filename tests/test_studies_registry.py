@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from copyaudit import formats, prompts, types
+from copyaudit import formats, prompts, types, vocabulary
 from copyaudit.engine.demo import sample_cases, samples_dir
 from copyaudit.errors import InputError, UserError
 from copyaudit.items import EVERY_OUTPUT_TARGETS, WHOLE_OUTPUT_TARGETS
@@ -54,6 +54,7 @@ def test_kinds_are_the_registry_keys() -> None:
     assert registry.task_kinds() == types.TASK_KINDS
     assert [kind for _, kind in sample_cases()] == list(STUDIES)
     assert registry.prompt_kinds() == ("literal", "nonliteral", "qa", "notice")
+    assert registry.prompt_kinds() == vocabulary.GENERATION_KINDS
 
 
 # --- a fourth study, registered only here --------------------------------------------------

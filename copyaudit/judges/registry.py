@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from copyaudit import vocabulary
 from copyaudit.errors import UserError
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 # preset -> what it means for where it runs (the launcher shows it)
 PRESETS: dict[str, str] = {"offline": "runs here", "paper": "needs hub models"}
 ALL_KINDS = "all"  # build_judges' kind for "every kind"
-GENERATION_KINDS = frozenset({"literal", "nonliteral", "qa", "notice"})
+GENERATION_KINDS = frozenset(vocabulary.GENERATION_KINDS)
 
 
 @dataclass(frozen=True)

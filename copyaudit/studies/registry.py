@@ -1,6 +1,8 @@
 """STUDIES: every task kind -> the spec of the study that defines it. Generic code (import,
 export, prompts, MemFree, the dossier, the label items, the demo, the launcher) looks a
-kind up here; a new study is one folder with a `spec.py` and one line below."""
+kind up here; a new study is one folder with a `spec.py`, one line below, and its kinds
+named in copyaudit.vocabulary (TASK_KINDS; GENERATION_KINDS when its runs generate text),
+which the layers below the studies read."""
 
 from __future__ import annotations
 
