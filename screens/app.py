@@ -14,13 +14,27 @@ from typing import Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.screen import ModalScreen
 from textual.signal import Signal
 from textual.worker import Worker, WorkerState
 
+from copyaudit.errors import UserError
+from copyaudit.identity import remember_annotator
 from copyaudit.runs.lifecycle import FINISHED, RunnableRequest, RunOutcome
+from db.browse import run_info
+from db.run_owner import current_owner
 from screens.commands import CopyauditCommands
 from screens.connections import Connections
+from screens.generations.generation_list import GenerationListScreen
+from screens.help import HelpScreen
+from screens.line_input import LineInputScreen
+from screens.review.agreement_view import AgreementScreen
+from screens.router import screen_for
+from screens.runs.dashboard import DashboardScreen
+from screens.runs.launcher import LauncherScreen
 from screens.runs.run_control import ActiveRun, RunProgressed
+from screens.runs.run_dialogs import ChooseRunScreen, ConfirmCancelScreen, StoppingScreen
+from screens.widgets.annotator_tag import AnnotatorTag
 
 RUN_GROUP = "runs"
 PROGRESS_INTERVAL_S = 0.1
@@ -52,8 +66,6 @@ class CopyauditApp(App[None]):
         self._quitting = False
 
     def on_mount(self) -> None:
-        from screens.runs.dashboard import DashboardScreen
-
         self.screen_change_signal.subscribe(self, self._tag_screen)
         self.push_screen(DashboardScreen())
         if self.annotator is None and self.ask_annotator:
@@ -73,7 +85,6 @@ class CopyauditApp(App[None]):
             if then is not None:
                 then(self.annotator)
             return
-        from screens.line_input import LineInputScreen
 
         def chosen(name: str | None) -> None:
             if not name:
@@ -92,10 +103,6 @@ class CopyauditApp(App[None]):
         self.push_screen(prompt, chosen)
 
     def set_annotator(self, name: str) -> None:
-        from copyaudit.errors import UserError
-        from copyaudit.identity import remember_annotator
-        from screens.widgets.annotator_tag import AnnotatorTag
-
         self.annotator = name.strip()
         try:
             remember_annotator(self.annotator)
@@ -107,9 +114,6 @@ class CopyauditApp(App[None]):
 
     def _tag_screen(self, screen: Any) -> None:
         """Put the "annotator: NAME" tag on a screen shown for the first time."""
-        from textual.screen import ModalScreen
-
-        from screens.widgets.annotator_tag import AnnotatorTag
 
         if isinstance(screen, ModalScreen) or screen.query(AnnotatorTag):
             return
@@ -153,7 +157,6 @@ class CopyauditApp(App[None]):
         """Start a run request of any study (copyaudit.runs.lifecycle.RunnableRequest)
         in the background; None (and a warning) if that run is already running, in this
         app or in another process."""
-        from db.run_owner import current_owner
 
         name = request.run_name()
         current = self.active_runs.get(name)
@@ -204,7 +207,6 @@ class CopyauditApp(App[None]):
     def ask_cancel_run(self, name: str | None = None) -> None:
         """Cancel run `name`, else the run that is running, else ask which (when several)
         — always after a confirmation (choosing from the list is one)."""
-        from screens.runs.run_dialogs import ChooseRunScreen, ConfirmCancelScreen
 
         running = self.running_runs()
         if name is not None:
@@ -276,7 +278,6 @@ class CopyauditApp(App[None]):
         if not running:
             self.exit()
             return
-        from screens.runs.run_dialogs import StoppingScreen
 
         self._quitting = True  # on_worker_state_changed exits once every run stopped
         for name in running:
@@ -284,32 +285,23 @@ class CopyauditApp(App[None]):
         self.push_screen(StoppingScreen(running))
 
     def action_help(self) -> None:
-        from screens.help import HelpScreen
-
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(type(self.screen)))
 
     def action_new_run(self, suite: str | None = None) -> None:
-        from screens.runs.launcher import LauncherScreen
-
         self.push_screen(LauncherScreen(suite=suite))
 
     def action_agreement(self) -> None:
-        from screens.review.agreement_view import AgreementScreen
-
         if not isinstance(self.screen, AgreementScreen):
             self.push_screen(AgreementScreen())
 
     def action_dashboard(self) -> None:
-        from screens.runs.dashboard import DashboardScreen
-
         while len(self.screen_stack) > 1 and not isinstance(self.screen, DashboardScreen):
             self.pop_screen()
 
     def open(self, destination: Any, *, replace: bool = False) -> None:
         """Show a screens.destinations value, pushed or (`replace`) in place of this
         screen: the one way a screen opens another."""
-        from screens.router import screen_for  # deferred like every screen: start-up shows one
 
         screen = screen_for(destination, self.screen)
         if screen is not None:
@@ -317,18 +309,17 @@ class CopyauditApp(App[None]):
 
     def open_run(self, name: str) -> None:
         """The generation list of a run (the DE-COP view for a DE-COP run)."""
-        from db.browse import run_info
 
         info = run_info(self.data.ui, name)
         if info is None:
             self.notify(f"no run named {name}", severity="error", markup=False)
             return
         if info["kind"] == "decop":
+            # deferred: loads scipy, textual_plotext, plotext
             from screens.decop.run_view import DecopScreen
 
             self.push_screen(DecopScreen(info))
             return
-        from screens.generations.generation_list import GenerationListScreen
 
         self.push_screen(GenerationListScreen(info))
 

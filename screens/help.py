@@ -36,7 +36,9 @@ def help_sections(app_class: type[DOMNode]) -> list[tuple[str, type[DOMNode]]]:
     own keys (`app_class`) first."""
     # deferred: the DE-COP screens load scipy (studies.decop), the ROC plot textual_plotext
     from screens.decop.passage_list import DecopPassageListScreen
-    from screens.decop.passage_view import DecopPassageScreen
+    from screens.decop.passage_view import DecopPassageScreen  # deferred: loads scipy
+
+    # deferred: loads scipy, textual_plotext, plotext
     from screens.decop.run_view import DecopScreen, ReportScreen
 
     return [

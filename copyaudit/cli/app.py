@@ -8,7 +8,11 @@ from typing import Any
 import click
 
 from copyaudit.cli.options import judge_options
+from copyaudit.cli.output import print_table
+from copyaudit.engine.demo import build_demo
+from copyaudit.identity import resolve_annotator
 from copyaudit.judges.options import JudgeOptions
+from db.queries import table_counts
 
 DEMO_DB = "copyaudit-demo.db"
 
@@ -16,11 +20,8 @@ DEMO_DB = "copyaudit-demo.db"
 def open_app(obj: Any) -> None:
     """Open the Textual app on the database (or print its summary where there is none)."""
     try:
-        from screens.app import run_app
+        from screens.app import run_app  # deferred: loads textual
     except ImportError:
-        from copyaudit.cli.output import print_table
-        from db.queries import table_counts
-
         with obj.store() as store:
             counts = table_counts(store)
         print_table(
@@ -29,7 +30,6 @@ def open_app(obj: Any) -> None:
             f"copyaudit database {obj.db_path}",
         )
         return
-    from copyaudit.identity import resolve_annotator
 
     # --annotator wins and is remembered; else the remembered name; else the app asks
     run_app(obj.db_path, annotator=resolve_annotator(getattr(obj, "annotator", None)))
@@ -44,7 +44,6 @@ def demo_cmd(obj: Any, no_tui: bool, judging: JudgeOptions) -> None:
 
     The database is ./copyaudit-demo.db unless --db or $COPYAUDIT_DB names one.
     """
-    from copyaudit.engine.demo import build_demo
 
     if not obj.db_explicit:
         obj.db_path = Path(DEMO_DB)

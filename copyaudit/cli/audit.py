@@ -6,13 +6,14 @@ from typing import Any
 
 import click
 
+from db.events import chain_heads, event_counts, integrity_check, verify_chains
+
 
 @click.command("verify")
 @click.pass_obj
 def verify_cmd(obj: Any) -> None:
     """Check SQLite's integrity and every label/review hash chain; exit 1 naming the
     first bad event if anything was altered or deleted behind the tool's back."""
-    from db.events import chain_heads, event_counts, integrity_check, verify_chains
 
     with obj.store() as store:
         integrity = integrity_check(store)

@@ -18,8 +18,15 @@ from copyaudit.cli.output import (
     write_csv,
     write_jsonl,
 )
+from copyaudit.errors import UserError
+from copyaudit.formats import case_to_record, read_cases, read_generations
 from copyaudit.reports.output_file import check_destination, output_file
+from copyaudit.rows import skipped_note
 from copyaudit.studies.registry import STUDIES, study
+from db import queries
+from db.cases import import_cases, run_import_note
+from db.queries import runs_summary, suites_summary
+from db.runs import import_generations, run_row, suite_id
 
 FORMAT_TABLE_JSON = click.Choice(["table", "json"])
 # `export KIND --run NAME` of a study with its own runs: kind -> how its runs are called
@@ -50,9 +57,6 @@ def import_cmd(
     skip_invalid: bool,
 ) -> None:
     """Import cases of KIND from FILE in the source study's format."""
-    from copyaudit.errors import UserError
-    from copyaudit.formats import read_cases
-    from db.cases import import_cases
 
     if doc_type is not None and kind not in DOC_TYPES:
         files = "; ".join(f"{k} files ({d.files})" for k, d in DOC_TYPES.items())
@@ -99,9 +103,6 @@ def import_generations_cmd(
     skip_invalid: bool,
 ) -> None:
     """Import generations produced elsewhere (JSONL {case_id, output[, template]})."""
-    from copyaudit.formats import read_generations
-    from db.cases import run_import_note
-    from db.runs import import_generations, run_row
 
     loaded = read_generations(file)  # unusable rows are listed with those naming no case
     with obj.store() as store:
@@ -128,8 +129,6 @@ def import_generations_cmd(
 @click.pass_obj
 def suites_cmd(obj: Any, fmt: str) -> None:
     """List suites with their kind and size, and the rows their imports skipped."""
-    from copyaudit.rows import skipped_note
-    from db.queries import suites_summary
 
     with obj.store() as store:
         rows = suites_summary(store)
@@ -150,7 +149,6 @@ def suites_cmd(obj: Any, fmt: str) -> None:
 @click.pass_obj
 def runs_cmd(obj: Any, fmt: str) -> None:
     """List runs with their suite, model, status and progress."""
-    from db.queries import runs_summary
 
     with obj.store() as store:
         rows = runs_summary(store)
@@ -201,10 +199,6 @@ def export_cmd(
     exported suite imports back unchanged; generations are keyed run/case_id/template.
     decop: one row per prompt of the DE-COP run --run (the prompt as sent, the true
     letter, the four probabilities, the chosen letter before and after calibration)."""
-    from copyaudit.errors import UserError
-    from copyaudit.formats import case_to_record
-    from db import queries
-    from db.runs import run_row, suite_id
 
     if what in RUN_EXPORTS and run_name is None:
         raise UserError(f"export {what} needs --run NAME (a {RUN_EXPORTS[what]} run)")

@@ -8,7 +8,9 @@ import click
 
 from copyaudit.cli.evaluate import execute_with_progress
 from copyaudit.cli.options import run_options
+from copyaudit.cli.output import print_json
 from copyaudit.errors import UserError
+from db.runs import run_row
 
 
 @click.command("decop")
@@ -69,8 +71,8 @@ def decop_cmd(
 ) -> None:
     """Run DE-COP on SUITE: every passage in all 24 option orders, the answer-letter
     probabilities from one forward pass per prompt; resumes if the run exists."""
-    from copyaudit.studies.decop.report import decop_markdown, decop_report
-    from copyaudit.studies.decop.run import DecopRequest
+    from copyaudit.studies.decop.report import decop_markdown, decop_report  # deferred: loads scipy
+    from copyaudit.studies.decop.run import DecopRequest  # deferred: loads scipy
 
     request = DecopRequest(
         suite=suite,
@@ -91,8 +93,6 @@ def decop_cmd(
         err=fmt == "json",
     )
     with obj.store() as store:
-        from db.runs import run_row
-
         row = run_row(store, outcome.run)
         report = {
             "run": outcome.run,
@@ -103,8 +103,6 @@ def decop_cmd(
             "decop": decop_report(store, outcome.run),
         }
     if fmt == "json":
-        from copyaudit.cli.output import print_json
-
         print_json(report)
     else:
         click.echo(decop_markdown(report), nl=False)

@@ -9,6 +9,9 @@ from typing import Any
 import click
 
 from copyaudit.cli.options import output_options
+from copyaudit.reports.dossier.build import build_dossier, render_dossier
+from copyaudit.reports.output_file import check_destination, write_output
+from db.review import resolve_generation
 
 
 @click.command("dossier")
@@ -20,9 +23,6 @@ def dossier_cmd(obj: Any, generation: str, fmt: str, output: Path | None, force:
     """A case report for GENERATION (run/case_id/template): prompt, output and reference
     with the evidence highlighted, every judge figure with its provenance, human labels,
     review status and history, and the database hash and audit-chain heads."""
-    from copyaudit.reports.dossier.build import build_dossier, render_dossier
-    from copyaudit.reports.output_file import check_destination, write_output
-    from db.review import resolve_generation
 
     if output is not None:
         check_destination(output, database=obj.db_path, force=force)  # before any work

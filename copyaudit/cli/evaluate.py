@@ -9,10 +9,28 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from copyaudit.cli.options import judge_options, output_options, run_options
+from copyaudit.cli.output import print_json
+from copyaudit.engine.runner import RunRequest, judge_run
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
+from copyaudit.reports.dossier.build import integrity_figures
+from copyaudit.reports.output_file import check_destination, write_output
+from copyaudit.reports.run_report import build_report, report_markdown
+from copyaudit.reports.run_report_html import report_html
+from copyaudit.studies.notice.report import parse_thresholds
+from db.case_file import run_judges, run_record
+from db.queries import metric_thresholds
+from db.run_owner import owned
 
 
 def _templates(value: str) -> tuple[int, ...]:
@@ -35,14 +53,6 @@ class RichProgress:
     def __init__(self, console: Any = None) -> None:
         """`console`: where to draw (default: standard error, so that a report printed
         on standard output stays clean when redirected)."""
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
 
         self.bar = Progress(
             TextColumn("{task.description}"),
@@ -146,8 +156,6 @@ def run_cmd(
     max_new_tokens: int | None,
 ) -> None:
     """Generate and judge SUITE with a model; resumes if the run exists."""
-    from copyaudit.engine.runner import RunRequest
-    from copyaudit.reports.run_report import build_report, report_markdown
 
     request = RunRequest(
         suite=suite,
@@ -184,8 +192,6 @@ def judge_cmd(
     rejudge: bool,
 ) -> None:
     """(Re)judge the generations of RUN, generated here or imported."""
-    from copyaudit.engine.runner import judge_run
-    from db.run_owner import owned
 
     progress = RichProgress()
     with obj.store() as store, owned(store, run, "judge"), progress.bar:
@@ -220,10 +226,6 @@ def report_cmd(
 ) -> None:
     """Summary of RUN: CopyBench's columns and every score's distribution (html: one
     self-contained page with a histogram image per metric)."""
-    from copyaudit.cli.output import print_json
-    from copyaudit.reports.output_file import check_destination, write_output
-    from copyaudit.reports.run_report import build_report, report_markdown
-    from copyaudit.studies.notice.report import parse_thresholds
 
     thresholds = parse_thresholds(notice_thresholds)
     if output is not None:
@@ -231,11 +233,6 @@ def report_cmd(
     with obj.store() as store:
         report = build_report(store, run, notice_thresholds=thresholds)
         if fmt == "html":
-            from copyaudit.reports.dossier.build import integrity_figures
-            from copyaudit.reports.run_report_html import report_html
-            from db.case_file import run_judges, run_record
-            from db.queries import metric_thresholds
-
             text = report_html(
                 report,
                 metric_thresholds(store, run),

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING
 import click
 
 from copyaudit import __version__
+from copyaudit.cli.app import open_app
 from copyaudit.cli.commands import register_all
 from copyaudit.errors import UserError
+from db import Store
 
 if TYPE_CHECKING:
     from db import Store
@@ -33,7 +35,6 @@ class AppContext:
 
     def store(self) -> Store:
         """Open the database (db is imported lazily to keep --help fast)."""
-        from db import Store
 
         return Store(self.db_path)
 
@@ -62,8 +63,6 @@ def cli(ctx: click.Context, db_path: Path, annotator: str | None, debug: bool) -
     ctx.obj = AppContext(db_path, explicit, debug)
     ctx.obj.annotator = annotator
     if ctx.invoked_subcommand is None:
-        from copyaudit.cli.app import open_app
-
         open_app(ctx.obj)
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from db.merge import merge_database
+
 
 @click.command("merge")
 @click.argument("other", type=click.Path(dir_okay=False, path_type=Path))
@@ -16,7 +18,6 @@ def merge_cmd(obj: Any, other: Path) -> None:
 
     Every event must be on a generation (run/case_id/template) that exists here
     with the same output; on any error nothing is written."""
-    from db.merge import merge_database
 
     with obj.store() as store:
         result = merge_database(store, other)

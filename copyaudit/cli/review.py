@@ -10,6 +10,14 @@ import click
 from copyaudit.cli.output import print_json, print_table
 from copyaudit.errors import UserError
 from copyaudit.items import item_name
+from db.events import append_review
+from db.review import (
+    case_history,
+    normalise_status,
+    resolve_generation,
+    review_queue,
+    review_queue_count,
+)
 
 QUEUE_COLUMNS = [  # the table; --format json has every field
     "generation_key",
@@ -53,7 +61,6 @@ def list_cmd(
 ) -> None:
     """The reviewer queue, most severe first: flagging judges, then how far over its
     threshold the highest score is, then human 'yes' labels."""
-    from db.review import review_queue, review_queue_count
 
     filters = {"status": status, "work": work, "model": model, "run": run}
     with obj.store() as store:
@@ -74,8 +81,6 @@ def list_cmd(
 @click.pass_obj
 def set_cmd(obj: Any, generation: str, status: str, reviewer: str | None, note: str | None) -> None:
     """Record STATUS for GENERATION (run/case_id/template) as a new review event."""
-    from db.events import append_review
-    from db.review import normalise_status, resolve_generation
 
     name = reviewer or getattr(obj, "annotator", None)
     if not name or not name.strip():
@@ -97,7 +102,6 @@ def set_cmd(obj: Any, generation: str, status: str, reviewer: str | None, note: 
 @click.pass_obj
 def history_cmd(obj: Any, generation: str, fmt: str) -> None:
     """Every label and review event of GENERATION, oldest first."""
-    from db.review import case_history, resolve_generation
 
     with obj.store() as store:
         rows = [asdict(e) for e in case_history(store, resolve_generation(store, generation))]

@@ -9,9 +9,14 @@ import click
 
 from copyaudit.cli.options import skip_invalid_option
 from copyaudit.cli.output import echo_skipped, print_json, print_table
+from copyaudit.identity import config_path, resolve_annotator
 from copyaudit.items import item_number
 from copyaudit.render.markdown import table
 from copyaudit.render.metrics_format import format_figure
+from copyaudit.verification.agreement import agreement_report
+from copyaudit.verification.label_files import fold_current, read_labels
+from db.labels import import_labels
+from db.queues import create_queue, list_queues, queue_item_rows
 
 MAX_DISAGREEMENTS_SHOWN = 20
 MAX_STRATA_SHOWN = 12
@@ -175,7 +180,6 @@ def agreement_cmd(
     """Judges' accuracy, precision, recall and F1 against human labels (with bootstrap
     intervals and CopyBench's figures), agreement between annotators, threshold advice
     and the most disputed items."""
-    from copyaudit.verification.agreement import agreement_report
 
     with obj.store() as store:
         report = agreement_report(
@@ -200,8 +204,6 @@ def import_labels_cmd(obj: Any, file: Path, skip_invalid: bool) -> None:
     """Import human labels (JSONL {annotator, generation: run/case_id/template, target,
     index, label[, note]}, or a file written by `export labels`). All or nothing; a label
     equal to the annotator's current one is skipped, so re-importing adds nothing."""
-    from copyaudit.verification.label_files import fold_current, read_labels
-    from db.labels import import_labels
 
     loaded = read_labels(file)  # the whole file is validated before any write
     records = loaded.accept(skip_invalid)
@@ -257,7 +259,6 @@ def queue_create_cmd(
     bin_width: float | None,
 ) -> None:
     """Create queue NAME: up to --per-value generations of RUN per value of --metric."""
-    from db.queues import create_queue
 
     with obj.store() as store:
         summary = create_queue(
@@ -293,7 +294,6 @@ def queue_create_cmd(
 def queue_list_cmd(obj: Any, fmt: str) -> None:
     """Queues with each annotator's progress: generations labelled (any label) and
     complete (every judged item labelled) out of the total."""
-    from db.queues import list_queues
 
     with obj.store() as store:
         queues = list_queues(store)
@@ -322,7 +322,6 @@ def queue_list_cmd(obj: Any, fmt: str) -> None:
 @click.pass_obj
 def queue_show_cmd(obj: Any, name: str, fmt: str) -> None:
     """The generations of queue NAME in labelling order."""
-    from db.queues import queue_item_rows
 
     with obj.store() as store:
         rows = queue_item_rows(store, name)
@@ -343,7 +342,6 @@ def queue_show_cmd(obj: Any, name: str, fmt: str) -> None:
 def annotator_cmd(obj: Any, name: str | None) -> None:
     """Show the remembered annotator name, or remember NAME (or the global --annotator)
     as the name stored with the labels you make."""
-    from copyaudit.identity import config_path, resolve_annotator
 
     current = resolve_annotator(name or getattr(obj, "annotator", None))
     if current is None:

@@ -6,9 +6,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from copyaudit.engine.runner import judge_run
 from copyaudit.formats import load_cases, load_generations
 from copyaudit.judges.options import OFFLINE, JudgeOptions
 from copyaudit.studies.registry import STUDIES
+from db.cases import import_cases
+from db.runs import import_generations
 
 if TYPE_CHECKING:
     from db import Store
@@ -45,9 +48,6 @@ def build_demo(
 ) -> DemoSummary:
     """Import every sample suite and the illustrative generations, and judge them with
     the judges `judging` selects so the app opens with highlights; safe to repeat."""
-    from copyaudit.engine.runner import judge_run
-    from db.cases import import_cases
-    from db.runs import import_generations
 
     root = root or samples_dir()
     summary = DemoSummary()

@@ -21,6 +21,7 @@ from typing import Any
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
 from copyaudit.judges.options import OFFLINE, JudgeOptions
+from copyaudit.judges.presets import build_judges
 from copyaudit.models.base import (
     DecodingControl,
     GenerationCancelled,
@@ -28,6 +29,7 @@ from copyaudit.models.base import (
     GenerationResult,
     Generator,
 )
+from copyaudit.models.registry import load_generator as load
 from copyaudit.prompts import (
     NOTICE_MITIGATIONS,
     NOTICE_POSITIONS,
@@ -142,8 +144,6 @@ def _generation_request(
 
 
 def load_generator(request: RunRequest) -> Generator:
-    from copyaudit.models.registry import load_generator as load  # defers torch
-
     return load(request.model, backend=request.backend, **request.load_options())
 
 
@@ -348,7 +348,6 @@ def judge_run(
 ) -> tuple[int, list[tuple[str, str]]]:
     """Score the run's generations with the judges `judging` selects (a preset or a
     list of names). Returns (scores stored, [(judge, why it was skipped)])."""
-    from copyaudit.judges.presets import build_judges  # deferred: rouge_score loads scipy
 
     row = run_row(store, run)
     kind = suite_kind(store, row["suite_id"])

@@ -125,7 +125,7 @@ class Seq2SeqAttributable:
         return _sorted_batches(prompts, len, self.batcher, self._score_batch)
 
     def _score_batch(self, prompts: Sequence[str]) -> list[float]:
-        import torch
+        import torch  # deferred: loads torch
 
         self.batches_run += 1
         inputs = self.tokenizer(
@@ -208,7 +208,7 @@ class NLICrossEncoder:
         )
 
     def _score_batch(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        import torch
+        import torch  # deferred: loads torch
 
         self.batches_run += 1
         inputs = self.tokenizer(
@@ -268,7 +268,7 @@ class CausalYesNo:
         return _sorted_batches(prompts, len, self.batcher, self._score_batch)
 
     def _score_batch(self, prompts: Sequence[str]) -> list[float]:
-        import torch
+        import torch  # deferred: loads torch
 
         self.batches_run += 1
         encoded = [

@@ -52,7 +52,7 @@ def describe_window_tokenizer(tokenizer: str) -> str:
 
 @lru_cache(maxsize=1)
 def _spacy_tokenizer() -> Any:
-    import spacy
+    import spacy  # deferred: loads torch, spacy
 
     return spacy.blank("en").tokenizer
 

@@ -17,7 +17,7 @@ def is_out_of_memory(error: BaseException) -> bool:
     """True for torch.cuda.OutOfMemoryError and any RuntimeError that says "out of memory"
     (older torch, MPS and some CUDA kernels raise a plain RuntimeError)."""
     try:
-        import torch
+        import torch  # deferred: loads torch
 
         if isinstance(error, torch.cuda.OutOfMemoryError):
             return True
@@ -28,7 +28,7 @@ def is_out_of_memory(error: BaseException) -> bool:
 
 def free_accelerator_memory() -> None:
     try:
-        import torch
+        import torch  # deferred: loads torch
 
         if torch.cuda.is_available():
             torch.cuda.empty_cache()

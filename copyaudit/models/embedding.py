@@ -38,8 +38,8 @@ class HFEmbedder:
         allow_download: bool = False,
         provenance_extra: dict[str, Any] | None = None,
     ) -> None:
-        import torch
-        from transformers import AutoModel, AutoTokenizer
+        import torch  # deferred: loads torch
+        from transformers import AutoModel, AutoTokenizer  # deferred: loads transformers
 
         quiet_transformers()
         self.source = path_or_id
@@ -75,7 +75,7 @@ class HFEmbedder:
         return int(self.model.config.hidden_size)
 
     def _embed_batch(self, texts: Sequence[str]) -> list[np.ndarray]:
-        import torch
+        import torch  # deferred: loads torch
 
         encoded = self.tokenizer(
             list(texts),

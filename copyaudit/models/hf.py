@@ -158,7 +158,7 @@ class HFGenerator:
         return results
 
     def provenance(self) -> dict[str, Any]:
-        import transformers
+        import transformers  # deferred: loads transformers
 
         info = self.loaded.provenance()
         info.update(

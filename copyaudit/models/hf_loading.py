@@ -72,7 +72,7 @@ def weights_digest(directory: Path) -> str:
 
 def resolve_device(device: str) -> str:
     """`auto` -> `cuda` when available, else `cpu`; anything else is passed through."""
-    import torch
+    import torch  # deferred: loads torch
 
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
@@ -83,7 +83,7 @@ def resolve_device(device: str) -> str:
 
 def resolve_dtype(dtype: str, device: str) -> Any:
     """`auto` -> bfloat16 on CUDA when supported, float16 on other CUDA, float32 on CPU."""
-    import torch
+    import torch  # deferred: loads torch
 
     if dtype not in DTYPE_NAMES:
         raise ValueError(f"dtype must be one of {DTYPE_NAMES}, got {dtype!r}")
@@ -96,7 +96,7 @@ def resolve_dtype(dtype: str, device: str) -> Any:
 
 def quiet_transformers() -> None:
     """No progress bars: they would write over the terminal UI."""
-    from transformers.utils import logging as hf_logging
+    from transformers.utils import logging as hf_logging  # deferred: loads transformers
 
     hf_logging.disable_progress_bar()
 
@@ -171,6 +171,7 @@ def load_causal_lm(
 def hub_commit(model_id: str, options: dict[str, Any]) -> str | None:
     """The commit hash of the hub snapshot that was loaded (read from the cache path of
     its config.json; transformers 5 no longer keeps it on the config)."""
+    # deferred: loads transformers
     from transformers.utils.hub import cached_file, extract_commit_hash
 
     keys = ("revision", "cache_dir", "local_files_only")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from copyaudit.models.base import ChoiceScorer, Generator
+from copyaudit.models.openai_compat import OpenAIChoiceScorer, OpenAIGenerator
 
 BACKENDS: tuple[str, ...] = ("hf", "openai")
 
@@ -41,14 +42,13 @@ def load_generator(spec: str, backend: str = "hf", **options: Any) -> Generator:
     """Options go to HFGenerator / load_default_generator / OpenAIGenerator."""
     options = _options_for(spec, backend, options)
     if backend == "openai":
-        from copyaudit.models.openai_compat import OpenAIGenerator
-
         return OpenAIGenerator(model=spec, **options)
     if spec == "default":
+        # deferred: loads torch, transformers
         from copyaudit.models.smollm2 import load_default_generator
 
         return load_default_generator(**options)
-    from copyaudit.models.hf import HFGenerator
+    from copyaudit.models.hf import HFGenerator  # deferred: loads torch, transformers
 
     return HFGenerator(spec, **options)
 
@@ -57,14 +57,13 @@ def load_choice_scorer(spec: str, backend: str = "hf", **options: Any) -> Choice
     """Options go to HFChoiceScorer / load_default_choice_scorer / OpenAIChoiceScorer."""
     options = _options_for(spec, backend, options)
     if backend == "openai":
-        from copyaudit.models.openai_compat import OpenAIChoiceScorer
-
         return OpenAIChoiceScorer(model=spec, **options)
     if spec == "default":
+        # deferred: loads torch, transformers
         from copyaudit.models.smollm2 import load_default_choice_scorer
 
         return load_default_choice_scorer(**options)
-    from copyaudit.models.hf_scoring import HFChoiceScorer
+    from copyaudit.models.hf_scoring import HFChoiceScorer  # deferred: loads torch
 
     return HFChoiceScorer(spec, **options)
 
@@ -74,9 +73,10 @@ def load_token_scorer(spec: str, **options: Any) -> Any:
     log-probability)."""
     options = _options_for(spec, "hf", options)
     if spec == "default":
+        # deferred: loads torch, transformers
         from copyaudit.models.smollm2 import load_default_token_scorer
 
         return load_default_token_scorer(**options)
-    from copyaudit.models.hf_scoring import HFTokenScorer
+    from copyaudit.models.hf_scoring import HFTokenScorer  # deferred: loads torch
 
     return HFTokenScorer(spec, **options)

@@ -87,7 +87,7 @@ def converted_model_dir(cache_dir: Path | None = None) -> tuple[Path, dict[str, 
 
 def _convert(source: Path, gguf_sha256: str, target: Path) -> None:
     """Dequantize the GGUF and save it as safetensors, atomically (see module doc)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # deferred: loads transformers
 
     quiet_transformers()
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -38,7 +38,7 @@ class HFTokenEmbedder:
         return [self._one(text) for text in texts]
 
     def _one(self, text: str) -> np.ndarray:
-        import torch
+        import torch  # deferred: loads torch
 
         tokenizer, model = self.embedder.tokenizer, self.embedder.model
         encoded = tokenizer(text, return_special_tokens_mask=True, verbose=False)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from copyaudit.render.text import stable_json
+from copyaudit.hashing import stable_json
 
 # The rules every page shares; page() puts a document's own CSS after them.
 BASE_CSS = """

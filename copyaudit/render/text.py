@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from copyaudit.hashing import stable_json as stable_json
 from copyaudit.vocabulary import Headline
 
 DASH = "—"  # no value

@@ -12,6 +12,9 @@ from copyaudit.render.markdown import table
 from copyaudit.render.text import headline_text, judged_caption, suite_note_lines
 from copyaudit.studies.notice.report import notice_markdown, notice_report
 from copyaudit.vocabulary import FRACTION_METRICS, HEADLINES
+from db.cases import run_import_note, suite_import_note
+from db.queries import iter_scores, run_overview
+from db.runs import run_row
 
 
 def histogram(metric: str, values: Sequence[float]) -> dict[str, list[float] | list[int]]:
@@ -71,10 +74,6 @@ def summarize_scores(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
 def build_report(
     store: Any, run: str, notice_thresholds: dict[str, tuple[float, float]] | None = None
 ) -> dict[str, Any]:
-    from db.cases import run_import_note, suite_import_note
-    from db.queries import iter_scores, run_overview
-    from db.runs import run_row
-
     row = run_row(store, run)  # a clear error for an unknown run
     overview = run_overview(store, run)
     summary = summarize_scores(iter_scores(store, run))

@@ -42,9 +42,9 @@ def histogram_png(
     metric: str, edges: Sequence[float], counts: Sequence[int], thresholds: Sequence[float]
 ) -> bytes:
     """One histogram (the report's bins) with a dashed line at each threshold."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # deferred: loads matplotlib
+    from matplotlib.figure import Figure  # deferred: loads matplotlib
+    from matplotlib.ticker import MaxNLocator  # deferred: loads matplotlib
 
     figure = Figure(figsize=(4.8, 2.8), dpi=100)
     FigureCanvasAgg(figure)

@@ -16,7 +16,9 @@ from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
+from copyaudit.errors import UserError
 from copyaudit.judges.options import stored_defaults
+from db.runs import stored_configuration
 
 
 @dataclass(frozen=True)
@@ -124,8 +126,6 @@ def refuse_conflicts(
 ) -> None:
     """Before any model loads: UserError naming each command-line option whose value
     differs from the stored run of the request's name (none stored: nothing to say)."""
-    from copyaudit.errors import UserError
-    from db.runs import stored_configuration
 
     name = request.run_name()
     stored = stored_configuration(store, name)

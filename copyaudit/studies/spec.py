@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from copyaudit.hashing import stable_json as stable_json
+from copyaudit.hashing import stable_json
 from copyaudit.items import EVERY_OUTPUT_TARGETS
 from copyaudit.records import LocatedCase
 from copyaudit.rows import Loaded

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from copyaudit.items import LABEL_TARGETS
 from copyaudit.verification import stats
+from db.labels import current_labels, judge_verdicts
+from db.runs import run_row
 
 if TYPE_CHECKING:
     from db.connection import Store
@@ -367,8 +369,6 @@ def agreement_report(
     threshold advice), agreement (per run and target: alpha, items, annotators,
     pairwise kappa), disagreements (most disputed first).
     """
-    from db.labels import current_labels, judge_verdicts
-    from db.runs import run_row
 
     if run is not None:
         run_row(store, run)  # a clear error for an unknown run

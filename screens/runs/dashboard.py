@@ -13,6 +13,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from copyaudit.vocabulary import HEADLINE, Headline
+from db.browse import dashboard_runs
+from db.queries import suites_summary
 from screens.destinations import ReviewQueue
 from screens.plain import DASH, middle_cut, number, one_line, percent, plain
 from screens.runs.run_control import ActiveRun
@@ -58,14 +60,12 @@ class DashboardLoaded(Message):
 
 def load_dashboard(store: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Runs with figures (and the DE-COP AUC of DE-COP runs) and suites."""
-    from db.browse import dashboard_runs
-    from db.queries import suites_summary
 
     runs = dashboard_runs(store)
     for row in runs:
         row["auc"] = None
         if row["kind"] == "decop" and row["generations"]:
-            from copyaudit.studies.decop.report import decop_report
+            from copyaudit.studies.decop.report import decop_report  # deferred: loads scipy
 
             row["auc"] = decop_report(store, row["name"], n_bootstrap=200).get("auc")
     return runs, suites_summary(store)

@@ -24,12 +24,18 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, Static
 from textual.widgets.select import InvalidSelectValueError
 
+from copyaudit.engine.runner import RunRequest
 from copyaudit.errors import UserError
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.registry import PRESETS
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 from copyaudit.runs.launch_plan import configuration_conflicts
 from copyaudit.studies.registry import run_size
+from db.decop import suite_works
+from db.pending import run_case_count
+from db.queries import suites_summary
+from db.runs import stored_configuration, suite_id
+from db.settings import load_settings, save_settings
 from screens.plain import plain
 from screens.runs.launcher_form import (
     FIELD_KINDS,
@@ -155,8 +161,6 @@ class LauncherScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        from db.queries import suites_summary
-
         app: Any = self.app
         # Generation suites first (in name order), then the DE-COP ones.
         suites = sorted(suites_summary(app.data.ui), key=lambda row: row["kind"] == "decop")
@@ -174,7 +178,6 @@ class LauncherScreen(Screen[None]):
 
     def _restore(self) -> None:
         """Put the last values used in this database back (those still valid)."""
-        from db.settings import load_settings
 
         app: Any = self.app
         for key, value in load_settings(app.data.ui, SETTINGS_SCOPE).items():
@@ -196,8 +199,6 @@ class LauncherScreen(Screen[None]):
         return out
 
     def _remember(self) -> None:
-        from db.settings import save_settings
-
         app: Any = self.app
         save_settings(app.data.ui, SETTINGS_SCOPE, self.form_values())
 
@@ -239,8 +240,6 @@ class LauncherScreen(Screen[None]):
 
     def estimate(self, request: Any) -> Any:
         """The run's copyaudit.runs.launch_plan.RunSize, counted in the database."""
-        from db.pending import run_case_count
-        from db.runs import stored_configuration, suite_id
 
         app: Any = self.app
         store = app.data.ui
@@ -260,7 +259,6 @@ class LauncherScreen(Screen[None]):
     def build_request(self) -> Any:
         """A copyaudit.engine.runner.RunRequest (a DecopRequest for a DE-COP suite) from the
         form; ValueError names a bad field."""
-        from copyaudit.engine.runner import RunRequest
 
         suite = self.query_one("#suite", Select).value
         if suite == Select.NULL:
@@ -274,7 +272,7 @@ class LauncherScreen(Screen[None]):
             "base_url": base_url,
         }
         if self._kinds.get(str(suite)) == "decop":
-            from copyaudit.studies.decop.run import DecopRequest
+            from copyaudit.studies.decop.run import DecopRequest  # deferred: loads scipy
 
             return DecopRequest(
                 **run_fields,
@@ -300,15 +298,13 @@ class LauncherScreen(Screen[None]):
     def check(self, request: Any) -> tuple[str, str] | None:
         """Before any model loads: (the form field to fix, why) when the run's name
         holds a run of another configuration or a DE-COP calibration is refused."""
-        from db.runs import stored_configuration
 
         app: Any = self.app
         store = app.data.ui
         calibration = None
         if self._kinds.get(request.suite) == "decop":
+            # deferred: loads scipy
             from copyaudit.studies.decop.works import SuiteWork, resolve_calibration
-            from db.decop import suite_works
-            from db.runs import suite_id
 
             works = [
                 SuiteWork(w["title"], w["author"], w["membership"], w["passages"])

@@ -76,7 +76,7 @@ def ci_text(interval: Sequence[float] | None) -> str:
 def methods_table(report: Mapping[str, Any]) -> Table:
     """Method x (continuous AUC, 95% CI, the paper's Table 2 thresholded AUC mean ± std,
     Welch p): the four baselines, then DE-COP before and after calibration."""
-    from copyaudit.studies.decop.report import BASELINE_LABELS, mean_std
+    from copyaudit.studies.decop.report import BASELINE_LABELS, mean_std  # deferred: loads scipy
 
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
     table.add_column("Method")

@@ -18,13 +18,23 @@ from typing import TYPE_CHECKING, Any
 from copyaudit import __version__
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
-from copyaudit.hashing import stable_json as stable_json  # the renderers import it from here
+from copyaudit.prompts import describe_templates
 from copyaudit.render.highlight import output_marks, segments
 from copyaudit.reports.dossier.html import dossier_html
 from copyaudit.reports.dossier.markdown import dossier_markdown
 from copyaudit.reports.dossier.model import Dossier, ReferenceBlock
+from copyaudit.reports.output_file import write_output
+from copyaudit.runs.lifecycle import code_version
 from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.spec import payload_reference
+from db.case_file import checkpoint, generation_record, judgments_with_provenance
+from db.cases import suite_import_note
+from db.clock import now
+from db.events import chain_heads, verify_chains
+from db.file_digest import database_file_sha256
+from db.labels import current_labels, judge_verdicts
+from db.review import case_history, current_review
+from db.runs import suite_id
 
 if TYPE_CHECKING:
     from db import Store
@@ -50,7 +60,6 @@ def _item_text(payload: dict[str, Any], target: str, index: int) -> str:
 
 
 def _items(store: Store, record: dict[str, Any]) -> list[dict[str, Any]]:
-    from db.labels import current_labels, judge_verdicts
 
     gid = int(record["id"])
     items: dict[tuple[str, int], dict[str, Any]] = {}
@@ -92,8 +101,6 @@ def _prompt(record: dict[str, Any]) -> tuple[str, str | None]:
 
 
 def _template(record: dict[str, Any]) -> dict[str, Any]:
-    from copyaudit.prompts import describe_templates
-
     if record["source"] == "imported":
         return {
             "id": record["template"],
@@ -116,11 +123,6 @@ def integrity_figures(store: Store, db_path: Path) -> dict[str, Any]:
     """What ties an export to the database it came from: the file's SHA-256 (after a
     WAL checkpoint), the audit chains' heads and whether they verify, when and by what
     it was exported."""
-    from copyaudit.runs.lifecycle import code_version
-    from db.case_file import checkpoint
-    from db.clock import now
-    from db.events import chain_heads, verify_chains
-    from db.file_digest import database_file_sha256
 
     complete = checkpoint(store)
     return {
@@ -145,11 +147,6 @@ def build_dossier(store: Store, generation_id: int, db_path: Path | None = None)
 def case_file(store: Store, generation_id: int) -> Dossier:
     """Every section of the dossier but the integrity figures (the database hash and
     chain heads, which read the whole file): what the reviewer's case view shows."""
-    from db.case_file import generation_record, judgments_with_provenance
-    from db.cases import suite_import_note
-    from db.labels import current_labels
-    from db.review import case_history, current_review
-    from db.runs import suite_id
 
     record = generation_record(store, generation_id)
     record["suite_note"] = suite_import_note(store, suite_id(store, record["suite"]))
@@ -189,7 +186,6 @@ def write_dossier(
     """Render generation `generation_id`'s dossier as `fmt` (html|md) into `path`."""
     if fmt not in FORMATS:
         raise UserError(f"unknown dossier format '{fmt}' (one of {', '.join(FORMATS)})")
-    from copyaudit.reports.output_file import write_output
 
     text = render_dossier(build_dossier(store, generation_id, db_path), fmt)
     path = Path(path)

@@ -13,6 +13,8 @@ from typing import Any
 from copyaudit.errors import UserError
 from copyaudit.studies.decop.method import ANSWER_LETTERS
 from copyaudit.studies.decop.orders import order_rows
+from db.decop import iter_export_rows, load_calibration, suite_doc_type
+from db.runs import run_row, suite_kind
 
 
 def decop_export_rows(store: Any, run: str) -> Iterator[dict[str, Any]]:
@@ -20,9 +22,7 @@ def decop_export_rows(store: Any, run: str) -> Iterator[dict[str, Any]]:
     The prompt is rebuilt from the stored passage exactly as the run sent it: the
     question for the suite's doc type, inside the chat frame recorded with the run (an
     endpoint that applies its own template: the user turn, after `system`)."""
-    from copyaudit.studies.decop.run import passage_from
-    from db.decop import iter_export_rows, load_calibration, suite_doc_type
-    from db.runs import run_row, suite_kind
+    from copyaudit.studies.decop.run import passage_from  # deferred: loads scipy
 
     row = run_row(store, run)
     run_id, sid = int(row["id"]), int(row["suite_id"])

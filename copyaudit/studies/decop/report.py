@@ -23,6 +23,10 @@ from copyaudit.studies.decop.method import (
     summarize_baselines,
 )
 from copyaudit.studies.decop.works import WorkRows, grouped_rows, to_result
+from db.cases import suite_import_note
+from db.decop import load_calibration
+from db.runs import run_row, suite_kind
+from db.totals import decop_progress
 
 # Report keys of the baselines (Table 2 rows) -> studies.decop.method.baseline_scores keys.
 BASELINE_KEYS: dict[str, str] = {
@@ -64,10 +68,6 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
     {before, after}, question {doc_type, format, length}, calibration {...}, baselines
     {perplexity, zlib, lowercase, min_k_20: {auc, ...}} or None, passages {scored,
     total}, failed_prompts, notes."""
-    from db.cases import suite_import_note
-    from db.decop import load_calibration
-    from db.runs import run_row, suite_kind
-    from db.totals import decop_progress
 
     row = run_row(store, run)
     run_id, sid = int(row["id"]), int(row["suite_id"])

@@ -32,6 +32,7 @@ import numpy as np
 
 from copyaudit.errors import UserError
 from copyaudit.models.base import ChoiceScorer
+from copyaudit.models.registry import load_choice_scorer
 from copyaudit.runs.launch_plan import refuse_conflicts
 from copyaudit.runs.lifecycle import RunOutcome, code_version, open_run, start_run, tracked
 from copyaudit.runs.loading import loading, uses_chat
@@ -147,8 +148,6 @@ class DecopOutcome(RunOutcome):
 
 
 def load_decop_scorer(request: DecopRequest) -> ChoiceScorer:
-    from copyaudit.models.registry import load_choice_scorer  # defers torch
-
     options = request.load_options()
     if request.backend == "openai":
         options.update(mode=request.mode, letter_only=request.letter_only)
@@ -260,7 +259,6 @@ def _run_spec(
     baselines_note: str | None,
     asking: Asking,
 ) -> Any:
-
     method = "letter_only" if request.letter_only else "next_token_probabilities"
     mode, works = calibration
     return RunSpec(

@@ -14,6 +14,7 @@ import numpy as np
 
 from copyaudit.errors import UserError
 from copyaudit.studies.decop.method import ANSWER_CHOICES, WorkResult, membership_label
+from db.decop import decop_score_rows, suite_works
 
 AUTO = "auto"
 AUTO_RULE = "every other clean work in title order, n_clean // 2 of them"
@@ -145,8 +146,6 @@ class WorkRows:
 
 
 def grouped_rows(store: Any, run_id: int, sid: int) -> dict[str, WorkRows]:
-    from db.decop import decop_score_rows, suite_works
-
     works = [SuiteWork(w["title"], w["author"], w["membership"]) for w in suite_works(store, sid)]
     names = work_names(works)
     grouped: dict[str, WorkRows] = {}

@@ -45,6 +45,7 @@ from copyaudit.studies.notice.metrics import (
     TASK_METRICS,
 )
 from copyaudit.vocabulary import metric_label
+from db.notice import notice_generations
 
 REFUSAL_JUDGES = ("refusal_lm", "refusal")  # preferred first
 PREVIEW_CHARS = 160
@@ -208,8 +209,6 @@ def _review_lists(
 def notice_report(
     store: Any, run: str, thresholds: Mapping[str, tuple[float, float]] | None = None
 ) -> dict[str, Any]:
-    from db.notice import notice_generations
-
     return summarize_notice(notice_generations(store, run), thresholds)
 
 
