@@ -70,7 +70,7 @@ def test_the_cli_hands_the_command_one_judge_options(
         received.append(judging)
         return DemoSummary()
 
-    monkeypatch.setattr("copyaudit.cli.app.build_demo", fake_build_demo)  # where it is used
+    monkeypatch.setattr("copyaudit.cli.demo.build_demo", fake_build_demo)  # where it is used
     args = ("--judges", "paper", "--event-model", "E", "--notice-multilingual-model", "M")
     result = cli("demo", "--no-tui", *args, db=tmp_path / "demo.db")
     assert result.code == 0, result.err

@@ -1,4 +1,5 @@
-"""The `copyaudit` command: a click group whose subcommands live in copyaudit.cli.commands.
+"""The `copyaudit` command: a click group whose subcommands (copyaudit.cli.commands) are
+imported when used.
 
 Errors a user can act on are printed as one line on stderr with exit code 2; any
 other failure is one line with exit code 1, and the traceback only with --debug.
@@ -9,18 +10,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from copyaudit import __version__
-from copyaudit.cli.app import open_app
-from copyaudit.cli.commands import register_all
+from copyaudit.cli.commands import LazyCommands
+from copyaudit.cli.tui import open_app
 from copyaudit.errors import UserError
 from db import Store
-
-if TYPE_CHECKING:
-    from db import Store
 
 DEFAULT_DB = "copyaudit.db"
 
@@ -34,12 +31,15 @@ class AppContext:
         self.debug = debug
 
     def store(self) -> Store:
-        """Open the database (db is imported lazily to keep --help fast)."""
-
+        """Open the database."""
         return Store(self.db_path)
 
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyCommands,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option(
     "--db",
     "db_path",
@@ -64,9 +64,6 @@ def cli(ctx: click.Context, db_path: Path, annotator: str | None, debug: bool) -
     ctx.obj.annotator = annotator
     if ctx.invoked_subcommand is None:
         open_app(ctx.obj)
-
-
-register_all(cli)
 
 
 def main(argv: list[str] | None = None) -> None:

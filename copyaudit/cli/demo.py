@@ -1,4 +1,4 @@
-"""Opening the terminal app, and the `demo` command."""
+"""The `demo` command: build the demo database from the samples and open it."""
 
 from __future__ import annotations
 
@@ -8,31 +8,11 @@ from typing import Any
 import click
 
 from copyaudit.cli.options import judge_options
-from copyaudit.cli.output import print_table
+from copyaudit.cli.tui import open_app
 from copyaudit.engine.demo import build_demo
-from copyaudit.identity import resolve_annotator
 from copyaudit.judges.options import JudgeOptions
-from db.queries import table_counts
 
 DEMO_DB = "copyaudit-demo.db"
-
-
-def open_app(obj: Any) -> None:
-    """Open the Textual app on the database (or print its summary where there is none)."""
-    try:
-        from screens.app import run_app  # deferred: loads textual
-    except ImportError:
-        with obj.store() as store:
-            counts = table_counts(store)
-        print_table(
-            [{"table": k, "rows": v} for k, v in counts.items()],
-            ["table", "rows"],
-            f"copyaudit database {obj.db_path}",
-        )
-        return
-
-    # --annotator wins and is remembered; else the remembered name; else the app asks
-    run_app(obj.db_path, annotator=resolve_annotator(getattr(obj, "annotator", None)))
 
 
 @click.command("demo")

@@ -1,0 +1,27 @@
+"""Opening the terminal app (`copyaudit` without a command, and after `demo`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from copyaudit.cli.output import print_table
+from copyaudit.identity import resolve_annotator
+from db.queries import table_counts
+
+
+def open_app(obj: Any) -> None:
+    """Open the Textual app on the database (or print its summary where there is none)."""
+    try:
+        from screens.app import run_app  # deferred: loads textual
+    except ImportError:
+        with obj.store() as store:
+            counts = table_counts(store)
+        print_table(
+            [{"table": k, "rows": v} for k, v in counts.items()],
+            ["table", "rows"],
+            f"copyaudit database {obj.db_path}",
+        )
+        return
+
+    # --annotator wins and is remembered; else the remembered name; else the app asks
+    run_app(obj.db_path, annotator=resolve_annotator(getattr(obj, "annotator", None)))
