@@ -40,6 +40,7 @@ from copyaudit.reports.dossier.model import Dossier, flag_text
 from db.browse import GenerationDetail, JudgmentView, detail_from_row
 from db.events import append_review
 from db.review import current_review, undo_review
+from screens.generations.generation_view import generation_title
 from screens.line_input import LineInputScreen
 from screens.plain import DASH, plain
 from screens.state.review_cases import STATUS_NAMES, ReviewPager, status_text
@@ -301,14 +302,7 @@ class CaseScreen(Screen[None]):
             self.show(self.generation_id, keep_scroll=True)
 
     def _title(self, detail: GenerationDetail) -> Text:
-        title = plain(detail.key, "bold")
-        index = self.pager.index_of(detail.generation_id)
-        if index is not None:
-            total = self.pager.total if self.pager.total is not None else len(self.pager.rows)
-            title.append(f"  case {index + 1} of {total:,}", style="bold cyan")
-        work = detail.work_title + (f" — {detail.work_author}" if detail.work_author else "")
-        title.append_text(plain(f"  ·  {work}  ·  {detail.kind}  ·  {detail.source}"))
-        return title
+        return generation_title(detail, self.pager, counted="case ")
 
     def _show_status(self) -> None:
         assert self.case is not None

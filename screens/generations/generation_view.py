@@ -10,8 +10,9 @@ anything, and none of the label keys (y/n/u) is bound here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -49,6 +50,28 @@ def evidence_keys(*, show: bool) -> list[BindingType]:
         ),
         Binding("l", "legend", "Legend", id="view.legend", show=show),
     ]
+
+
+class Placed(Protocol):
+    """What the title needs of a pager (GenerationPager, ReviewPager)."""
+
+    total: int | None
+    rows: Sequence[Any]
+
+    def index_of(self, generation_id: int) -> int | None: ...
+
+
+def generation_title(detail: GenerationDetail, pager: Placed, counted: str = "") -> Text:
+    """The header line: the generation's key, its place in the pager ("3 of 40", after
+    `counted`), the work, the kind and where the output came from."""
+    title = plain(detail.key, "bold")
+    index = pager.index_of(detail.generation_id)
+    if index is not None:
+        total = pager.total if pager.total is not None else len(pager.rows)
+        title.append(f"  {counted}{index + 1} of {total:,}", style="bold cyan")
+    work = detail.work_title + (f" — {detail.work_author}" if detail.work_author else "")
+    title.append_text(plain(f"  ·  {work}  ·  {detail.kind}  ·  {detail.source}"))
+    return title
 
 
 class GenerationScreen(Screen[None]):
@@ -167,16 +190,8 @@ class GenerationScreen(Screen[None]):
         return next((i for i in self.items if i.key == option_id), None)
 
     def _title(self) -> Text:
-        detail = self.detail
-        assert detail is not None
-        title = plain(detail.key, "bold")
-        index = self.pager.index_of(detail.generation_id)
-        if index is not None:
-            total = self.pager.total if self.pager.total is not None else len(self.pager.rows)
-            title.append(f"  {index + 1} of {total:,}", style="bold cyan")
-        work = detail.work_title + (f" — {detail.work_author}" if detail.work_author else "")
-        title.append_text(plain(f"  ·  {work}  ·  {detail.kind}  ·  {detail.source}"))
-        return title
+        assert self.detail is not None
+        return generation_title(self.detail, self.pager)
 
     def _render_output(self) -> None:
         detail = self.detail
