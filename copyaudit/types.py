@@ -11,7 +11,6 @@ from typing import Any, Literal
 
 # re-exported: the task kinds are copyaudit.vocabulary's
 from copyaudit.vocabulary import TASK_KINDS as TASK_KINDS
-from copyaudit.vocabulary import TaskKind as TaskKind
 
 Membership = Literal["suspect", "clean", "unknown"]
 

@@ -14,7 +14,6 @@ from typing import Literal
 Unit = Literal["fraction", "count", "rating"]  # fraction: a score in [0, 1]
 Summary = Literal["flagged", "mean"]  # share of flagged judgments, or mean value
 
-TaskKind = Literal["literal", "nonliteral", "qa", "decop", "notice"]
 TASK_KINDS: tuple[str, ...] = ("literal", "nonliteral", "qa", "decop", "notice")
 # the kinds whose runs generate text (DE-COP scores passages in its own loop); the
 # judges below the studies read it, tests/test_studies_registry.py holds it equal to

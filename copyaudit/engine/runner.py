@@ -55,7 +55,8 @@ from db.runs import (
 )
 
 MITIGATIONS = ("none", "system", "memfree")
-NOTICE_DEFAULTS = ("before_query", "none")  # the notice study's layout, no mitigation
+# the notice study's layout (notice before the query), no mitigation
+NOTICE_DEFAULTS = (NOTICE_POSITIONS[0], NOTICE_MITIGATIONS[0])
 JUDGE_BATCH = 32
 
 
@@ -69,8 +70,10 @@ class RunRequest(ModelRequest):
     memfree_n: int = 10
     chat: bool | None = None  # None: chat formatting when the model has a chat template
     max_new_tokens: int | None = None  # None: the task kind's budget (DESIGN.md section 1)
-    notice_position: str = "before_query"  # notice suites: before_query (the study's) | start | end
-    notice_mitigation: str = "none"  # notice suites: keyword / warning / repeat_warning, combined
+    notice_position: str = NOTICE_DEFAULTS[
+        0
+    ]  # notice suites: before_query (the study's) | start | end
+    notice_mitigation: str = NOTICE_DEFAULTS[1]  # notice suites: keyword / warning / repeat_warning
 
     def run_name(self) -> str:
         return self._default_name("{suite}-{model}-{variant}", variant=self.variant())
