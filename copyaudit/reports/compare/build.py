@@ -204,7 +204,9 @@ def _distributions(
                 if hist and sum(hist["counts"]) and all(s["run"] != name for s in shown):
                     shown.append({"run": name, "model": run["model"], **hist})
         if shown:
-            out.append({"metric": metric, "label": metric_label(metric), "runs": shown})
+            out.append(
+                {"metric": metric, "label": f"{metric_label(metric)} ({metric})", "runs": shown}
+            )
     return out
 
 
