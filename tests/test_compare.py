@@ -177,3 +177,15 @@ def test_intervals_by_hand() -> None:
     assert abs((low + high) / 2 - 0.5) < 1e-12
     assert abs(high - 0.5 - 1.959963984540054 * (1 / 3) ** 0.5 / 2) < 1e-12
     assert mean_interval([0.4]) is None
+
+
+def test_reports_print_only_the_columns_of_their_kind(two_models: Path, cli) -> None:
+    """A notice run's report prints no empty CopyBench columns; a literal run's keeps
+    its fluency column even while the fluency judge has not run."""
+    notice = cli("report", "demo-notice", db=two_models).out
+    assert "| refusal % |" in notice
+    for column in ("literal %", "events %", "characters %", "fact recall F1", "| fluency"):
+        assert column not in notice
+    literal = cli("report", "demo-literal", db=two_models).out
+    assert "| literal % | fluency | refusal % |" in literal
+    assert "events %" not in literal
