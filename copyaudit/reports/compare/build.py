@@ -85,7 +85,8 @@ def _empty_reason(
             return f"not computed: {reasons}"
         if samples == []:
             return "no judged generations in this cell"
-    return column.undefined
+    explained = dig(report, column.reason) if column.reason else None
+    return str(explained) if explained else column.undefined
 
 
 def _cell(
@@ -176,7 +177,13 @@ def _table(runs: _Runs, table: ComparisonTable, by: str) -> dict[str, Any] | Non
         "note": table.note,
         "group": group,
         "columns": [
-            {"key": c.key, "label": c.label, "kind": c.kind, "shown_as": c.shown_as}
+            {
+                "key": c.key,
+                "label": c.label,
+                "kind": c.kind,
+                "metric": c.metric,
+                "shown_as": c.shown_as,
+            }
             for c in table.columns
         ],
         "rows": rows,

@@ -37,7 +37,8 @@ class Column:
     judgments give the n, the interval and the reasons a cell is empty (None: the
     figure carries its own), `rate` (0/1 verdicts: Wilson interval; else a mean),
     `interval`/`n` paths where the report stores them, `where` (the sampler's filter),
-    `undefined`: why a figure can be None although judged."""
+    `undefined`: why a figure can be None although judged, unless the report says why
+    at `reason`."""
 
     key: str
     label: str
@@ -50,6 +51,7 @@ class Column:
     n: tuple[str, ...] | None = None
     where: Mapping[str, str] = field(default_factory=dict)
     undefined: str = "no value"
+    reason: tuple[str, ...] | None = None  # where the report explains a missing figure
 
 
 # (store, run name, column, part name or None) -> the values the figure is the mean of
@@ -127,17 +129,12 @@ def _notice(task: str, metric: str, label: str) -> Column:
     )
 
 
+P_UNDEFINED = "undefined: the t-test needs two works per class and accuracies that vary"
+
+
 def _decop(key: str, label: str, path: tuple[str, ...], shown_as: ShownAs, **more: Any) -> Column:
-    return Column(
-        key,
-        label,
-        "decop",
-        ("decop", *path),
-        shown_as,
-        n=("decop", "per_work"),
-        undefined="undefined: needs scored suspect and clean works",
-        **more,
-    )
+    more.setdefault("undefined", "undefined: needs scored suspect and clean works")
+    return Column(key, label, "decop", ("decop", *path), shown_as, n=("decop", "per_work"), **more)
 
 
 COPYBENCH = ComparisonTable(
@@ -198,7 +195,7 @@ DECOP = ComparisonTable(
             ("auc_thresholded_bootstrap",),
             "mean_std",
         ),
-        _decop("decop_p", "DE-COP p-value", ("p_value",), "p"),
+        _decop("decop_p", "DE-COP p-value", ("p_value",), "p", undefined=P_UNDEFINED),
         *(
             column
             for key, label in BASELINE_LABELS.items()
@@ -209,8 +206,16 @@ DECOP = ComparisonTable(
                     ("baselines", key, "auc"),
                     "auc",
                     interval=("decop", "baselines", key, "auc_ci"),
+                    reason=("decop", "baselines_note"),
                 ),
-                _decop(f"{key}_p", f"{label} p-value", ("baselines", key, "p_value"), "p"),
+                _decop(
+                    f"{key}_p",
+                    f"{label} p-value",
+                    ("baselines", key, "p_value"),
+                    "p",
+                    reason=("decop", "baselines_note"),
+                    undefined=P_UNDEFINED,
+                ),
             )
         ),
     ),
