@@ -93,6 +93,9 @@ def test_two_models_differ_and_empty_cells_say_why(two_models: Path, cli) -> Non
     assert rows[(THIRD,)]["literal"]["reason"] == f"run failed: {MISSING_WEIGHTS}"
     assert rows[(THIRD,)]["qa_f1"]["reason"] == "no qa run"
     assert rows[(THIRD,)]["events"] == {"value": None, "reason": "no nonliteral run", "run": None}
+    decop = _rows(_json(cli, two_models, "compare", "--format", "json"), "decop")
+    assert decop[("tiny",)]["decop_auc"]["value"] is not None
+    assert decop[("tiny",)]["perplexity_auc"]["reason"] == "no baseline scores stored"
     notice = _rows(_json(cli, two_models, "compare", "--format", "json"), "notice")
     assert set(notice) == {(MODEL,)}  # a table's rows: the models with a run of its kinds
     # every empty cell has a reason
