@@ -16,6 +16,7 @@ from copyaudit.reports.compare.tables import (
     PART,
     Column,
     ComparisonTable,
+    RunData,
 )
 from copyaudit.reports.run_report import build_report
 from copyaudit.vocabulary import FRACTION_METRICS, metric_label
@@ -50,6 +51,13 @@ class _Runs:
         self.store, self.runs = store, runs
         self._reports: dict[str, dict[str, Any]] = {}
         self._coverage: dict[str, dict[str, Any]] = {}
+        self._data: dict[str, RunData] = {}
+
+    def data(self, run: Mapping[str, Any]) -> RunData:
+        name = run["name"]
+        if name not in self._data:
+            self._data[name] = RunData(self.store, name)
+        return self._data[name]
 
     def report(self, run: Mapping[str, Any]) -> dict[str, Any]:
         name = run["name"]
@@ -105,7 +113,7 @@ def _cell(
     samples = None
     if column.metric is not None and table.sampler is not None:
         samples = table.sampler(
-            runs.store, run["name"], column, None if part is None else _level(table, part)
+            runs.data(run), column, None if part is None else _level(table, part)
         )
     cell: dict[str, Any] = {"value": value, "run": run["name"], "suite": run["suite"]}
     if len(candidates) > 1:

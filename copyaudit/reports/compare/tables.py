@@ -54,8 +54,23 @@ class Column:
     reason: tuple[str, ...] | None = None  # where the report explains a missing figure
 
 
-# (store, run name, column, part name or None) -> the values the figure is the mean of
-Sampler = Callable[[Any, str, Column, str | None], list[float]]
+@dataclass
+class RunData:
+    """One run for the samplers: the store, its name, and what was read of it once
+    (`cached`), so that a table's columns do not read the run again each."""
+
+    store: Any
+    name: str
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    def cached(self, key: str, read: Callable[[], Any]) -> Any:
+        if key not in self.cache:
+            self.cache[key] = read()
+        return self.cache[key]
+
+
+# (run, column, part's stored key or None) -> the values the figure is the mean of
+Sampler = Callable[[RunData, Column, str | None], list[float]]
 
 
 @dataclass(frozen=True)
@@ -77,18 +92,21 @@ class ComparisonTable:
         return tuple(dict.fromkeys(c.kind for c in self.columns))
 
 
-def headline_samples(store: Any, run: str, column: Column, part: str | None) -> list[float]:
+def headline_samples(run: RunData, column: Column, part: str | None) -> list[float]:
     """The run report's headline population: every judgment of the metric, its verdict
     (a rate) or its value (a mean), as copyaudit.reports.run_report.summarize_scores."""
-    rows = [r for r in iter_scores(store, run) if r["metric"] == column.metric]
+    scores = run.cached("scores", lambda: list(iter_scores(run.store, run.name)))
+    rows = [r for r in scores if r["metric"] == column.metric]
     if column.rate:
         return [float(r["flagged"]) for r in rows if r["flagged"] is not None]
     return [float(r["value"]) for r in rows if r["value"] is not None]
 
 
-def notice_samples(store: Any, run: str, column: Column, part: str | None) -> list[float]:
+def notice_samples(run: RunData, column: Column, part: str | None) -> list[float]:
     """The Table 1 cell's population (copyaudit.studies.notice.report.cell_samples)."""
-    rows = notice_rows(notice_generations(store, run))["rows"]
+    rows = run.cached(
+        "notice_rows", lambda: notice_rows(notice_generations(run.store, run.name))["rows"]
+    )
     metric = None if column.metric == "refusal" else column.metric
     return cell_samples(rows, column.where["task"], part, metric)
 
@@ -228,7 +246,9 @@ DECOP = ComparisonTable(
 NOT_JUDGED: dict[str, str] = {
     "fluency": "judge skipped: the fluency grader needs a judge model (--judge-model)",
 }
-NOT_JUDGED_DEFAULT = "no judgments yet: run `copyaudit judge {run}`"
+NOT_JUDGED_DEFAULT = (
+    "no judgments yet: its judge was not run or was skipped (`copyaudit judge {run}` says why)"
+)
 
 # every study's comparison, in the order they are shown
 COMPARISONS: tuple[ComparisonTable, ...] = (COPYBENCH, NOTICE, DECOP)
