@@ -167,7 +167,7 @@ def test_html_escapes_names_links_cells_and_embeds_plots(
     assert "<b>model</b>" not in html and "second &lt;b&gt;model&lt;/b&gt; &amp; co" in html
     assert 'href="#run-second-literal"' in html and 'id="run-second-literal"' in html
     images = re.findall(r'<img src="data:image/png;base64,[A-Za-z0-9+/=]+" alt="([^"]*)"', html)
-    assert any(alt.startswith("literal % per row") for alt in images)
+    assert any(alt.startswith("literal % ↓ per row") for alt in images)
     assert any("score distribution per run" in alt for alt in images)
     assert not re.search(r'(src|href)="(?!data:|#)', html) and "<script" not in html
 

@@ -17,7 +17,7 @@ CSS = """
 body { max-width: 90em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; vertical-align: top; }
 td:first-child, th:first-child { text-align: left; }
-td.missing { color: #6b6b6b; font-style: italic; text-align: left; }
+.missing { color: #6b6b6b; font-style: italic; }
 figure { display: inline-block; margin: 0.5em 1em 1em 0; vertical-align: top; }
 figcaption { font-size: 0.9em; color: #444; }
 """
@@ -84,14 +84,14 @@ def distributions_png(label: str, runs: Sequence[Mapping[str, Any]]):
 
 
 def _cell_html(cell: Mapping[str, Any], shown_as: str) -> str:
+    """The cell's text as a link to its run's entry; an empty cell's reason in grey."""
     text = esc(cell_text(cell, shown_as))
+    run = cell.get("run")
+    link = "" if run is None else f'<a href="#{esc(anchor(run))}" title="{esc(run)}">'
     if cell["value"] is None:
-        return (
-            text
-            if cell.get("run") is None
-            else f'{text} (<a href="#{esc(anchor(cell["run"]))}">{esc(cell["run"])}</a>)'
-        )
-    return f'<a href="#{esc(anchor(cell["run"]))}" title="{esc(cell["run"])}">{text}</a>'
+        source = "" if run is None else f" ({link}{esc(run)}</a>)"
+        return f'<span class="missing">{text}</span>{source}'
+    return f"{link}{text}</a>"
 
 
 def _block(block: Mapping[str, Any]) -> str:

@@ -160,19 +160,20 @@ COPYBENCH = ComparisonTable(
     "CopyBench",
     "CopyBench Table 2",
     (
-        _copybench("literal", "literal %", "literal", "literal_rate", "rougeL", True),
-        _copybench("events", "events %", "nonliteral", "event_rate", "events", True),
+        _copybench("literal", "literal % ↓", "literal", "literal_rate", "rougeL", True),
+        _copybench("events", "events % ↓", "nonliteral", "event_rate", "events", True),
         _copybench(
-            "characters", "characters %", "nonliteral", "character_rate", "characters", True
+            "characters", "characters % ↓", "nonliteral", "character_rate", "characters", True
         ),
-        _copybench("qa_f1", "fact recall F1", "qa", "qa_f1", "qa_f1", False),
-        _copybench("fluency_literal", "fluency (literal)", "literal", "fluency", "fluency", False),
+        _copybench("qa_f1", "fact recall F1 ↑", "qa", "qa_f1", "qa_f1", False),
+        _copybench("fluency_literal", "fluency literal ↑", "literal", "fluency", "fluency", False),
         _copybench(
-            "fluency_nonliteral", "fluency (non-literal)", "nonliteral", "fluency", "fluency", False
+            "fluency_nonliteral", "fluency non-literal ↑", "nonliteral", "fluency", "fluency", False
         ),
     ),
     sampler=headline_samples,
-    note="rates: share of outputs over the judge's threshold (ROUGE-L >= 0.8, >= 5 events, "
+    note="↓ lower is less copying, ↑ higher is more utility (the paper's marks); rates: "
+    "share of outputs over the judge's threshold (ROUGE-L >= 0.8, >= 5 events, "
     ">= 3 characters); fact recall F1 x 100; fluency 1-5. Interval: Wilson for rates, "
     "mean ± 1.96 s/√n for means.",
 )
