@@ -91,3 +91,16 @@ def test_comparison_snapshot(two_models: Path, snap_compare) -> None:
         await settle(pilot)
 
     assert snap_compare(CopyauditApp(two_models), terminal_size=SIZE, run_before=ready)
+
+
+async def test_the_command_palette_opens_the_comparison(two_models: Path) -> None:
+    app = CopyauditApp(two_models)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        await pilot.press(*"compare models")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
