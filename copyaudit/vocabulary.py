@@ -8,6 +8,7 @@ module: it imports nothing from copyaudit.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -89,13 +90,16 @@ def metric_label(name: str) -> str:
 class Headline:
     """One headline figure of a run report: the report key it is stored under, the
     metric and how it is summarised (the metric's `summary`), its column title, its
-    short title on the dashboard, and whether it is also given per prompt template."""
+    short title on the dashboard, whether it is also given per prompt template, and the
+    task kinds whose runs it describes (a report shows it for those kinds, and for any
+    run that has judgments of its metric)."""
 
     key: str
     metric: str
     column: str
     short: str
     by_template: bool = True
+    kinds: tuple[str, ...] = ()
 
     @property
     def summary(self) -> Summary:
@@ -109,13 +113,22 @@ class Headline:
         return "x100" if METRIC[self.metric].unit == "fraction" else "plain"
 
 
+CREATIVE_KINDS = ("literal", "nonliteral")  # the outputs CopyBench grades for fluency
+
 # In the report's column order (the keys are those of `report --format json`).
 HEADLINES: tuple[Headline, ...] = (
-    Headline("literal_rate", "rougeL", "literal %", "Literal"),
-    Headline("event_rate", "events", "events %", "Events"),
-    Headline("character_rate", "characters", "characters %", "Chars"),
-    Headline("qa_f1", "qa_f1", "fact recall F1", "QA F1"),
-    Headline("fluency", "fluency", "fluency", "Fluency", by_template=False),
+    Headline("literal_rate", "rougeL", "literal %", "Literal", kinds=("literal",)),
+    Headline("event_rate", "events", "events %", "Events", kinds=("nonliteral",)),
+    Headline("character_rate", "characters", "characters %", "Chars", kinds=("nonliteral",)),
+    Headline("qa_f1", "qa_f1", "fact recall F1", "QA F1", kinds=("qa",)),
+    Headline("fluency", "fluency", "fluency", "Fluency", by_template=False, kinds=CREATIVE_KINDS),
     Headline("refusal_rate", "refusal", "refusal %", "Refusal", by_template=False),
 )
 HEADLINE: dict[str, Headline] = {h.key: h for h in HEADLINES}
+
+
+def report_headlines(kind: str, judged: Mapping[str, int]) -> tuple[Headline, ...]:
+    """The headline columns of a `kind` run's report: those describing the kind and
+    those whose metric the run has judgments of (`judged`: metric -> count), so a
+    notice run's report prints no empty CopyBench columns."""
+    return tuple(h for h in HEADLINES if kind in h.kinds or judged.get(h.metric))

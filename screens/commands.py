@@ -1,5 +1,5 @@
 """The command palette (ctrl+p): open a run, start a new run, dashboard, help, quit,
-agreement & judge quality, reviewer queue, label a work queue.
+agreement & judge quality, reviewer queue, compare models, label a work queue.
 
 Run names come from the database, so hits are built as plain Content with the fuzzy
 match highlighted by offset (Matcher.highlight would parse the name as markup).
@@ -16,7 +16,7 @@ from textual.content import Content
 
 from db.queries import runs_summary
 from db.queues import list_queues
-from screens.destinations import ReviewQueue
+from screens.destinations import Comparison, ReviewQueue
 from screens.plain import visible
 from screens.review.queue_open import open_queue
 
@@ -43,6 +43,11 @@ class CopyauditCommands(Provider):
                 "Reviewer queue",
                 partial(app.open, ReviewQueue()),
                 "Flagged cases by severity: status, note, case view, dossier",
+            ),
+            (
+                "Compare models",
+                partial(app.open, Comparison()),
+                "CopyBench, notice and DE-COP tables, one row per model",
             ),
         ]
         for name in getattr(self, "_runs", []):

@@ -46,6 +46,11 @@ class ReviewQueue:
 
 
 @dataclass(frozen=True)
+class Comparison:
+    """The model comparison (no fields: opening it over itself does nothing)."""
+
+
+@dataclass(frozen=True)
 class Case:
     """One case of the reviewer queue, walked in the queue's order and filter."""
 

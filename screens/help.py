@@ -34,6 +34,9 @@ KEY_NAMES = {"esc": "Esc", "⏎": "Enter", "enter": "Enter", "tab": "Tab", "shif
 def help_sections(app_class: type[DOMNode]) -> list[tuple[str, type[DOMNode]]]:
     """The screens and widgets whose keys the help lists, in the order shown; the app's
     own keys (`app_class`) first."""
+    # deferred: the comparison loads textual_plotext
+    from screens.compare.compare_view import CompareScreen
+
     # deferred: the DE-COP screens load scipy (studies.decop), the ROC plot textual_plotext
     from screens.decop.passage_list import DecopPassageListScreen
     from screens.decop.passage_view import DecopPassageScreen  # deferred: loads scipy
@@ -53,6 +56,7 @@ def help_sections(app_class: type[DOMNode]) -> list[tuple[str, type[DOMNode]]]:
         ("Annotation mode (generation view, a)", AnnotationScreen),
         ("Agreement & judge quality (dashboard, a)", AgreementScreen),
         ("Reviewer queue (dashboard, v)", ReviewQueueScreen),
+        ("Model comparison (dashboard, c)", CompareScreen),
         ("Case view (reviewer queue, Enter)", CaseScreen),
         ("One-line input (annotator name, label note)", LineInputScreen),
         ("DE-COP run", DecopScreen),

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from screens.destinations import (
     Annotation,
     Case,
+    Comparison,
     DecopPassage,
     DecopWork,
     Generation,
@@ -29,6 +30,12 @@ def _passage_list() -> type[Screen[Any]]:
     return DecopPassageListScreen
 
 
+def _compare() -> type[Screen[Any]]:
+    from screens.compare.compare_view import CompareScreen  # deferred: loads textual_plotext
+
+    return CompareScreen
+
+
 def _passage_view() -> type[Screen[Any]]:
     from screens.decop.passage_view import DecopPassageScreen  # deferred: loads scipy
 
@@ -44,6 +51,7 @@ SCREENS: dict[type, Callable[[], type[Screen[Any]]]] = {
     Case: lambda: CaseScreen,
     DecopWork: _passage_list,
     DecopPassage: _passage_view,
+    Comparison: _compare,
 }
 
 

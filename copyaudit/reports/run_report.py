@@ -11,7 +11,7 @@ import numpy as np
 from copyaudit.render.markdown import table
 from copyaudit.render.text import headline_text, judged_caption, suite_note_lines
 from copyaudit.studies.notice.report import notice_markdown, notice_report
-from copyaudit.vocabulary import FRACTION_METRICS, HEADLINES
+from copyaudit.vocabulary import FRACTION_METRICS, HEADLINES, report_headlines
 from db.cases import run_import_note, suite_import_note
 from db.queries import iter_scores, run_overview
 from db.runs import run_row
@@ -107,6 +107,7 @@ def report_markdown(report: dict[str, Any]) -> str:
         from copyaudit.studies.decop.report import decop_markdown  # deferred: loads scipy
 
         return decop_markdown(report)
+    headlines = report_headlines(report["kind"], report["judged"])
     lines = [
         f"# Run {report['run']}",
         "",
@@ -115,8 +116,13 @@ def report_markdown(report: dict[str, Any]) -> str:
         + (f", {report['failed']} failed" if report["failed"] else ""),
         *suite_note_lines(report),
         "",
-        *table(
-            [h.column for h in HEADLINES], [[headline_text(h, report[h.key]) for h in HEADLINES]]
+        *(
+            table(
+                [h.column for h in headlines],
+                [[headline_text(h, report[h.key]) for h in headlines]],
+            )
+            if headlines
+            else []
         ),
     ]
     if report["fluency_unparseable"]:
@@ -124,8 +130,8 @@ def report_markdown(report: dict[str, Any]) -> str:
             f"\n{report['fluency_unparseable']} fluency answers could not be parsed "
             "and are left out of the mean."
         )
-    if len(report["by_template"]) > 1:
-        columns = [h for h in HEADLINES if h.by_template]
+    columns = [h for h in headlines if h.by_template]
+    if len(report["by_template"]) > 1 and columns:
         lines += ["", "## By prompt template", ""]
         lines += table(
             ["template", *(h.column for h in columns)],

@@ -24,7 +24,7 @@ from copyaudit.render.html import (
 )
 from copyaudit.render.text import headline_text, import_notes, judged_caption
 from copyaudit.studies.notice.report import notice_markdown
-from copyaudit.vocabulary import HEADLINES
+from copyaudit.vocabulary import report_headlines
 
 CSS = """
 body { max-width: 70em; }
@@ -76,13 +76,18 @@ def histogram_png(
 
 
 def _headline_table(report: dict[str, Any]) -> str:
+    headlines = report_headlines(report["kind"], report["judged"])
+    if not headlines:
+        return ""
     return table(
-        [h.column for h in HEADLINES], [[esc(headline_text(h, report[h.key])) for h in HEADLINES]]
+        [h.column for h in headlines], [[esc(headline_text(h, report[h.key])) for h in headlines]]
     )
 
 
 def _template_table(report: dict[str, Any]) -> str:
-    columns = [h for h in HEADLINES if h.by_template]
+    columns = [h for h in report_headlines(report["kind"], report["judged"]) if h.by_template]
+    if not columns:
+        return ""
     rows = [
         [esc(template), *(esc(headline_text(h, figures[h.key])) for h in columns)]
         for template, figures in report["by_template"].items()

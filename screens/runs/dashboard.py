@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Static
 from copyaudit.vocabulary import HEADLINE, Headline
 from db.browse import dashboard_runs
 from db.queries import suites_summary
-from screens.destinations import ReviewQueue
+from screens.destinations import Comparison, ReviewQueue
 from screens.plain import DASH, middle_cut, number, one_line, percent, plain
 from screens.runs.run_control import ActiveRun
 from screens.widgets.tables import CELL_CHARS, OpenTable
@@ -106,6 +106,7 @@ class DashboardScreen(Screen[None]):
         Binding("r", "reload", "Reload", id="dashboard.reload"),
         Binding("a", "app.agreement", "Agreement", id="dashboard.agreement"),
         Binding("v", "review", "Review", id="dashboard.review"),
+        Binding("c", "compare", "Compare models", id="dashboard.compare"),
     ]
 
     def __init__(self) -> None:
@@ -227,6 +228,10 @@ class DashboardScreen(Screen[None]):
     def action_review(self) -> None:
         app: Any = self.app
         app.open(ReviewQueue())
+
+    def action_compare(self) -> None:
+        app: Any = self.app
+        app.open(Comparison())
 
     def action_cancel_run(self) -> None:
         """x: the run that is running (whichever row is selected), or ask which."""

@@ -107,12 +107,10 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
-def summarize_notice(
-    generations: Iterable[Mapping[str, Any]],
-    thresholds: Mapping[str, tuple[float, float]] | None = None,
-) -> dict[str, Any]:
-    """The report block from `db.notice.notice_generations` rows (pure; no database)."""
-    limits = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
+def notice_rows(generations: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per generation its task, notice level, query, refusal verdict and metric values
+    (`rows`), with the failed generations counted, the metrics not computed and their
+    reasons, and which judge gave each refusal verdict."""
     rows: list[dict[str, Any]] = []
     failed = 0
     not_computed: dict[str, dict[str, Any]] = defaultdict(lambda: {"count": 0, "reasons": set()})
@@ -144,6 +142,36 @@ def summarize_notice(
                 "output": generation.get("output") or "",
             }
         )
+    return {
+        "rows": rows,
+        "failed": failed,
+        "not_computed": not_computed,
+        "refusal_sources": refusal_sources,
+    }
+
+
+def cell_samples(
+    rows: Iterable[Mapping[str, Any]], task: str, level: str | None, metric: str | None
+) -> list[float]:
+    """The values a Table 1 cell is the mean of: `metric`'s values (None: the refusal
+    verdicts as 0/1) of the `task` rows at notice `level` (None: every level)."""
+    subset = [
+        r for r in rows if r["task"] == task and (level is None or r["notice_level"] == level)
+    ]
+    if metric is None:
+        return [float(r["refused"]) for r in subset if r["refused"] is not None]
+    return [r["metrics"][metric] for r in subset if r["metrics"].get(metric) is not None]
+
+
+def summarize_notice(
+    generations: Iterable[Mapping[str, Any]],
+    thresholds: Mapping[str, tuple[float, float]] | None = None,
+) -> dict[str, Any]:
+    """The report block from `db.notice.notice_generations` rows (pure; no database)."""
+    limits = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
+    parsed = notice_rows(generations)
+    rows, failed = parsed["rows"], parsed["failed"]
+    not_computed, refusal_sources = parsed["not_computed"], parsed["refusal_sources"]
     table: dict[str, Any] = {}
     for task in NOTICE_TASKS:
         subset = [r for r in rows if r["task"] == task]

@@ -1,0 +1,129 @@
+"""The comparison as text: each cell's figure as the paper prints it with its 95%
+interval and n, or the reason it is empty; Markdown tables and a long CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from typing import Any
+
+from copyaudit.render.markdown import table
+
+CSV_FIELDS = (
+    "study",
+    "group",
+    "column",
+    "label",
+    "value",
+    "low",
+    "high",
+    "n",
+    "run",
+    "reason",
+)
+
+
+def figure_text(value: Any, shown_as: str) -> str:
+    """A figure as its column prints it (a rate as 12.5%, an AUC with three decimals...)."""
+    if shown_as == "mean_std":
+        return f"{value['mean']:.3f} ± {value['std']:.3f}"
+    if shown_as == "percent":
+        return f"{100 * value:.1f}%"
+    if shown_as == "x100":
+        return f"{100 * value:.1f}"
+    if shown_as == "auc":
+        return f"{value:.3f}"
+    if shown_as == "p":
+        return f"{value:.3g}"
+    return f"{value:.2f}"
+
+
+def _bound(value: float, shown_as: str) -> str:
+    return figure_text(value, "x100" if shown_as == "percent" else shown_as)
+
+
+def cell_text(cell: Mapping[str, Any], shown_as: str, with_n: bool = True) -> str:
+    """'38.1% [20.8–59.1] n=21', or 'n/a: <reason>' for an empty cell."""
+    if cell["value"] is None:
+        return f"n/a: {cell.get('reason') or 'no value'}"
+    text = figure_text(cell["value"], shown_as)
+    bounds = cell.get("interval")
+    if bounds:
+        text += f" [{_bound(bounds[0], shown_as)}–{_bound(bounds[1], shown_as)}]"
+    if with_n and cell.get("n") is not None:
+        text += f" n={cell['n']}"
+    return text
+
+
+def group_text(group: Mapping[str, Any]) -> str:
+    """A row's label: its model, then its mitigation or part."""
+    return " · ".join(str(v) for v in group.values())
+
+
+def row_runs(row: Mapping[str, Any]) -> list[str]:
+    """The runs a row's cells come from, in column order."""
+    return list(dict.fromkeys(c["run"] for c in row["cells"].values() if c.get("run")))
+
+
+def comparison_markdown(comparison: Mapping[str, Any]) -> str:
+    lines = [
+        "# Model comparison",
+        "",
+        f"One row per {comparison['by']}; each cell: the figure of that run's report, "
+        "[95% interval], n; the runs column "
+        "names the runs the row's cells come from (`copyaudit report RUN`).",
+    ]
+    if not comparison["tables"]:
+        lines += ["", "No run to compare."]
+    for block in comparison["tables"]:
+        columns = block["columns"]
+        lines += ["", f"## {block['title']} ({block['paper']})", "", block["note"], ""]
+        lines += table(
+            [*block["group"], *(c["label"] for c in columns), "runs"],
+            [
+                [
+                    *row["group"].values(),
+                    *(cell_text(row["cells"][c["key"]], c["shown_as"]) for c in columns),
+                    ", ".join(row_runs(row)),
+                ]
+                for row in block["rows"]
+            ],
+        )
+        notes = sorted(
+            {c["note"] for row in block["rows"] for c in row["cells"].values() if c.get("note")}
+        )
+        lines += [""] + [f"- {note}" for note in notes] if notes else []
+    if comparison["not_shown"]:
+        lines += ["", "Not shown: " + "; ".join(comparison["not_shown"]) + "."]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def comparison_csv(comparison: Mapping[str, Any]) -> str:
+    """One line per cell (long format), every figure as stored (fractions, not %)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for block in comparison["tables"]:
+        for row in block["rows"]:
+            for column in block["columns"]:
+                cell = row["cells"][column["key"]]
+                value = cell["value"]
+                if isinstance(value, Mapping):  # a bootstrap {mean, std}: its mean
+                    value = value.get("mean")
+                bounds = cell.get("interval") or (None, None)
+                writer.writerow(
+                    {
+                        "study": block["study"],
+                        "group": group_text(row["group"]),
+                        "column": column["key"],
+                        "label": column["label"],
+                        "value": value,
+                        "low": bounds[0],
+                        "high": bounds[1],
+                        "n": cell.get("n"),
+                        "run": cell.get("run"),
+                        "reason": cell.get("reason"),
+                    }
+                )
+    return buffer.getvalue()

@@ -1,0 +1,1 @@
+"""The model comparison screen (copyaudit compare in the app)."""
