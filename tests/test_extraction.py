@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from copyaudit.engine.demo import samples_dir
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.presets import build_judges
 from copyaudit.judges.registry import VERBATIM_KINDS
@@ -196,3 +197,28 @@ def test_bad_input_names_file_line_and_field_and_changes_nothing(
     result = cli("import", "literal", str(short), "--prefix-tokens", "10")
     assert result.code == 2 and "--prefix-tokens" in result.err
     assert database_fingerprint(db_path) == before
+
+
+def test_judge_dossier_and_report_show_the_verbatim_run(cli, db_path: Path) -> None:
+    root = samples_dir()
+    assert cli("import", "extraction", str(root / "extraction.jsonl")).code == 0
+    generations = str(root / "generations" / "extraction.jsonl")
+    assert cli("import-generations", generations, "--run", "ex", "--suite", "extraction").code == 0
+    judged = cli("judge", "ex", "--judges", "verbatim,extraction", "--verbatim-chars", "200")
+    assert judged.code == 0, judged.err
+    dossier = cli("dossier", "ex/moby-ext-01/1").out
+    row = next(line for line in dossier.splitlines() if "longest\\_verbatim\\_chars" in line)
+    assert "| 289.0 | 200.0 | flagged |" in row  # the run, over the chosen threshold
+    report = json.loads(cli("report", "ex", "--format", "json").out)
+    assert report["verbatim"]["thresholds"] == [200.0] and report["verbatim"]["n"] == 8
+    assert report["verbatim"]["flagged"] == sum(
+        v >= 200 for v in _values(db_path, "longest_verbatim_chars")
+    )
+    text = cli("report", "ex").out
+    assert "## Longest verbatim run" in text and "## Prefix extraction" in text
+
+
+def _values(db_path: Path, metric: str) -> list[float]:
+    with Store(db_path) as store:
+        rows = store.query("SELECT value FROM judgments WHERE metric = ?", (metric,))
+    return [r["value"] for r in rows]
