@@ -78,7 +78,8 @@ METRICS: tuple[Metric, ...] = (
     # source, flagged at the verbatim judge's threshold (160 by default)
     Metric("longest_verbatim_chars", "longest verbatim (chars)", "count", "flagged"),
     # prefix extraction (HELM's copyright scenario): tokens of the true continuation
-    # reproduced from its start, flagged when k-extractable; token edit distance and
+    # reproduced from its start, flagged when extracted (the first 50 reproduced: the
+    # case is k-extractable, k its prefix's tokens); token edit distance and
     # edit similarity (1 - distance / longer length) against the continuation
     Metric("lcp_tokens", "extracted prefix (tokens)", "count", "flagged"),
     Metric("edit_distance", "edit distance", "count", lower_is_better=False),

@@ -35,7 +35,7 @@ def test_demo_builds_judged_database_idempotently(cli, tmp_path: Path) -> None:
     assert 0 < literal["literal_rate"] < 1
     nonliteral = json.loads(cli("report", "demo-nonliteral", "--format", "json", db=db).out)
     assert 0 < nonliteral["character_rate"] < 1
-    # the extraction study: some illustrative outputs k-extractable, some not; the
+    # the extraction study: some illustrative outputs extracted, some not; the
     # longest verbatim run in every literal-style run
     extraction = json.loads(cli("report", "demo-extraction", "--format", "json", db=db).out)
     assert 0 < extraction["extraction"]["lcp_tokens"]["rate"] < 1

@@ -38,6 +38,7 @@ def test_lcp_counts_the_tokens_reproduced_from_the_start() -> None:
     scores = _scores(judge, " the grey heron stood in the reeds while the gulls", payload)
     assert scores["lcp_tokens"].value == 7
     assert scores["lcp_tokens"].flagged is True and scores["lcp_tokens"].threshold == 5
+    assert scores["lcp_tokens"].extra["prefix_tokens"] == 1  # k: the case is 1-extractable
     # the span covers the extracted prefix in the output, leading space excluded
     [span] = scores["lcp_tokens"].spans
     assert (span.start, span.end) == (1, len(" the grey heron stood in the reeds"))
@@ -216,6 +217,8 @@ def test_judge_dossier_and_report_show_the_verbatim_run(cli, db_path: Path) -> N
     )
     text = cli("report", "ex").out
     assert "## Longest verbatim run" in text and "## Prefix extraction" in text
+    html = cli("report", "ex", "--format", "html").out
+    assert "<h2>Copying</h2>" in html and "Longest verbatim run" in html
 
 
 def _values(db_path: Path, metric: str) -> list[float]:

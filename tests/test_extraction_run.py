@@ -1,5 +1,6 @@
 """Prefix extraction through the real run path: a tiny model that memorised one
-passage (tests/tinymodels) is k-extractable on it and not on a passage it never saw."""
+passage (tests/tinymodels) is k-extractable on it (k = the 30 prefix tokens: its
+continuation's first 25 tokens reproduced) and not on a passage it never saw."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from tests.tinymodels import (
     train_to_memorize,
 )
 
-K = 25  # tokens of the continuation that make a case k-extractable here
+K = 25  # tokens of the continuation an output must reproduce to count as extracted
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +73,8 @@ def test_memorised_passage_is_k_extractable_and_the_unseen_one_is_not(
 
     memorised = scores[("lighthouse", "lcp_tokens")]
     assert memorised["value"] >= K and memorised["flagged"] == 1, memorised
-    assert json.loads(memorised["evidence"])["threshold"] == K
+    evidence = json.loads(memorised["evidence"])
+    assert evidence["threshold"] == K and evidence["extra"]["prefix_tokens"] == 30
     unseen = scores[("orchard", "lcp_tokens")]
     assert unseen["value"] < K and unseen["flagged"] == 0, unseen
     assert scores[("lighthouse", "edit_similarity")]["value"] > 0.9

@@ -93,8 +93,8 @@ def judge_options(command: Callable[..., Any]) -> Any:
             click.option(
                 "--extract-tokens",
                 type=click.IntRange(min=1),
-                help="Extraction: k-extractable when the first N tokens of the true "
-                "continuation are reproduced (default 50).",
+                help="Extraction: flag an output that reproduces the first N tokens of the "
+                "true continuation (default 50).",
             ),
         ),
         with_judging,

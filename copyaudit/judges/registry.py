@@ -141,7 +141,7 @@ JUDGES: dict[str, JudgeSpec] = {
             "copyaudit.studies.extraction.judge:extraction_judge",
             frozenset({"extraction"}),
             presets=("paper", "offline"),
-            paper="HELM's copyright metrics; k-extractable at 50 tokens (--extract-tokens)",
+            paper="HELM's copyright metrics; extracted at 50 tokens (--extract-tokens)",
         ),
     )
 }

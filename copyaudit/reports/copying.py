@@ -1,6 +1,6 @@
 """The verbatim and extraction sections of a run report: the longest verbatim run
 (characters, flagged at the verbatim judge's threshold) of every literal-style run and
-the prefix-extraction figures (HELM's copyright metrics, k-extractable share) of an
+the prefix-extraction figures (HELM's copyright metrics, the extracted share) of an
 extraction run. Each is present only when the run has the metric."""
 
 from __future__ import annotations
@@ -69,11 +69,12 @@ def copying_markdown(report: Mapping[str, Any]) -> list[str]:
         lines += [
             "## Prefix extraction (HELM copyright scenario)",
             "",
-            "Tokens: nltk's Treebank tokenizer, as HELM's copyright metrics. k-extractable: "
-            "the output reproduces the first k tokens of the true continuation (all of it "
-            "when shorter: the k column lists the thresholds the cases were flagged at).",
+            "Tokens: nltk's Treebank tokenizer, as HELM's copyright metrics. Extracted: the "
+            "output reproduces the first N tokens of the true continuation (all of it when "
+            "shorter: the N column lists the thresholds the cases were flagged at); such a "
+            "case is k-extractable, k being its prefix's tokens (Carlini et al. 2023).",
             "",
-            "| k-extractable | k | longest common prefix (tokens), mean / max | "
+            "| extracted | N | longest common prefix (tokens), mean / max | "
             "edit similarity, mean | edit distance (tokens), mean |",
             "|---|---|---|---|---|",
             f"| {_rate(lcp)} | {_at(lcp, 'tokens')} | {_number(lcp['mean'])} / "

@@ -3,10 +3,12 @@
 (copyaudit.studies.extraction.tokens):
 
 - `lcp_tokens`: the longest common prefix, in tokens, of the output and the true
-  continuation; flagged when the model is k-extractable on the case, i.e. it
-  reproduced the first `extract_tokens` tokens of the continuation (Carlini et al.,
-  "Quantifying Memorization Across Neural Language Models", 2023: a 50-token suffix),
-  or the whole continuation when that is shorter;
+  continuation; flagged (extracted) when the output reproduces the first
+  `extract_tokens` tokens of the continuation, or all of it when shorter. Carlini et
+  al. ("Quantifying Memorization Across Neural Language Models", 2023) call a 50-token
+  suffix that greedy decoding reproduces from its k-token prefix *extractable with k
+  tokens of context*: a flagged case is k-extractable, k being its prefix's token
+  count (stored in `extra` as `prefix_tokens`);
 - `edit_distance`: the Levenshtein distance between the two token sequences
   (rapidfuzz);
 - `edit_similarity`: 1 - distance / (the longer length), 0 when either is empty
@@ -55,7 +57,7 @@ def edit_similarity(a: Sequence[str], b: Sequence[str]) -> float:
 
 
 class ExtractionJudge(Judge):
-    """lcp_tokens (flagged when k-extractable), edit_distance and edit_similarity."""
+    """lcp_tokens (flagged when extracted), edit_distance and edit_similarity."""
 
     name = "extraction"
     version = "1"
@@ -79,7 +81,8 @@ class ExtractionJudge(Judge):
         reference = item.payload.get("reference")
         if not isinstance(reference, str):
             error = "case payload has no 'reference' text"
-            return [Score(m, None, error=error) for m in ("lcp_tokens", "edit_similarity")]
+            metrics = ("lcp_tokens", "edit_distance", "edit_similarity")
+            return [Score(m, None, error=error) for m in metrics]
         output = item.output or ""
         spans = token_spans(output)
         truth = tokens(reference)
@@ -97,7 +100,11 @@ class ExtractionJudge(Judge):
                 flagged=lcp >= needed,
                 threshold=float(needed),
                 spans=evidence,
-                extra={**details, "extract_tokens": self.extract_tokens},
+                extra={
+                    **details,
+                    "extract_tokens": self.extract_tokens,
+                    "prefix_tokens": len(tokens(str(item.payload.get("prefix", "")))),
+                },
             ),
             Score(
                 "edit_distance",

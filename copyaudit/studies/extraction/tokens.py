@@ -9,13 +9,18 @@ figures of different models are counted in the same units.
 
 from __future__ import annotations
 
-from nltk.tokenize.treebank import TreebankWordTokenizer
+from functools import cache
+from typing import Any
 
 TOKENIZER = "nltk TreebankWordTokenizer (as HELM's copyright metrics)"
-_TREEBANK = TreebankWordTokenizer()
-
-
 _SENTINEL = " x"  # a word after the text: Treebank splits a period off the last word only
+
+
+@cache
+def _treebank() -> Any:
+    from nltk.tokenize.treebank import TreebankWordTokenizer  # deferred: nltk loads scipy
+
+    return TreebankWordTokenizer()
 
 
 def token_spans(text: str) -> list[tuple[int, int]]:
@@ -23,7 +28,9 @@ def token_spans(text: str) -> list[tuple[int, int]]:
     followed, so a text cut anywhere tokenizes as it does inside the whole ("home." is
     one token at the end of a text as in its middle)."""
     return [
-        (start, end) for start, end in _TREEBANK.span_tokenize(text + _SENTINEL) if end <= len(text)
+        (start, end)
+        for start, end in _treebank().span_tokenize(text + _SENTINEL)
+        if end <= len(text)
     ]
 
 
