@@ -210,6 +210,8 @@ def test_judge_dossier_and_report_show_the_verbatim_run(cli, db_path: Path) -> N
     dossier = cli("dossier", "ex/moby-ext-01/1").out
     row = next(line for line in dossier.splitlines() if "longest\\_verbatim\\_chars" in line)
     assert "| 289.0 | 200.0 | flagged |" in row  # the run, over the chosen threshold
+    page = cli("dossier", "ex/scarlet-ext-01/1", "--format", "html").out
+    assert 'title="longest_verbatim_chars: longest verbatim run"' in page  # highlighted
     report = json.loads(cli("report", "ex", "--format", "json").out)
     assert report["verbatim"]["thresholds"] == [200.0] and report["verbatim"]["n"] == 8
     assert report["verbatim"]["flagged"] == sum(
