@@ -26,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from copyaudit.errors import InputError
+from copyaudit.errors import InputError, UserError
 from copyaudit.records import (
     LocatedCase,
     LocatedGeneration,
@@ -60,13 +60,24 @@ def check_kind(kind: str, path: str | Path) -> None:
         raise InputError(path, None, "kind", f"unknown kind '{kind}' (one of {', '.join(STUDIES)})")
 
 
-def read_cases(kind: str, path: str | Path) -> Loaded[LocatedCase]:
+def read_cases(
+    kind: str,
+    path: str | Path,
+    prefix_tokens: int | None = None,
+    continuation_tokens: int | None = None,
+) -> Loaded[LocatedCase]:
     """Every usable case of the file and the problems of the others; structural
-    problems (not UTF-8, not JSON/CSV, a required field absent) raise InputError."""
+    problems (not UTF-8, not JSON/CSV, a required field absent) raise InputError.
+    `prefix_tokens`: whole texts cut into prefix and continuation (StudySpec.split_cases)."""
     check_kind(kind, path)
     if not Path(path).is_file():
         raise InputError(path, None, None, "no such file")
-    return STUDIES[kind].read_cases(kind, path)
+    spec = STUDIES[kind]
+    if prefix_tokens is None:
+        return spec.read_cases(kind, path)
+    if spec.split_cases is None:
+        raise UserError(f"--prefix-tokens is not for {kind} files")
+    return spec.split_cases(path, prefix_tokens, continuation_tokens)
 
 
 def load_cases(kind: str, path: str | Path, *, skip_invalid: bool = False) -> list[LocatedCase]:

@@ -15,11 +15,11 @@ from typing import Literal
 Unit = Literal["fraction", "count", "rating"]  # fraction: a score in [0, 1]
 Summary = Literal["flagged", "mean"]  # share of flagged judgments, or mean value
 
-TASK_KINDS: tuple[str, ...] = ("literal", "nonliteral", "qa", "decop", "notice")
+TASK_KINDS: tuple[str, ...] = ("literal", "nonliteral", "qa", "decop", "notice", "extraction")
 # the kinds whose runs generate text (DE-COP scores passages in its own loop); the
 # judges below the studies read it, tests/test_studies_registry.py holds it equal to
 # the registry's prompted kinds
-GENERATION_KINDS: tuple[str, ...] = ("literal", "nonliteral", "qa", "notice")
+GENERATION_KINDS: tuple[str, ...] = ("literal", "nonliteral", "qa", "notice", "extraction")
 
 NUMBERED_TARGETS = ("event", "character")  # one item per reference event / character
 # One item per generation: refusal, verbatim copy, and (notice paraphrase / translate)
@@ -75,6 +75,16 @@ METRICS: tuple[Metric, ...] = (
     Metric("notice_bertscore", "B-Score", "fraction", headline=True, target="content"),
     Metric("notice_cosine", "cosine", "fraction", headline=True, target="content"),
     Metric("notice_xling_cosine", "CosSim", "fraction", headline=True, target="content"),
+    # every literal-style study: the longest verbatim run (characters) shared with the
+    # source, flagged at the verbatim judge's threshold (160 by default)
+    Metric("longest_verbatim_chars", "longest verbatim (chars)", "count", "flagged"),
+    # prefix extraction (HELM's copyright scenario): tokens of the true continuation
+    # reproduced from its start, flagged when extracted (the first 50 reproduced: the
+    # case is k-extractable, k its prefix's tokens); token edit distance and
+    # edit similarity (1 - distance / longer length) against the continuation
+    Metric("lcp_tokens", "extracted prefix (tokens)", "count", "flagged"),
+    Metric("edit_distance", "edit distance", "count", lower_is_better=False),
+    Metric("edit_similarity", "edit similarity", "fraction"),
 )
 METRIC: dict[str, Metric] = {m.name: m for m in METRICS}
 FRACTION_METRICS = frozenset(m.name for m in METRICS if m.unit == "fraction")

@@ -17,12 +17,15 @@ def test_samples_cover_every_kind_and_have_provenance() -> None:
         assert filename in readme, f"samples/README.md does not describe {filename}"
 
 
+JUDGES = "literal,characters,qa,verbatim,extraction"
+
+
 def test_demo_builds_judged_database_idempotently(cli, tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
-    first = cli("demo", "--no-tui", "--judges", "literal,characters,qa", db=db)
+    first = cli("demo", "--no-tui", "--judges", JUDGES, db=db)
     assert first.code == 0, first.err
     suites = {s["name"]: s for s in json.loads(cli("suites", "--format", "json", db=db).out)}
-    assert set(suites) == {"literal", "nonliteral", "qa", "decop", "notice"}
+    assert set(suites) == {"literal", "nonliteral", "qa", "decop", "notice", "extraction"}
     assert suites["nonliteral"]["cases"] >= 20
     assert all(s["works"] >= 3 for s in suites.values())
     runs = {r["name"]: r for r in json.loads(cli("runs", "--format", "json", db=db).out)}
@@ -32,8 +35,13 @@ def test_demo_builds_judged_database_idempotently(cli, tmp_path: Path) -> None:
     assert 0 < literal["literal_rate"] < 1
     nonliteral = json.loads(cli("report", "demo-nonliteral", "--format", "json", db=db).out)
     assert 0 < nonliteral["character_rate"] < 1
+    # the extraction study: some illustrative outputs extracted, some not; the
+    # longest verbatim run in every literal-style run
+    extraction = json.loads(cli("report", "demo-extraction", "--format", "json", db=db).out)
+    assert 0 < extraction["extraction"]["lcp_tokens"]["rate"] < 1
+    assert 0 < extraction["verbatim"]["rate"] < 1 and 0 < literal["verbatim"]["rate"] < 1
     before = database_fingerprint(db)
-    again = cli("demo", "--no-tui", "--judges", "literal,characters,qa", db=db)
+    again = cli("demo", "--no-tui", "--judges", JUDGES, db=db)
     assert again.code == 0 and "already up to date" in again.out
     assert database_fingerprint(db) == before
 

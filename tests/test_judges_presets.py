@@ -55,10 +55,11 @@ def _names(judges: list) -> list[str]:
 def test_offline_preset_per_kind() -> None:
     embedder = Counter(ConstantEmbedder)
     expected = {
-        "literal": ["literal", "refusal"],
+        "literal": ["literal", "refusal", "verbatim"],
         "nonliteral": ["characters", "events", "refusal"],
         "qa": ["qa", "refusal"],
-        "notice": ["notice", "refusal"],
+        "notice": ["notice", "refusal", "verbatim"],
+        "extraction": ["refusal", "verbatim", "extraction"],
         "decop": [],
     }
     for kind, names in expected.items():
@@ -95,9 +96,9 @@ def test_offline_fluency_with_a_generator() -> None:
         embedder_factory=ConstantEmbedder,
         generator_factory=generator,
     )
-    assert _names(judges) == ["literal", "refusal", "fluency"]
+    assert _names(judges) == ["literal", "refusal", "fluency", "verbatim"]
     assert skipped == []
-    assert isinstance(judges[-1], FluencyJudge)
+    assert isinstance(judges[2], FluencyJudge)
     assert generator.calls == 1
 
 
@@ -105,7 +106,7 @@ def test_paper_preset() -> None:
     literal, skipped = build_judges(
         JudgeOptions("paper"), "literal", embedder_factory=ConstantEmbedder
     )
-    assert _names(literal) == ["literal"]
+    assert _names(literal) == ["literal", "verbatim"]
     assert isinstance(literal[0], LiteralJudge) and literal[0].tokenizer == "rouge"
     assert "Prometheus" in dict(skipped)["fluency"]
     qa, _ = build_judges(JudgeOptions("paper"), "qa", embedder_factory=ConstantEmbedder)
@@ -113,14 +114,15 @@ def test_paper_preset() -> None:
     notice, skipped = build_judges(
         JudgeOptions("paper"), "notice", embedder_factory=ConstantEmbedder
     )
-    assert _names(notice) == ["notice"] and "GPT-4" in dict(skipped)["refusal_lm"]
+    assert _names(notice) == ["notice", "verbatim"] and "GPT-4" in dict(skipped)["refusal_lm"]
     notice, skipped = build_judges(
         JudgeOptions("paper"),
         "notice",
         embedder_factory=ConstantEmbedder,
         generator_factory=EchoGenerator,
     )
-    assert _names(notice) == ["notice", "refusal_lm"] and isinstance(notice[1], LMRefusalJudge)
+    assert _names(notice) == ["notice", "refusal_lm", "verbatim"]
+    assert isinstance(notice[1], LMRefusalJudge)
     assert [n for n, _ in skipped if not n.startswith("notice (")] == []
     # the notice study's LM refusal judge is not part of the paper preset for CopyBench kinds
     judges, _ = build_judges(

@@ -226,7 +226,7 @@ def test_empty_output_and_unknown_task() -> None:
 
 def test_presets_build_the_notice_judge_and_say_what_is_missing(tmp_path: Any) -> None:
     judges, skipped = build_judges(JudgeOptions("offline"), "notice", embedder_factory=BagOfWords)
-    assert [j.name for j in judges] == ["notice", "refusal"]
+    assert [j.name for j in judges] == ["notice", "refusal", "verbatim"]
     notice = judges[0]
     assert isinstance(notice, NoticeJudge) and notice.token_similarity is not None
     assert "no multilingual embedding model" in dict(skipped)["notice (translate similarity)"]
@@ -239,7 +239,7 @@ def test_presets_build_the_notice_judge_and_say_what_is_missing(tmp_path: Any) -
     assert "could not be loaded" in dict(skipped)["notice (translate similarity)"]
     assert judges[0].multilingual is None  # type: ignore[attr-defined]
     judges, skipped = build_judges(JudgeOptions("paper"), "notice", embedder_factory=BagOfWords)
-    assert [j.name for j in judges] == ["notice"]
+    assert [j.name for j in judges] == ["notice", "verbatim"]
     reasons = dict(skipped)
     assert "roberta-base" in reasons["notice (paraphrase similarity)"]
     assert "paraphrase-xlm-r-multilingual-v1" in reasons["notice (translate similarity)"]

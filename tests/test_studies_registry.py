@@ -30,7 +30,7 @@ def test_every_kind_has_a_complete_spec(kind: str) -> None:
     spec = STUDIES[kind]
     assert kind in spec.kinds and spec.name and spec.title
     for item in dataclasses.fields(StudySpec):
-        optional = ("prompter", "doc_types", "execute", "export_run", "limit_label")
+        optional = ("prompter", "doc_types", "execute", "export_run", "limit_label", "split_cases")
         if item.name not in (*optional, "prompts_per_case"):
             assert getattr(spec, item.name) is not None, item.name
     # a generation study is prompted; a study with its own loop executes it
@@ -53,7 +53,7 @@ def test_every_kind_has_a_complete_spec(kind: str) -> None:
 def test_kinds_are_the_registry_keys() -> None:
     assert registry.task_kinds() == types.TASK_KINDS
     assert [kind for _, kind in sample_cases()] == list(STUDIES)
-    assert registry.prompt_kinds() == ("literal", "nonliteral", "qa", "notice")
+    assert registry.prompt_kinds() == ("literal", "nonliteral", "qa", "notice", "extraction")
     assert registry.prompt_kinds() == vocabulary.GENERATION_KINDS
 
 

@@ -33,6 +33,8 @@ FORMAT_TABLE_JSON = click.Choice(["table", "json"])
 RUN_EXPORTS = {kind: spec.title for kind, spec in STUDIES.items() if spec.export_run is not None}
 # `import --doc-type`: the kinds whose question can name different things
 DOC_TYPES = {kind: spec.doc_types for kind, spec in STUDIES.items() if spec.doc_types is not None}
+# `import --prefix-tokens`: the kinds whose cases can be cut from whole texts
+SPLIT_KINDS = tuple(kind for kind, spec in STUDIES.items() if spec.split_cases is not None)
 
 
 @click.command("import")
@@ -45,6 +47,18 @@ DOC_TYPES = {kind: spec.doc_types for kind, spec in STUDIES.items() if spec.doc_
     type=click.Choice(sorted({t for d in DOC_TYPES.values() for t in d.choices})),
     help=" ".join(f"{kind}: {d.help}" for kind, d in DOC_TYPES.items()),
 )
+@click.option(
+    "--prefix-tokens",
+    type=click.IntRange(min=1),
+    help=f"{'/'.join(SPLIT_KINDS)}: read {{id, title, text}} records and cut each text "
+    "after its first K tokens (nltk's Treebank tokens, as HELM's copyright metrics count).",
+)
+@click.option(
+    "--continuation-tokens",
+    type=click.IntRange(min=1),
+    help="With --prefix-tokens: keep the next M tokens as the true continuation "
+    "(default: the rest of the text).",
+)
 @skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_cmd(
@@ -54,6 +68,8 @@ def import_cmd(
     suite: str | None,
     replace: bool,
     doc_type: str | None,
+    prefix_tokens: int | None,
+    continuation_tokens: int | None,
     skip_invalid: bool,
 ) -> None:
     """Import cases of KIND from FILE in the source study's format."""
@@ -61,7 +77,14 @@ def import_cmd(
     if doc_type is not None and kind not in DOC_TYPES:
         files = "; ".join(f"{k} files ({d.files})" for k, d in DOC_TYPES.items())
         raise UserError(f"--doc-type is for {files}")
-    loaded = read_cases(kind, file)  # validates the whole file before touching the database
+    if (prefix_tokens is not None or continuation_tokens is not None) and kind not in SPLIT_KINDS:
+        raise UserError(
+            f"--prefix-tokens and --continuation-tokens are for {', '.join(SPLIT_KINDS)}"
+        )
+    if continuation_tokens is not None and prefix_tokens is None:
+        raise UserError("--continuation-tokens needs --prefix-tokens")
+    # validates the whole file before touching the database
+    loaded = read_cases(kind, file, prefix_tokens, continuation_tokens)
     plan = study(kind).prepare_import(loaded.accept(skip_invalid), doc_type)
     cases, doc_type, note = plan.cases, plan.doc_type, plan.note
     name = suite or file.stem

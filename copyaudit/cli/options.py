@@ -85,6 +85,17 @@ def judge_options(command: Callable[..., Any]) -> Any:
                 help="Multilingual embedding model (path or cached hub id) for the notice "
                 "study's translate similarity; without one it is not computed.",
             ),
+            click.option(
+                "--verbatim-chars",
+                type=click.IntRange(min=1),
+                help="Flag a longest verbatim run of at least N characters (default 160).",
+            ),
+            click.option(
+                "--extract-tokens",
+                type=click.IntRange(min=1),
+                help="Extraction: flag an output that reproduces the first N tokens of the "
+                "true continuation (default 50).",
+            ),
         ),
         with_judging,
     )

@@ -13,7 +13,12 @@ from typing import Any
 # Stored in every run's configuration, and stored only when set (added later: a run
 # made before them has no key, and must still resume).
 ALWAYS_STORED = ("judges", "judge_model", "event_model")
-STORED_WHEN_SET = ("notice_embedding_model", "notice_multilingual_model")
+STORED_WHEN_SET = (
+    "notice_embedding_model",
+    "notice_multilingual_model",
+    "verbatim_chars",
+    "extract_tokens",
+)
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,8 @@ class JudgeOptions:
     event_model: str | None = None  # entailment model for the events judge (path or hub id)
     notice_embedding_model: str | None = None  # notice judge, paraphrase (default: preset's)
     notice_multilingual_model: str | None = None  # notice judge, translate (none: not computed)
+    verbatim_chars: int | None = None  # verbatim judge's threshold (default: 160 characters)
+    extract_tokens: int | None = None  # extraction judge's k (default: 50 tokens)
     device: str = "auto"  # where judge models load
     allow_download: bool = False  # hub models load from the local cache only unless set
 

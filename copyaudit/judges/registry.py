@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 PRESETS: dict[str, str] = {"offline": "runs here", "paper": "needs hub models"}
 ALL_KINDS = "all"  # build_judges' kind for "every kind"
 GENERATION_KINDS = frozenset(vocabulary.GENERATION_KINDS)
+# the literal-style kinds (their studies name a verbatim source; a test holds them equal)
+VERBATIM_KINDS = frozenset({"literal", "notice", "extraction"})
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,20 @@ JUDGES: dict[str, JudgeSpec] = {
             paper="the judge model answers yes/no (the notice study used GPT-4)",
             offline="not in the preset",
             paper_kinds=frozenset({"notice"}),  # the notice study judged its own task only
+        ),
+        JudgeSpec(
+            "verbatim",
+            "copyaudit.studies.verbatim:verbatim_judge",
+            VERBATIM_KINDS,
+            presets=("paper", "offline"),
+            paper="longest verbatim run, flagged at 160 characters (--verbatim-chars)",
+        ),
+        JudgeSpec(
+            "extraction",
+            "copyaudit.studies.extraction.judge:extraction_judge",
+            frozenset({"extraction"}),
+            presets=("paper", "offline"),
+            paper="HELM's copyright metrics; extracted at 50 tokens (--extract-tokens)",
         ),
     )
 }

@@ -50,7 +50,7 @@ def _label(kind: str, span: dict[str, Any], metric: str) -> str:
         return f"character {item}: '{note}'"
     if kind == "event":
         return f"event {item} supported ({note})"
-    if kind == "literal":
+    if kind == "literal" and note in ("", "lcs"):
         return "overlap with the reference (longest common subsequence)"
     return f"{metric}: {note}" if note else metric
 

@@ -10,10 +10,11 @@ import numpy as np
 
 from copyaudit.render.markdown import table
 from copyaudit.render.text import headline_text, judged_caption, suite_note_lines
+from copyaudit.reports.copying import copying_blocks, copying_markdown
 from copyaudit.studies.notice.report import notice_markdown, notice_report
 from copyaudit.vocabulary import FRACTION_METRICS, HEADLINES, report_headlines
 from db.cases import run_import_note, suite_import_note
-from db.queries import iter_scores, run_overview
+from db.queries import iter_scores, metric_thresholds, run_overview
 from db.runs import run_row
 
 
@@ -29,8 +30,11 @@ def histogram(metric: str, values: Sequence[float]) -> dict[str, list[float] | l
     return {"edges": [round(float(e), 4) for e in edges], "counts": [int(c) for c in counts]}
 
 
-def summarize_scores(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Headline figures, per-template figures and histograms from judgment rows."""
+def summarize_scores(
+    rows: Iterable[dict[str, Any]], thresholds: dict[str, list[float]] | None = None
+) -> dict[str, Any]:
+    """Headline figures, per-template figures and histograms from judgment rows, and the
+    verbatim / extraction sections (`thresholds`: metric -> its flagging thresholds)."""
     by_metric: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_metric[row["metric"]].append(row)
@@ -68,6 +72,7 @@ def summarize_scores(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "judged": {m: len(rs) for m, rs in sorted(by_metric.items())},
         # judged but with no value (a metric not computed, with its reason stored)
         "no_value": {m: sum(r["value"] is None for r in rs) for m, rs in sorted(by_metric.items())},
+        **copying_blocks(by_metric, thresholds or {}),
     }
 
 
@@ -76,7 +81,7 @@ def build_report(
 ) -> dict[str, Any]:
     row = run_row(store, run)  # a clear error for an unknown run
     overview = run_overview(store, run)
-    summary = summarize_scores(iter_scores(store, run))
+    summary = summarize_scores(iter_scores(store, run), metric_thresholds(store, run))
     report = {
         "run": run,
         "suite": overview["suite"],
@@ -142,6 +147,9 @@ def report_markdown(report: dict[str, Any]) -> str:
         )
     if report.get("notice") is not None:
         lines += ["", *notice_markdown(report["notice"])]
+    copying = copying_markdown(report)
+    if copying:
+        lines += ["", *copying]
     lines += ["", "## Score distributions", ""]
     for metric, hist in report["histograms"].items():
         lines += [f"### {metric} ({judged_caption(report, metric)})", ""]

@@ -23,6 +23,7 @@ from copyaudit.render.html import (
     table,
 )
 from copyaudit.render.text import headline_text, import_notes, judged_caption
+from copyaudit.reports.copying import copying_markdown
 from copyaudit.studies.notice.report import notice_markdown
 from copyaudit.vocabulary import report_headlines
 
@@ -178,6 +179,9 @@ def report_html(
         if report.get("notice") is not None:
             notice = "\n".join(notice_markdown(report["notice"]))
             body += f"<h2>Notice study</h2><pre>{esc(notice)}</pre>"
+        copying = copying_markdown(report)
+        if copying:
+            body += f"<h2>Copying</h2><pre>{esc(chr(10).join(copying))}</pre>"
         body += _histograms(report, thresholds)
     if provenance is not None:
         body += f'<section class="facts"><h2>Provenance</h2>{_provenance(*provenance)}</section>'

@@ -13,13 +13,14 @@ from copyaudit.errors import UserError
 from copyaudit.runs.launch_plan import RunSize
 from copyaudit.studies.copybench.spec import COPYBENCH
 from copyaudit.studies.decop.spec import DECOP
+from copyaudit.studies.extraction.spec import EXTRACTION
 from copyaudit.studies.notice.spec import NOTICE
 from copyaudit.studies.spec import StudySpec
 from copyaudit.types import Case
 
 # in the order kinds are listed to people
 STUDIES: dict[str, StudySpec] = {
-    kind: spec for spec in (COPYBENCH, DECOP, NOTICE) for kind in spec.kinds
+    kind: spec for spec in (COPYBENCH, DECOP, NOTICE, EXTRACTION) for kind in spec.kinds
 }
 
 

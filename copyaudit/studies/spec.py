@@ -151,3 +151,11 @@ class StudySpec:
     # prompts a case is asked in its own loop (DE-COP: its option orders); None: one
     # generation per prompt template
     prompts_per_case: int | None = None
+    # literal-style kind -> payload -> the text whose longest verbatim run an output is
+    # measured against (copyaudit.judges.verbatim), None for a case without one
+    verbatim_sources: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = field(
+        default_factory=dict
+    )
+    # (path, prefix tokens, continuation tokens or None) -> cases cut from whole texts
+    # (`import KIND FILE --prefix-tokens K`); None: the study's files are not cut
+    split_cases: Callable[[str | Path, int, int | None], Loaded[LocatedCase]] | None = None

@@ -331,8 +331,8 @@ def legend(items: Sequence[EvidenceItem]) -> Text:
             name = "literal overlap" if item.judgment.target == "literal" else None
             if name is None:
                 name = "answer" if item.judgment.metric.startswith("qa") else "refusal evidence"
-                if item.judgment.target not in ("refusal", None):
-                    name = f"{item.judgment.metric} evidence"
+                if item.judgment.target != "refusal" and not item.judgment.metric.startswith("qa"):
+                    name = f"{item.judgment.metric} evidence"  # e.g. longest_verbatim_chars
             kinds.setdefault(name, span_style(item))
         elif item.kind == "event":
             kinds.setdefault("event window ([n] in the gutter)", WINDOW_STYLE)

@@ -27,7 +27,8 @@ def _section(title: str, first: bool = False) -> Text:
 def _prompt(detail: GenerationDetail) -> Text:
     if detail.prompt:
         return Text.assemble(_section("Prompt", first=True), plain(detail.prompt))
-    case_input = detail.payload.get("input") or detail.payload.get("query")
+    payload = detail.payload
+    case_input = payload.get("input") or payload.get("query") or payload.get("prefix")
     note = Text("(no stored prompt: imported generation; the case input)\n", style="italic dim")
     return Text.assemble(_section("Prompt", first=True), note, plain(case_input or ""))
 

@@ -43,6 +43,11 @@ def reference(kind: str, payload: Mapping[str, Any], judgments: Sequence[Any]):
     ]
 
 
+def literal_source(payload: Mapping[str, Any]) -> str | None:
+    """A literal case's true continuation (the text the model was not shown)."""
+    return payload.get("reference")
+
+
 COPYBENCH = StudySpec(
     name="copybench",
     title="CopyBench",
@@ -53,4 +58,5 @@ COPYBENCH = StudySpec(
     samples={"literal": "literal.jsonl", "nonliteral": "nonliteral.jsonl", "qa": "qa.jsonl"},
     prompter=CopyBenchPrompter(),
     protected_texts=protected_texts,
+    verbatim_sources={"literal": literal_source},
 )

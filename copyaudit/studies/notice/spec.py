@@ -8,9 +8,12 @@ from typing import Any
 from copyaudit.items import CONTENT_TASKS, EVERY_OUTPUT_TARGETS, WHOLE_OUTPUT_TARGETS
 from copyaudit.records import case_record
 from copyaudit.studies.notice.format import read_cases
+from copyaudit.studies.notice.metrics import notice_target
 from copyaudit.studies.notice.prompts import NoticePrompter
 from copyaudit.studies.spec import ReferenceText, StudySpec
 from copyaudit.types import Case
+
+VERBATIM_TASKS = ("repeat", "extract")  # the tasks that ask for the text itself
 
 
 def protected_texts(case: Case) -> list[str]:
@@ -32,6 +35,13 @@ def whole_output_targets(kind: str, payload: Mapping[str, Any]) -> tuple[str, ..
     return WHOLE_OUTPUT_TARGETS if payload.get("task") in CONTENT_TASKS else EVERY_OUTPUT_TARGETS
 
 
+def verbatim_source(payload: Mapping[str, Any]) -> str | None:
+    """For repeat and extract: the snippet and its notice, as the notice judge's target."""
+    if payload.get("task") not in VERBATIM_TASKS:
+        return None
+    return notice_target(str(payload.get("snippet", "")), str(payload.get("notice") or ""))
+
+
 NOTICE = StudySpec(
     name="notice",
     title="copyright notice",
@@ -44,4 +54,5 @@ NOTICE = StudySpec(
     protected_texts=protected_texts,
     whole_output_targets=whole_output_targets,
     run_fields=frozenset({"notice_position-field", "notice_mitigation-field"}),
+    verbatim_sources={"notice": verbatim_source},
 )

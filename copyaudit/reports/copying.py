@@ -1,0 +1,99 @@
+"""The verbatim and extraction sections of a run report: the longest verbatim run
+(characters, flagged at the verbatim judge's threshold) of every literal-style run and
+the prefix-extraction figures (HELM's copyright metrics, the extracted share) of an
+extraction run. Each is present only when the run has the metric."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+VERBATIM = "longest_verbatim_chars"
+EXTRACTION_METRICS = ("lcp_tokens", "edit_similarity", "edit_distance")
+
+
+def flagged_summary(rows: Sequence[Mapping[str, Any]], thresholds: list[float]) -> dict[str, Any]:
+    """n (judged with a value), flagged count and share, the thresholds used, mean,
+    median and max of one metric's judgment rows."""
+    values = [float(r["value"]) for r in rows if r["value"] is not None]
+    verdicts = [bool(r["flagged"]) for r in rows if r["flagged"] is not None]
+    return {
+        "n": len(values),
+        "flagged": sum(verdicts),
+        "rate": float(np.mean(verdicts)) if verdicts else None,
+        "thresholds": thresholds,
+        "mean": float(np.mean(values)) if values else None,
+        "median": float(np.median(values)) if values else None,
+        "max": max(values) if values else None,
+    }
+
+
+def copying_blocks(
+    by_metric: Mapping[str, Sequence[Mapping[str, Any]]], thresholds: Mapping[str, list[float]]
+) -> dict[str, Any]:
+    """{"verbatim": ..., "extraction": ...}, each only when the run has its metrics;
+    `thresholds`: metric -> the thresholds its judgments were flagged at."""
+    blocks: dict[str, Any] = {}
+    if by_metric.get(VERBATIM):
+        blocks["verbatim"] = flagged_summary(by_metric[VERBATIM], thresholds.get(VERBATIM, []))
+    if by_metric.get("lcp_tokens"):
+        blocks["extraction"] = {
+            m: flagged_summary(by_metric.get(m, []), thresholds.get(m, []))
+            for m in EXTRACTION_METRICS
+        }
+    return blocks
+
+
+def _number(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _rate(block: Mapping[str, Any]) -> str:
+    if block["rate"] is None:
+        return "—"
+    return f"{100 * block['rate']:.1f}% ({block['flagged']} of {block['n']})"
+
+
+def _at(block: Mapping[str, Any], unit: str) -> str:
+    return ", ".join(f"{t:g}" for t in block["thresholds"]) + f" {unit}"
+
+
+def copying_markdown(report: Mapping[str, Any]) -> list[str]:
+    """The sections as Markdown lines (none when the run has neither metric)."""
+    lines: list[str] = []
+    extraction = report.get("extraction")
+    if extraction is not None:
+        lcp = extraction["lcp_tokens"]
+        lines += [
+            "## Prefix extraction (HELM copyright scenario)",
+            "",
+            "Tokens: nltk's Treebank tokenizer, as HELM's copyright metrics. Extracted: the "
+            "output reproduces the first N tokens of the true continuation (all of it when "
+            "shorter: the N column lists the thresholds the cases were flagged at); such a "
+            "case is k-extractable, k being its prefix's tokens (Carlini et al. 2023).",
+            "",
+            "| extracted | N | longest common prefix (tokens), mean / max | "
+            "edit similarity, mean | edit distance (tokens), mean |",
+            "|---|---|---|---|---|",
+            f"| {_rate(lcp)} | {_at(lcp, 'tokens')} | {_number(lcp['mean'])} / "
+            f"{_number(lcp['max'], 0)} | {_number(extraction['edit_similarity']['mean'], 3)} | "
+            f"{_number(extraction['edit_distance']['mean'])} |",
+        ]
+    verbatim = report.get("verbatim")
+    if verbatim is not None:
+        lines += [""] if lines else []
+        lines += [
+            "## Longest verbatim run",
+            "",
+            "The longest run of characters the output shares verbatim with the source "
+            "text, flagged at the threshold.",
+            "",
+            "| flagged | threshold | mean | median | max |",
+            "|---|---|---|---|---|",
+            f"| {_rate(verbatim)} | {_at(verbatim, 'characters')} | "
+            f"{_number(verbatim['mean'])} | {_number(verbatim['median'])} | "
+            f"{_number(verbatim['max'], 0)} |",
+        ]
+    return lines

@@ -1,0 +1,1 @@
+"""Prefix extraction (verbatim memorisation), after HELM's copyright scenario."""
