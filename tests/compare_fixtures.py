@@ -3,7 +3,8 @@ screen tests (model "illustrative ...", every kind, and a DE-COP run of model "t
 plus a second model's literal, non-literal and QA runs (the same samples with every
 other output cut to its first words, so its figures differ) and a third model whose run
 failed to load its weights. No model, no network: judgments are the screen tests'
-deterministic scorers."""
+deterministic scorers, and for the extraction runs of both models the extraction and
+verbatim judges themselves (string measures, no model)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from copyaudit.engine.demo import samples_dir
-from copyaudit.formats import load_generations
+from copyaudit.engine.runner import judge_run
+from copyaudit.formats import load_cases, load_generations
+from copyaudit.judges.options import JudgeOptions
 from copyaudit.records import LocatedGeneration
 from db import Store
+from db.cases import import_cases
 from db.runs import RunSpec, create_or_resume_run, import_generations, set_run_status
 from tests.test_screens_data import MODEL, build_demo_like_db, score_run
 
@@ -40,6 +44,23 @@ def build_two_model_db(path: Path) -> Path:
                 store, run=run, suite=kind, model=SECOND, rows=rows, source=f"{kind}.jsonl"
             )
             score_run(store, run, kind)
+        extraction = samples_dir() / "extraction.jsonl"
+        import_cases(
+            store,
+            "extraction",
+            "extraction",
+            load_cases("extraction", extraction),
+            source=extraction.name,
+        )
+        outputs = list(load_generations(root / "extraction.jsonl"))
+        for run, model, rows in (
+            ("demo-extraction", MODEL, outputs),
+            ("second-extraction", SECOND, _cut(outputs)),
+        ):
+            import_generations(
+                store, run=run, suite="extraction", model=model, rows=rows, source="extraction"
+            )
+            judge_run(store, run, JudgeOptions("extraction,verbatim"))
         run_id = create_or_resume_run(
             store, RunSpec(name="absent-literal", suite="literal", backend="hf", model=THIRD)
         )

@@ -69,11 +69,12 @@ def test_every_cell_is_its_run_report_figure(two_models: Path, cli, by: str) -> 
                         else report_cell["metrics"][column.metric]["n"]
                     )
                     assert cell["n"] == expected_n
-                elif block["study"] == "copybench":
+                elif block["study"] in ("copybench", "extraction"):
                     assert cell["n"] == report["judged"][column.metric]
                     low, high = cell["interval"]
                     assert low <= cell["value"] <= high
                 else:  # DE-COP: works evaluated, the report's bootstrap interval
+                    assert block["study"] == "decop"
                     assert cell["n"] == len(report["decop"]["per_work"])
                     if column.key == "decop_auc":
                         assert cell["interval"] == report["decop"]["auc_ci"]

@@ -43,7 +43,7 @@ async def test_c_opens_the_comparison_with_the_command_s_cells(two_models: Path)
         screen = app.screen
         assert isinstance(screen, CompareScreen)
         tables = list(screen.query(DataTable))
-        assert len(tables) == len(expected["tables"]) == 3
+        assert len(tables) == len(expected["tables"]) == 4
         block = expected["tables"][0]
         shown = tables[0]
         assert shown.row_count == len(block["rows"])

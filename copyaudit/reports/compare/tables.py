@@ -243,6 +243,54 @@ DECOP = ComparisonTable(
     "resamples, as the paper prints it; p: Welch t-test. n: works evaluated.",
 )
 
+EXTRACTION = ComparisonTable(
+    "extraction",
+    "Prefix extraction",
+    "HELM copyright scenario (k-extractable, after Carlini et al.)",
+    (
+        Column(
+            "extracted",
+            "extracted % ↓",
+            "extraction",
+            ("extraction", "lcp_tokens", "rate"),
+            "percent",
+            metric="lcp_tokens",
+            rate=True,
+        ),
+        Column(
+            "lcp_tokens",
+            "LCP tokens ↓",
+            "extraction",
+            ("extraction", "lcp_tokens", "mean"),
+            "rating",
+            metric="lcp_tokens",
+        ),
+        Column(
+            "edit_similarity",
+            "edit similarity ↓",
+            "extraction",
+            ("extraction", "edit_similarity", "mean"),
+            "rating",
+            metric="edit_similarity",
+        ),
+        Column(
+            "verbatim",
+            "verbatim run ≥ threshold % ↓",
+            "extraction",
+            ("verbatim", "rate"),
+            "percent",
+            metric="longest_verbatim_chars",
+            rate=True,
+        ),
+    ),
+    sampler=headline_samples,
+    note="extracted: share of outputs reproducing the first N tokens of the true "
+    "continuation (N = 50 by default); LCP: mean longest common prefix in tokens; edit "
+    "similarity: 1 - Levenshtein / longer length, 0-1; verbatim: share with a verbatim "
+    "run of the threshold's characters or more (160 by default). Interval: Wilson for "
+    "rates, mean ± 1.96 s/√n for means.",
+)
+
 # why a metric has no judgments on a run, where the reason is known in advance
 NOT_JUDGED: dict[str, str] = {
     "fluency": "judge skipped: the fluency grader needs a judge model (--judge-model)",
@@ -252,7 +300,7 @@ NOT_JUDGED_DEFAULT = (
 )
 
 # every study's comparison, in the order they are shown
-COMPARISONS: tuple[ComparisonTable, ...] = (COPYBENCH, NOTICE, DECOP)
+COMPARISONS: tuple[ComparisonTable, ...] = (COPYBENCH, NOTICE, DECOP, EXTRACTION)
 
 
 def kind_headlines(kind: str) -> tuple[str, ...]:
