@@ -208,4 +208,4 @@ def test_lm_refusal_keeps_the_response_opening() -> None:
     long_output = " ".join(f"w{i}" for i in range(RESPONSE_WORDS + 50))
     _judge(LMRefusalJudge(generator), [long_output])
     sent = generator.requests[0].prompt
-    assert f"w{RESPONSE_WORDS - 1}\"" in sent and f"w{RESPONSE_WORDS} " not in sent
+    assert f'w{RESPONSE_WORDS - 1}"' in sent and f"w{RESPONSE_WORDS} " not in sent
