@@ -200,6 +200,8 @@ class EventJudge(Judge):
         if unresolved:
             extra.update(supported=count, unresolved_items=unresolved)
             answers = sum(states[(g, e)].unreadable for e in unresolved)
+            failed = [x["request_error"] for x in exchanges if "request_error" in x]
+            reason = f"judge request failed ({failed[-1]})" if failed else "unparseable"
             return Score(
                 "events",
                 None,
@@ -207,7 +209,7 @@ class EventJudge(Judge):
                 spans=tuple(spans),
                 items=tuple(verdicts),
                 target="event",
-                error=f"unparseable: {answers} judge answer(s) unreadable for "
+                error=f"{reason}: {answers} judge answer(s) unreadable for "
                 f"{len(unresolved)} event(s) not otherwise supported",
                 extra=extra,
             )
