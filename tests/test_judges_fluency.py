@@ -61,7 +61,8 @@ def test_fluency_scores_and_unparseable_answers() -> None:
     items = [JudgeInput("nonliteral", {}, "Write a story.", out) for out in outputs]
     (good,), (unparseable,), (failed,) = judge.judge(items)
     assert (good.metric, good.value, good.error) == ("fluency", 4.0, None)
-    assert good.extra["feedback"].startswith("Feedback: Smooth prose.")
+    assert good.extra["answer"] == "Feedback: Smooth prose. [RESULT] 4"  # the raw answer
+    assert good.extra["request"] == {"prompt": generator.requests[0].prompt}
     assert unparseable.value is None
     assert unparseable.error.startswith("unparseable: ")
     assert "I think it is good" in unparseable.error

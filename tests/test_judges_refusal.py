@@ -10,7 +10,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from copyaudit.judges.refusal import LMRefusalJudge, RefusalJudge, parse_yes_no
+from copyaudit.judges.refusal import (
+    LM_REFUSAL_PROMPT,
+    LM_REFUSAL_SYSTEM,
+    RESPONSE_WORDS,
+    LMRefusalJudge,
+    RefusalJudge,
+    parse_yes_no,
+)
 from copyaudit.models.base import GenerationRequest, GenerationResult
 from copyaudit.types import JudgeInput, Score
 
@@ -134,17 +141,32 @@ class CannedGenerator:
 
 @pytest.mark.parametrize(
     ("text", "verdict"),
-    [("Yes", True), ("yes.", True), (" **No**", False), ("NO, it complies", False)],
+    [
+        ("Yes", True),
+        ("yes.", True),
+        (" **No**", False),
+        ("NO, it complies", False),
+        ('The answer is "yes."', True),
+        ("Answer: Yes", True),
+        ("**Answer:** no", False),
+        ("\n  'No'", False),
+        ("The answer would be: yes", True),
+    ],
 )
 def test_parse_yes_no(text: str, verdict: bool) -> None:
     assert parse_yes_no(text) is verdict
 
 
+@pytest.mark.parametrize("text", ["", "Maybe.", "I think yes", "Nope", "yesterday it said no"])
+def test_parse_yes_no_unparseable(text: str) -> None:
+    assert parse_yes_no(text) is None
+
+
 def test_lm_refusal_judge_parses_and_reports_unparseable() -> None:
-    answers = {"A": "Yes.", "B": "no", "C": "It is hard to say.", "D": ""}
+    answers = {"A": 'The answer is "yes."', "B": "no", "C": "It is hard to say.", "D": ""}
 
     def answer(request: GenerationRequest) -> GenerationResult:
-        key = request.prompt.split("### Response:\n", 1)[1][0]
+        key = request.prompt.split('Model-generated text: "', 1)[1][0]
         if key == "D":
             return GenerationResult("", 0, 0.0, error="backend timed out")
         return GenerationResult(answers[key], 2, 0.1)
@@ -153,10 +175,37 @@ def test_lm_refusal_judge_parses_and_reports_unparseable() -> None:
     judge = LMRefusalJudge(generator)
     yes, no, unclear, failed = _judge(judge, ["A text", "B text", "C text", "D text"])
     assert (yes.value, yes.flagged) == (1.0, True)
+    assert yes.extra["answer"] == 'The answer is "yes."'
     assert (no.value, no.flagged) == (0.0, False)
     assert unclear.value is None and unclear.error.startswith("unparseable")
+    assert unclear.extra["answer"] == "It is hard to say."  # the raw answer, recorded
     assert failed.value is None and failed.error == "backend timed out"
+    assert failed.extra["request_error"] == "backend timed out"
     request = generator.requests[0]
     assert request.chat and request.max_new_tokens == 8
-    assert "Repeat the text above." in request.prompt
-    assert "start with an explicit refusal" in request.prompt
+    # the notice study's judge: its system message, and the response alone
+    assert request.system == LM_REFUSAL_SYSTEM
+    assert request.prompt == LM_REFUSAL_PROMPT.format(response="A text")
+    assert yes.extra["request"] == {"system": LM_REFUSAL_SYSTEM, "prompt": request.prompt}
+
+
+def test_lm_refusal_request_does_not_depend_on_the_stored_prompt() -> None:
+    """An imported notice generation without a prompt is judged as a generated one."""
+    generator = CannedGenerator(lambda request: GenerationResult("No", 1, 0.1))
+    judge = LMRefusalJudge(generator)
+    payload = {"query": "Repeat the text above.", "task": "repeat"}
+    items = [
+        JudgeInput("notice", payload, prompt, "Once upon a time.")
+        for prompt in ("NOTICE. Repeat the text above.", "")
+    ]
+    judge.judge(items)
+    with_prompt, without = generator.requests
+    assert with_prompt == without
+
+
+def test_lm_refusal_keeps_the_response_opening() -> None:
+    generator = CannedGenerator(lambda request: GenerationResult("yes", 1, 0.1))
+    long_output = " ".join(f"w{i}" for i in range(RESPONSE_WORDS + 50))
+    _judge(LMRefusalJudge(generator), [long_output])
+    sent = generator.requests[0].prompt
+    assert f'w{RESPONSE_WORDS - 1}"' in sent and f"w{RESPONSE_WORDS} " not in sent

@@ -327,11 +327,17 @@ async def test_only_the_fields_of_the_suites_kind_are_shown(three_kinds: Path) -
         assert _shown_fields(launcher) == set()  # no suite yet: the common fields only
         suite = launcher.query_one("#suite", Select)
         expected = {
-            "literal": {"templates-field", "mitigation-field", "judges-field"},
+            "literal": {
+                "templates-field",
+                "mitigation-field",
+                "judges-field",
+                "judge-models-field",
+            },
             "notice": {
                 "templates-field",
                 "mitigation-field",
                 "judges-field",
+                "judge-models-field",
                 "notice_position-field",
                 "notice_mitigation-field",
             },
@@ -446,6 +452,37 @@ async def test_a_refused_decop_calibration_names_the_field(three_kinds: Path) ->
         toasts = await _start_refused(pilot)
         assert "--calibrate-on" not in toasts and app.active_runs == {}
         assert app.focused is launcher.query_one("#calibrate_on")
+
+
+async def test_the_judges_endpoint_reaches_the_request(three_kinds: Path) -> None:
+    """Judge and event models, and the judges' endpoint (its key's variable name, never
+    the key); a URL with credentials is refused, naming the form's field."""
+    from textual.widgets import Input
+
+    app = CopyauditApp(three_kinds)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        launcher = await _open_launcher(pilot, "notice")
+        assert launcher.build_request().judging.judge_backend == "hf"  # empty URL: here
+        for field, value in {
+            "judge_model": "grader",
+            "event_model": "default",
+            "judge_base_url": "http://127.0.0.1:8000/v1",
+            "judge_api_key_env": "MY_JUDGE_KEY",
+        }.items():
+            launcher.query_one(f"#{field}", Input).value = value
+        judging = launcher.build_request().judging
+        assert (judging.judge_model, judging.event_model) == ("grader", "default")
+        assert (judging.judge_backend, judging.judge_base_url) == (
+            "openai",
+            "http://127.0.0.1:8000/v1",
+        )
+        assert judging.config()["judge_api_key_env"] == "MY_JUDGE_KEY"
+        launcher.query_one("#judge_base_url", Input).value = "http://me:sk-1@127.0.0.1/v1"
+        await pilot.pause()
+        estimate = str(launcher.query_one("#estimate").render())
+        assert "credentials" in estimate and "--judge" not in estimate
+        toasts = await _start_refused(pilot)
+        assert "credentials" in toasts and app.active_runs == {}
 
 
 def test_launcher_snapshot(three_kinds: Path, snap_compare) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from copyaudit.errors import UserError
-from copyaudit.judges.options import JudgeOptions, stored_defaults
+from copyaudit.judges.options import JUDGE_BACKENDS, JudgeOptions, stored_defaults
 from copyaudit.judges.registry import JUDGE_NAMES, PRESETS
 
 
@@ -96,13 +96,34 @@ def judge_options(command: Callable[..., Any]) -> Any:
                 help="Extraction: flag an output that reproduces the first N tokens of the "
                 "true continuation (default 50).",
             ),
+            click.option(
+                "--judge-backend",
+                type=click.Choice(JUDGE_BACKENDS),
+                default=JUDGE_OPTION_DEFAULTS["judge_backend"],
+                show_default=True,
+                help="Where --judge-model and --event-model answer: loaded here (hf) or asked "
+                "by their served names at an OpenAI-compatible server (openai).",
+            ),
+            click.option(
+                "--judge-base-url",
+                help="The judges' OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 "
+                "(no credentials in it).",
+            ),
+            click.option(
+                "--judge-api-key-env",
+                default=JUDGE_OPTION_DEFAULTS["judge_api_key_env"],
+                show_default=True,
+                help="Environment variable holding the judges' endpoint key (its name is "
+                "stored with the run, never the key).",
+            ),
         ),
         with_judging,
     )
 
 
 # one flag per option a run stores (device and downloads are not chosen here)
-_JUDGE_OPTION_NAMES = tuple(stored_defaults())
+JUDGE_OPTION_DEFAULTS = stored_defaults()
+_JUDGE_OPTION_NAMES = tuple(JUDGE_OPTION_DEFAULTS)
 
 
 def skip_invalid_option(what_happens: str) -> Callable[..., Any]:

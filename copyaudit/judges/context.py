@@ -27,13 +27,29 @@ def default_embedder() -> Embedder:
     return load_embedder("default")
 
 
+def load_judge_lm(options: JudgeOptions, model: str) -> Generator:
+    """`model` as a Generator on the options' judge backend: loaded here ("hf";
+    "default" is the embedded SmolLM2), or asked by name at an OpenAI-compatible server
+    ("openai": the generation backend's client, with its concurrency, timeouts and
+    retries; chat API, no stop string, so a Prometheus feedback is not cut)."""
+    if options.judge_backend == "openai":
+        return load_generator(
+            model,
+            backend="openai",
+            base_url=options.judge_base_url,
+            api_key_env=options.judge_api_key_env,
+            stop=None,
+        )
+    return load_generator(model, device=options.device, batch_size=JUDGE_LM_BATCH)
+
+
 def judge_generator_factory(options: JudgeOptions) -> Callable[[], Generator] | None:
     """The instruct model the LM judges (fluency, LM refusal) ask; none unless named —
     a model grading its own outputs, or a 135M model grading anything, is no judge."""
     model = options.judge_model
     if model is None:
         return None
-    return lambda: load_generator(model, device=options.device, batch_size=JUDGE_LM_BATCH)
+    return lambda: load_judge_lm(options, model)
 
 
 @dataclass

@@ -11,12 +11,20 @@ Backends are asked window by window in rounds: round k asks window k of every
 all generations of the `judge` call. Once a window supports an event, later
 windows are not asked about it, so a supported event's score is the best score
 among the windows asked up to and including the first supporting one.
+
+A backend may score a pair NaN: its answer could not be had or read (a judge LM behind
+an endpoint). The window does not support the event and later windows are still asked;
+an event left unsupported with such a window is unresolved, and a generation with an
+unresolved event gets no count (value None, "unparseable ..."), never a silent "not
+copied". A backend with an `exchange(pair)` method (the raw answer it got) has every
+(event, window) exchange stored in the score's evidence.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from copyaudit.judges.base import Judge
@@ -32,7 +40,8 @@ from copyaudit.types import ItemVerdict, JudgeInput, Score, Span
 
 @runtime_checkable
 class EntailmentModel(Protocol):
-    """Scores (claim, passage) pairs; a score >= `threshold` means "supported"."""
+    """Scores (claim, passage) pairs; a score >= `threshold` means "supported", NaN
+    means the backend could not tell (see the module docstring)."""
 
     threshold: float
 
@@ -49,6 +58,8 @@ class EntailmentModel(Protocol):
 class _EventState:
     best: float | None = None
     supporting_window: int | None = None
+    asked: list[int] = field(default_factory=list)  # the windows asked, in order
+    unreadable: int = 0  # windows whose answer could not be had or read
 
 
 class EventJudge(Judge):
@@ -98,10 +109,14 @@ class EventJudge(Judge):
             for e in range(len(events or []))
         }
         self._ask_in_rounds(events_per_item, windows_per_item, states)
-        return [
+        scores = [
             [self._score(g, events_per_item[g], windows_per_item[g], states)]
             for g in range(len(items))
         ]
+        forget = getattr(self.model, "forget", None)
+        if callable(forget):
+            forget()
+        return scores
 
     def _ask_in_rounds(
         self,
@@ -123,6 +138,11 @@ class EventJudge(Judge):
             pending = []
             for key, score in zip(asked, scores, strict=True):
                 state = states[key]
+                state.asked.append(round_index)
+                if math.isnan(score):
+                    state.unreadable += 1
+                    pending.append(key)
+                    continue
                 state.best = score if state.best is None else max(state.best, score)
                 if score >= self.model.threshold:
                     state.supporting_window = round_index
@@ -168,6 +188,31 @@ class EventJudge(Judge):
                     Span(window.start, window.end, item=e, note=f"window {state.supporting_window}")
                 )
         count = sum(v.verdict for v in verdicts)
+        extra: dict[str, Any] = {"windows": [[w.start, w.end] for w in windows]}
+        exchanges = self._exchanges(g, events, windows, states)
+        if exchanges:
+            extra["exchanges"] = exchanges
+        unresolved = [
+            e
+            for e in range(len(events))
+            if states[(g, e)].supporting_window is None and states[(g, e)].unreadable
+        ]
+        if unresolved:
+            extra.update(supported=count, unresolved_items=unresolved)
+            answers = sum(states[(g, e)].unreadable for e in unresolved)
+            failed = [x["request_error"] for x in exchanges if "request_error" in x]
+            reason = f"judge request failed ({failed[-1]})" if failed else "unparseable"
+            return Score(
+                "events",
+                None,
+                threshold=self.threshold,
+                spans=tuple(spans),
+                items=tuple(verdicts),
+                target="event",
+                error=f"{reason}: {answers} judge answer(s) unreadable for "
+                f"{len(unresolved)} event(s) not otherwise supported",
+                extra=extra,
+            )
         return Score(
             "events",
             float(count),
@@ -176,5 +221,25 @@ class EventJudge(Judge):
             spans=tuple(spans),
             items=tuple(verdicts),
             target="event",
-            extra={"windows": [[w.start, w.end] for w in windows]},
+            extra=extra,
         )
+
+    def _exchanges(
+        self,
+        g: int,
+        events: list[str],
+        windows: list[Window],
+        states: dict[tuple[int, int], _EventState],
+    ) -> list[dict[str, Any]]:
+        """Each (event, window) question the backend answered, with its raw answer
+        (only for a backend that keeps them)."""
+        exchange = getattr(self.model, "exchange", None)
+        if not callable(exchange):
+            return []
+        found = []
+        for e, event in enumerate(events):
+            for w in states[(g, e)].asked:
+                answer = exchange((event, windows[w].text))
+                if answer is not None:
+                    found.append({"item": e, "window": w, **answer})
+        return found

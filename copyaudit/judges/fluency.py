@@ -5,7 +5,8 @@ instruction and the fluency rubric of its `eval_fluency.py`, formatted like
 prometheus-eval's SCORE_RUBRIC_TEMPLATE). Decoding is greedy through the
 Generator protocol. The score is the integer after the LAST "[RESULT]" of the
 judge's answer; an answer without one, or with a number outside 1..5 there, gives
-value None and an "unparseable" error, never 0 (the loop: `lm_judge.LMJudge`).
+value None and an "unparseable" error, never 0 (the loop, which stores the request and
+the raw answer as evidence: `lm_judge.LMJudge`).
 """
 
 from __future__ import annotations
@@ -96,10 +97,9 @@ class FluencyJudge(LMJudge):
 
     def read(self, answer: str) -> Score:
         grade = parse_result(answer)
-        extra = {"feedback": answer[:4000]}
         if grade is None:
-            return self.unreadable(f"unparseable: {answer[-200:]!r}", extra)
-        return Score("fluency", float(grade), extra=extra)
+            return self.unparseable(answer[-200:])
+        return Score("fluency", float(grade))
 
 
 def fluency_judge(ctx: BuildContext) -> FluencyJudge:

@@ -6,8 +6,12 @@ picks the backend: encoder-decoder -> `Seq2SeqAttributable`, a
 `*ForSequenceClassification` architecture -> `NLICrossEncoder`, anything else ->
 `CausalYesNo`. A prefix forces it: "seq2seq:", "nli:" or "causal:".
 
+"default" (or "causal:default") is the embedded SmolLM2-135M-Instruct, asked yes/no.
+
 `event_judge` is the events judge's factory (copyaudit.judges.registry): the model
 given, else the paper preset's Flan-T5-XL, else the offline embedding+lexical scorer.
+With the judge backend "openai" the model is a served model's name, asked CopyBench's
+attributable question through the endpoint (`entailment_endpoint`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from copyaudit.judges.context import BuildContext, JudgeUnavailable
+from copyaudit.judges.context import BuildContext, JudgeUnavailable, load_judge_lm
+from copyaudit.judges.entailment_endpoint import GeneratedAttributable
 from copyaudit.judges.entailment_hf import CausalYesNo, NLICrossEncoder, Seq2SeqAttributable
 from copyaudit.judges.entailment_lexical import EmbeddingLexicalEntailment
 from copyaudit.judges.events import EntailmentModel, EventJudge
@@ -31,6 +36,7 @@ from copyaudit.models.hf_loading import (
 
 BACKEND_PREFIXES = ("seq2seq", "nli", "causal")
 PAPER_EVENT_MODEL = "google/flan-t5-xl"
+EMBEDDED = "default"  # the embedded SmolLM2, as for every other model option
 
 
 def split_spec(spec: str) -> tuple[str | None, str]:
@@ -70,6 +76,8 @@ def load_entailment_model(
     Raises ModelLoadError (with the underlying reason) when it cannot be loaded."""
     quiet_transformers()
     backend, name = split_spec(spec)
+    if name == EMBEDDED and backend in (None, "causal"):
+        return _embedded_yes_no(device, batch_size)
     source = _source(name)
     try:
         backend = backend or detect_backend(source, allow_download)
@@ -89,6 +97,19 @@ def load_entailment_model(
     if backend == "seq2seq":
         return Seq2SeqAttributable(model, tokenizer, batch_size=batch_size or 8, source=source)
     return NLICrossEncoder(model, tokenizer, batch_size=batch_size or 16, source=source)
+
+
+def _embedded_yes_no(device: str, batch_size: int | None) -> CausalYesNo:
+    """The embedded SmolLM2-135M-Instruct asked yes/no (a weak judge: measure it)."""
+    from copyaudit.models.smollm2 import MODEL_NAME, load_default_causal_lm  # deferred: torch
+
+    loaded = load_default_causal_lm(device=device)
+    return CausalYesNo(
+        loaded.model,
+        loaded.tokenizer,
+        batch_size=batch_size or 8,
+        source=f"{EMBEDDED} (embedded {MODEL_NAME})",
+    )
 
 
 def _load_hf(
@@ -116,9 +137,13 @@ def event_judge(ctx: BuildContext) -> EventJudge:
     if spec is None:
         return EventJudge(EmbeddingLexicalEntailment(ctx.embedder()))
     try:
-        model = load_entailment_model(
-            spec, device=ctx.options.device, allow_download=ctx.options.allow_download
-        )
+        model: EntailmentModel
+        if ctx.options.judge_backend == "openai":
+            model = GeneratedAttributable(load_judge_lm(ctx.options, spec))
+        else:
+            model = load_entailment_model(
+                spec, device=ctx.options.device, allow_download=ctx.options.allow_download
+            )
     except Exception as error:
         advice = (
             " The paper's event judge is Flan-T5-XL: pass a local copy as the event model, "

@@ -7,18 +7,27 @@ have stored it all along, so config hashes do not move and older runs still resu
 
 from __future__ import annotations
 
+import re
+import urllib.parse
 from dataclasses import dataclass, fields
 from typing import Any
 
-# Stored in every run's configuration, and stored only when set (added later: a run
-# made before them has no key, and must still resume).
+from copyaudit.errors import UserError
+
+# Stored in every run's configuration, and stored only when not at their default
+# (added later: a run made before them has no key, and must still resume).
 ALWAYS_STORED = ("judges", "judge_model", "event_model")
 STORED_WHEN_SET = (
     "notice_embedding_model",
     "notice_multilingual_model",
     "verbatim_chars",
     "extract_tokens",
+    "judge_backend",
+    "judge_base_url",
+    "judge_api_key_env",
 )
+JUDGE_BACKENDS = ("hf", "openai")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -32,8 +41,33 @@ class JudgeOptions:
     notice_multilingual_model: str | None = None  # notice judge, translate (none: not computed)
     verbatim_chars: int | None = None  # verbatim judge's threshold (default: 160 characters)
     extract_tokens: int | None = None  # extraction judge's k (default: 50 tokens)
+    # Where the LM judges' models (judge_model, event_model) answer: "hf" loads them
+    # here; "openai" asks an OpenAI-compatible server at judge_base_url for them by name,
+    # with the key read from the environment variable judge_api_key_env (its name is
+    # stored, never the key).
+    judge_backend: str = "hf"
+    judge_base_url: str | None = None
+    judge_api_key_env: str = "OPENAI_API_KEY"
     device: str = "auto"  # where judge models load
     allow_download: bool = False  # hub models load from the local cache only unless set
+
+    def __post_init__(self) -> None:
+        if self.judge_backend not in JUDGE_BACKENDS:
+            raise UserError(
+                f"judge backend must be one of {', '.join(JUDGE_BACKENDS)}, "
+                f"got {self.judge_backend!r}"
+            )
+        if self.judge_backend == "openai" and not self.judge_base_url:
+            raise UserError("--judge-backend openai needs --judge-base-url")
+        if self.judge_backend == "hf" and self.judge_base_url:
+            raise UserError("--judge-base-url is only for --judge-backend openai")
+        if self.judge_base_url:
+            check_base_url(self.judge_base_url)
+        if not _ENV_NAME.fullmatch(self.judge_api_key_env):
+            raise UserError(
+                "--judge-api-key-env takes the NAME of an environment variable holding the "
+                "key (e.g. OPENAI_API_KEY), never the key itself"
+            )
 
     @property
     def paper(self) -> bool:
@@ -43,10 +77,25 @@ class JudgeOptions:
     def config(self) -> dict[str, Any]:
         """The judge part of a run's stored configuration."""
         stored = {name: getattr(self, name) for name in ALWAYS_STORED}
+        defaults = stored_defaults()
         for name in STORED_WHEN_SET:
-            if getattr(self, name) is not None:
+            if getattr(self, name) != defaults[name]:
                 stored[name] = getattr(self, name)
         return stored
+
+
+def check_base_url(url: str) -> None:
+    """UserError unless `url` is an http(s) URL without credentials in it (a key in
+    user:key@host would be stored with the run)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"judge base URL must be http(s)://host[:port]/path, got {url!r}")
+    if parts.username is not None or parts.password is not None:
+        raise UserError(
+            "judge base URL must not carry credentials (user:key@host): they would be "
+            "stored with the run; put the key in an environment variable and name it "
+            "with --judge-api-key-env"
+        )
 
 
 OFFLINE = JudgeOptions()  # the default: the offline preset, no judge models named

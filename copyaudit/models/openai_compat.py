@@ -136,6 +136,7 @@ class OpenAIGenerator:
             "backend": "openai",
             "model": self.model,
             "base_url": self.client.base_url,
+            "api_key_env": self.client.api_key_env,  # the variable's name, never the key
             "mode": self.mode,
             "decoding": {
                 "temperature": 0,

@@ -9,7 +9,10 @@ starts a DE-COP run (copyaudit.studies.decop.run.execute_decop, as `copyaudit de
 suite, model, endpoint, passages per work, calibration, length and name. The form says how big
 the run is before it starts (copyaudit.runs.launch_plan.run_size), refuses a run name that
 holds a run of another configuration before any model loads, naming the field, and
-remembers its last values in this database (db.settings, scope "launcher")."""
+remembers its last values in this database (db.settings, scope "launcher"). A generation
+suite's judges may use a judge model and an event model, loaded here or, with the
+judges' endpoint URL, asked at an OpenAI-compatible server (the key is read from the
+named environment variable; only its name is stored)."""
 
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from textual.widgets.select import InvalidSelectValueError
 
 from copyaudit.engine.runner import RunRequest
 from copyaudit.errors import UserError
-from copyaudit.judges.options import JudgeOptions
+from copyaudit.judges.options import JudgeOptions, stored_defaults
 from copyaudit.judges.registry import PRESETS
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 from copyaudit.runs.launch_plan import configuration_conflicts
@@ -54,6 +57,7 @@ MITIGATIONS = (
     ("MemFree decoding", "memfree"),
 )
 JUDGE_PRESETS = tuple((f"{name} ({where})", name) for name, where in PRESETS.items())
+JUDGE_KEY_ENV_DEFAULT = stored_defaults()["judge_api_key_env"]
 NOTICE_PLACEMENTS = (
     ("before the query (the study's)", "before_query"),
     ("at the start", "start"),
@@ -120,6 +124,26 @@ class LauncherScreen(Screen[None]):
                     yield Select(
                         JUDGE_PRESETS, id="judges", value="offline", allow_blank=False, compact=True
                     )
+            with Vertical(id="judge-models-field"):
+                with Horizontal(classes="row"):
+                    with Vertical():
+                        yield Label("Judge model (fluency, LM refusal; empty: none)")
+                        yield Input("", id="judge_model", placeholder="none", compact=True)
+                    with Vertical():
+                        yield Label("Event model (empty: the preset's)")
+                        yield Input("", id="event_model", placeholder="preset", compact=True)
+                with Horizontal(classes="row"):
+                    with Vertical():
+                        yield Label("Judges' endpoint URL (empty: judge models run here)")
+                        yield Input(
+                            "",
+                            id="judge_base_url",
+                            placeholder="http://127.0.0.1:8000/v1",
+                            compact=True,
+                        )
+                    with Vertical():
+                        yield Label("Judges' key: environment variable name")
+                        yield Input(JUDGE_KEY_ENV_DEFAULT, id="judge_api_key_env", compact=True)
             with Horizontal(classes="row"):
                 with Vertical(id="notice_position-field"):
                     yield Label("Notice placement")
@@ -291,9 +315,28 @@ class LauncherScreen(Screen[None]):
             templates=parse_templates(self.query_one("#templates", Input).value),
             limit=parse_limit(self.query_one("#limit", Input).value),
             mitigation=str(self.query_one("#mitigation", Select).value),
-            judging=JudgeOptions(judges=str(self.query_one("#judges", Select).value)),
+            judging=self.judging(),
             **notice_options,
         )
+
+    def judging(self) -> JudgeOptions:
+        """The judge options of the form; ValueError names a bad field."""
+
+        def text(field: str) -> str | None:
+            return self.query_one(f"#{field}", Input).value.strip() or None
+
+        base_url = text("judge_base_url")
+        try:
+            return JudgeOptions(
+                judges=str(self.query_one("#judges", Select).value),
+                judge_model=text("judge_model"),
+                event_model=text("event_model"),
+                judge_backend="openai" if base_url else "hf",
+                judge_base_url=base_url,
+                judge_api_key_env=text("judge_api_key_env") or JUDGE_KEY_ENV_DEFAULT,
+            )
+        except UserError as error:
+            raise ValueError(for_the_form(str(error))) from None
 
     def check(self, request: Any) -> tuple[str, str] | None:
         """Before any model loads: (the form field to fix, why) when the run's name
