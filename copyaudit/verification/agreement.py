@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from copyaudit.items import LABEL_TARGETS
+from copyaudit.judges.registry import score_threshold
 from copyaudit.verification import stats
 from db.labels import current_labels, judge_verdicts
 from db.runs import run_row
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
 
 DEFAULT_ADJUDICATORS: tuple[str, ...] = ("adjudicator",)
 TARGETS: tuple[str, ...] = LABEL_TARGETS
-# targets whose verdict is a thresholded continuous score
-SCORED_TARGETS = frozenset({"literal", "event", "refusal", "content"})
 PAPER_SOURCE = "CopyBench (Chen et al., 2024) Table 3: human verification on 82 cases"
 PAPER_FIGURES: dict[str, dict[str, float]] = {
     "event": {"accuracy": 0.89, "precision": 0.68, "recall": 0.87, "f1": 0.76},
@@ -192,7 +191,7 @@ def _judge_rows(
                 for name in ("unlabelled", "tie", "no_votes", "judge_error", "not_judged")
             },
             "paper": PAPER_FIGURES.get(target),
-            "threshold": _threshold_advice(target, compared),
+            "threshold": _threshold_advice(judge, target, compared),
         }
         rows.append(row)
     return rows
@@ -203,14 +202,16 @@ def _pair(interval: tuple[float, float] | None) -> list[float] | None:
 
 
 def _threshold_advice(
-    target: str, compared: list[tuple[JudgeVerdict, bool]]
+    judge: str, target: str, compared: list[tuple[JudgeVerdict, bool]]
 ) -> dict[str, Any] | None:
-    """The score threshold with the best F1 against the reference, for targets whose
-    verdict is a thresholded score; None elsewhere."""
-    if target not in SCORED_TARGETS:
+    """The score threshold with the best F1 against the reference, for judges whose
+    verdict is a thresholded score (the judge registry's `score_threshold`) and that
+    ran with one; None for a yes/no judge, where a "threshold" on 0/1 answers would
+    only say "flag everything"."""
+    currents = {v.threshold for v, _ in compared if v.threshold is not None}
+    if score_threshold(judge) is None or not currents:
         return None
     scored = [(v.score, gold) for v, gold in compared if v.score is not None]
-    currents = {v.threshold for v, _ in compared if v.threshold is not None}
     best = stats.best_threshold([s for s, _ in scored], [g for _, g in scored])
     advice: dict[str, Any] = {
         "n_scored": len(scored),
