@@ -7,6 +7,7 @@ have stored it all along, so config hashes do not move and older runs still resu
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -14,6 +15,19 @@ from typing import Any
 # made before them has no key, and must still resume).
 ALWAYS_STORED = ("judges", "judge_model", "event_model")
 STORED_WHEN_SET = ("notice_embedding_model", "notice_multilingual_model")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A judge's score threshold fitted to people's labels (copyaudit.verification.
+    calibration); `provenance` is JSON text (labels, run, annotators, folds, figures)."""
+
+    judge: str
+    threshold: float
+    provenance: str = "{}"
+
+    def record(self) -> dict[str, Any]:
+        return json.loads(self.provenance)
 
 
 @dataclass(frozen=True)
@@ -27,6 +41,9 @@ class JudgeOptions:
     notice_multilingual_model: str | None = None  # notice judge, translate (none: not computed)
     device: str = "auto"  # where judge models load
     allow_download: bool = False  # hub models load from the local cache only unless set
+    # thresholds fitted to labels, applied to the judges they name (not stored in the
+    # run's configuration: each judge's own stored configuration records its calibration)
+    calibrations: tuple[Calibration, ...] = ()
 
     @property
     def paper(self) -> bool:

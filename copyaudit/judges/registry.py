@@ -106,6 +106,7 @@ JUDGES: dict[str, JudgeSpec] = {
             needs=("notice models", "embedder"),
             paper="BERTScore roberta-base (layer 10); multilingual paraphrase-xlm-r",
             offline="the shared embedder; translate only with a multilingual model",
+            score_threshold="flag_thresholds",  # one per metric
         ),
         JudgeSpec(
             "refusal",

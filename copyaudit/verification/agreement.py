@@ -205,12 +205,11 @@ def _threshold_advice(
     judge: str, target: str, compared: list[tuple[JudgeVerdict, bool]]
 ) -> dict[str, Any] | None:
     """The score threshold with the best F1 against the reference, for judges whose
-    verdict is a thresholded score (the judge registry's `score_threshold`) and that
-    ran with one; None for a yes/no judge, where a "threshold" on 0/1 answers would
-    only say "flag everything"."""
-    currents = {v.threshold for v, _ in compared if v.threshold is not None}
-    if score_threshold(judge) is None or not currents:
+    verdict is a thresholded score (the judge registry's `score_threshold`); None for
+    a yes/no judge, where a "threshold" on 0/1 answers would only say "flag everything"."""
+    if score_threshold(judge) is None:
         return None
+    currents = {v.threshold for v, _ in compared if v.threshold is not None}
     scored = [(v.score, gold) for v, gold in compared if v.score is not None]
     best = stats.best_threshold([s for s, _ in scored], [g for _, g in scored])
     advice: dict[str, Any] = {
@@ -324,6 +323,23 @@ def disagreement_rows(
 # ---------------------------------------------------------------------------
 
 
+def reference_items(
+    labels: Sequence[CurrentLabel],
+    verdicts: Sequence[JudgeVerdict],
+    adjudicators: Sequence[str] = DEFAULT_ADJUDICATORS,
+) -> tuple[dict[Item, ItemLabels], dict[Item, Reference]]:
+    """The labelled items and their human reference; labels on items a judge left
+    out on purpose count nowhere."""
+    not_scored = {(v.run, v.generation_id, v.target, v.item_index) for v in verdicts if v.excluded}
+    labels = [
+        label
+        for label in labels
+        if (label.run, label.generation_id, label.target, label.item_index) not in not_scored
+    ]
+    items = collect_items(labels, adjudicators)
+    return items, {key: reference_for(item) for key, item in items.items()}
+
+
 def compute_report(
     labels: Sequence[CurrentLabel],
     verdicts: Sequence[JudgeVerdict],
@@ -334,14 +350,7 @@ def compute_report(
     seed: int = 0,
 ) -> dict[str, Any]:
     """The report from current labels and judge verdicts (no database access)."""
-    not_scored = {(v.run, v.generation_id, v.target, v.item_index) for v in verdicts if v.excluded}
-    labels = [
-        label
-        for label in labels
-        if (label.run, label.generation_id, label.target, label.item_index) not in not_scored
-    ]
-    items = collect_items(labels, adjudicators)
-    references = {key: reference_for(item) for key, item in items.items()}
+    items, references = reference_items(labels, verdicts, adjudicators)
     return {
         "run": run,
         "adjudicators": list(adjudicators),
