@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from copyaudit.items import LABEL_TARGETS
 from copyaudit.judges.registry import score_threshold
 from copyaudit.verification import stats
+from db.case_file import run_judges
 from db.labels import current_labels, judge_verdicts
 from db.runs import run_row
 
@@ -143,13 +144,14 @@ def _target_order(key: tuple[str, str]) -> tuple[str, int]:
     return (run, TARGETS.index(target) if target in TARGETS else len(TARGETS))
 
 
-def _judge_rows(
+def judge_rows(
     verdicts: Sequence[JudgeVerdict],
     items: dict[Item, ItemLabels],
     references: dict[Item, Reference],
     resamples: int,
     seed: int,
 ) -> list[dict[str, Any]]:
+    """Per (run, target, judge, metric): the judge's figures against the reference."""
     groups: dict[tuple[str, str, str, str], list[JudgeVerdict]] = defaultdict(list)
     for verdict in verdicts:
         groups[(verdict.run, verdict.target, verdict.judge, verdict.metric)].append(verdict)
@@ -357,7 +359,7 @@ def compute_report(
         "bootstrap": {"resamples": resamples, "seed": seed, "confidence": 0.95},
         "paper": {"source": PAPER_SOURCE, **PAPER_FIGURES},
         "references": _reference_rows(items, references),
-        "judges": _judge_rows(verdicts, items, references, resamples, seed),
+        "judges": judge_rows(verdicts, items, references, resamples, seed),
         "agreement": _agreement_rows(items),
         "disagreements": disagreement_rows(verdicts, items, references),
     }
@@ -376,13 +378,14 @@ def agreement_report(
     Keys: run, adjudicators, bootstrap, paper, references (per run and target: items
     labelled, decided, excluded ties / no votes), judges (per run, target, judge,
     metric: n, accuracy, precision, recall, f1, ci, confusion, excluded, paper,
-    threshold advice), agreement (per run and target: alpha, items, annotators,
+    threshold advice, calibration: the judge's calibration on these labels, whose
+    figures here are then in-sample), agreement (per run and target: alpha, items, annotators,
     pairwise kappa), disagreements (most disputed first).
     """
 
     if run is not None:
         run_row(store, run)  # a clear error for an unknown run
-    return compute_report(
+    report = compute_report(
         current_labels(store, run=run),
         judge_verdicts(store, run=run),
         run=run,
@@ -390,3 +393,34 @@ def agreement_report(
         resamples=resamples,
         seed=seed,
     )
+    calibrations = {
+        judged: judge_calibrations(store, judged) for judged in {r["run"] for r in report["judges"]}
+    }
+    for row in report["judges"]:
+        row["calibration"] = calibrations[row["run"]].get(row["judge"])
+    return report
+
+
+def calibration_of(configs: Sequence[dict[str, Any]], run: str) -> dict[str, Any] | None:
+    """The calibration of a judge's configurations on a run (db.case_file.run_judges
+    rows of one judge) when it has one configuration there, calibrated on that run's
+    labels: its figures measured on those labels again are in-sample."""
+    if len(configs) != 1:
+        return None
+    calibration = (configs[0]["config"] or {}).get("calibration")
+    if isinstance(calibration, dict) and calibration.get("run") == run:
+        return calibration
+    return None
+
+
+def judge_calibrations(store: Store, run: str) -> dict[str, dict[str, Any]]:
+    """Judge -> its calibration on `run`'s labels (see `calibration_of`)."""
+    configs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for config in run_judges(store, run):
+        configs[config["judge"]].append(config)
+    out = {}
+    for judge, rows in configs.items():
+        calibration = calibration_of(rows, run)
+        if calibration is not None:
+            out[judge] = calibration
+    return out

@@ -29,7 +29,7 @@ import numpy as np
 
 from copyaudit.engine.runner import score_with
 from copyaudit.errors import UserError
-from copyaudit.judges.options import Calibration, JudgeOptions
+from copyaudit.judges.options import Calibration, JudgeOptions, stored_defaults
 from copyaudit.judges.presets import build_judges
 from copyaudit.judges.registry import JUDGES, selected
 from copyaudit.render.metrics_format import format_figure
@@ -284,6 +284,14 @@ def _targets(
             _Target(spec.name, config["judge_hash"], config["config"] or {}, labelled, people)
         )
     return targets, refused
+
+
+def options_for_run(store: Store, run: str, judge: str) -> JudgeOptions:
+    """Options that select `judge` with the models the run stored (its judge options;
+    an imported run stored none: the defaults)."""
+    stored = json.loads(run_row(store, run)["config"] or "{}")
+    chosen = {name: stored[name] for name in stored_defaults() if name in stored}
+    return JudgeOptions(**{**chosen, "judges": judge})
 
 
 def calibrate_run(
