@@ -187,3 +187,41 @@ def test_a_yes_no_judge_is_not_calibrated(cli, tmp_path: Path) -> None:
     assert result.code == 2
     assert "refusal_lm: answers yes/no" in result.err
     assert json.loads(json.dumps(result.err)) == result.err  # plain one-line text
+
+
+def test_reports_and_dossier_show_measured_quality_or_not_verified(
+    cli, tmp_path: Path, db_path: Path
+) -> None:
+    keys = _literal_run(cli, tmp_path)
+    assert cli("judge", "r", "--judges", "literal").code == 0
+    before = json.loads(cli("report", "r", "--format", "json").out)["judge_quality"]
+    assert [(q["judge"], q["metric"], q["verified"]) for q in before] == [
+        ("literal", "rougeL", False)
+    ]
+    markdown = cli("report", "r").out
+    assert "- literal/rougeL: not verified against people (no labels)" in markdown
+    assert "not verified against people" in cli("dossier", keys[0]).out
+
+    store = Store(db_path)
+    for i, key in enumerate(keys):
+        label(store, key, "ann", "literal", 0, "yes" if i % 7 + 1 >= 4 else "no")
+    measured = json.loads(cli("report", "r", "--format", "json").out)["judge_quality"][0]
+    agreement = json.loads(cli("agreement", "--run", "r", "--format", "json").out)["judges"][0]
+    assert measured["verified"] and measured["basis"] == "against people's labels"
+    assert {k: measured[k] for k in ("n", "precision", "recall", "f1", "ci")} == {
+        k: agreement[k] for k in ("n", "precision", "recall", "f1", "ci")
+    }
+    assert agreement["calibration"] is None
+    html = cli("report", "r", "--format", "html").out
+    assert "Judges against people" in html and f"(n {measured['n']})" in html
+
+    result = cli("judge", "r", "--judges", "literal", "--calibrate-from-labels", "--folds", "3")
+    assert result.code == 0, result.err
+    calibrated = json.loads(cli("report", "r", "--format", "json").out)["judge_quality"][0]
+    agreement = json.loads(cli("agreement", "--run", "r", "--format", "json").out)["judges"][0]
+    cross = agreement["calibration"]["cross_validated"]
+    assert calibrated["basis"].startswith("cross-validated (3 folds by story): calibrated on 12")
+    assert calibrated["f1"] == cross["f1"] and calibrated["n"] == cross["n"] == 12
+    assert "its figures above are in-sample" in cli("agreement", "--run", "r").out
+    dossier = cli("dossier", keys[5]).out
+    assert "Measured against people" in dossier and "cross-validated" in dossier
