@@ -18,9 +18,14 @@ from copyaudit.verification.calibration import (
 )
 from db import Store
 from db.case_file import run_judges
-from tests.conftest import database_fingerprint, write_jsonl
-from tests.factories import literal_record
-from tests.label_fixtures import LITERAL_JUDGE, judge, label, literal_score
+from tests.conftest import database_fingerprint
+from tests.label_fixtures import (
+    LITERAL_JUDGE,
+    judge,
+    label,
+    literal_copies_run,
+    literal_score,
+)
 
 # Four stories, three labelled items each: (score, people say yes).
 STORIES = {
@@ -82,21 +87,6 @@ def test_too_few_labels_or_one_class_are_refused(items: list[LabelledScore], mes
 # The command
 # ---------------------------------------------------------------------------
 
-REFERENCE_WORDS = ["and", "the", "continuation", "number", "{i}", "follows", "here"]
-
-
-def _literal_run(cli, tmp_path: Path, n: int = 12) -> list[str]:
-    """A literal run whose case i copies the first (i % 7) + 1 words of its reference."""
-    cases = write_jsonl(tmp_path / "cases.jsonl", [literal_record(i) for i in range(n)])
-    outputs = []
-    for i in range(n):
-        words = [w.format(i=i) for w in REFERENCE_WORDS][: i % 7 + 1]
-        outputs.append({"case_id": f"lit-{i}", "output": " ".join([*words, "then", "rain"])})
-    gens = write_jsonl(tmp_path / "gens.jsonl", outputs)
-    assert cli("import", "literal", str(cases), "--suite", "lit").code == 0
-    assert cli("import-generations", str(gens), "--run", "r", "--suite", "lit").code == 0
-    return [f"r/lit-{i}/1" for i in range(n)]
-
 
 def _scores(store: Store) -> dict[int, tuple[float, bool, str]]:
     rows = store.conn.execute(
@@ -108,7 +98,7 @@ def _scores(store: Store) -> dict[int, tuple[float, bool, str]]:
 def test_calibrate_stores_a_new_configuration_and_rejudges(
     cli, tmp_path: Path, db_path: Path
 ) -> None:
-    keys = _literal_run(cli, tmp_path)
+    keys = literal_copies_run(cli, tmp_path)
     assert cli("judge", "r", "--judges", "literal").code == 0
     store = Store(db_path)
     before = _scores(store)
@@ -152,7 +142,7 @@ def test_calibrate_stores_a_new_configuration_and_rejudges(
 def test_calibrate_refuses_too_few_labels_and_changes_nothing(
     cli, tmp_path: Path, db_path: Path
 ) -> None:
-    keys = _literal_run(cli, tmp_path)
+    keys = literal_copies_run(cli, tmp_path)
     assert cli("judge", "r", "--judges", "literal").code == 0
     store = Store(db_path)
     for i, key in enumerate(keys[:4]):
@@ -170,7 +160,7 @@ def test_calibrate_refuses_too_few_labels_and_changes_nothing(
 def test_calibrate_refuses_scores_another_configuration_made(
     cli, tmp_path: Path, db_path: Path
 ) -> None:
-    keys = _literal_run(cli, tmp_path)
+    keys = literal_copies_run(cli, tmp_path)
     store = Store(db_path)
     judge(store, LITERAL_JUDGE, {k: literal_score(0.1 * (i % 10)) for i, k in enumerate(keys)})
     for i, key in enumerate(keys):
@@ -182,7 +172,7 @@ def test_calibrate_refuses_scores_another_configuration_made(
 
 
 def test_a_yes_no_judge_is_not_calibrated(cli, tmp_path: Path) -> None:
-    _literal_run(cli, tmp_path)
+    literal_copies_run(cli, tmp_path)
     result = cli("judge", "r", "--judges", "refusal_lm", "--calibrate-from-labels")
     assert result.code == 2
     assert "refusal_lm: answers yes/no" in result.err
@@ -192,7 +182,7 @@ def test_a_yes_no_judge_is_not_calibrated(cli, tmp_path: Path) -> None:
 def test_reports_and_dossier_show_measured_quality_or_not_verified(
     cli, tmp_path: Path, db_path: Path
 ) -> None:
-    keys = _literal_run(cli, tmp_path)
+    keys = literal_copies_run(cli, tmp_path)
     assert cli("judge", "r", "--judges", "literal").code == 0
     before = json.loads(cli("report", "r", "--format", "json").out)["judge_quality"]
     assert [(q["judge"], q["metric"], q["verified"]) for q in before] == [
