@@ -131,10 +131,10 @@ def judges_text(case: Dossier) -> Text:
         )
         measured = quality.get((j["judge"], j["metric"]))
         if measured is not None:
-            said = measured["basis"]
+            said = measured["basis"]  # "not verified against people (…)" when unverified
             if measured["verified"]:
-                said = f"{quality_figures(measured)}, {said}"
-            out.append_text(plain(f"  against people: {said}\n", "dim"))
+                said = f"against people: {quality_figures(measured)}, {said}"
+            out.append_text(plain(f"  {said}\n", "dim"))
     g, template = case.generation, case.template
     out.append_text(_section("Provenance"))
     out.append_text(_field("run", f"{g['run']} ({g['run_status']})"))
