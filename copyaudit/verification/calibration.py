@@ -318,7 +318,11 @@ def calibrate_run(
         except CalibrationError as error:
             refused.append((target.judge, str(error).removeprefix("calibration: ")))
             continue
-        judge = _rebuilt(judging, target, kind, embedder_factory)
+        try:
+            judge = _rebuilt(judging, target, kind, embedder_factory)
+        except CalibrationError as error:
+            refused.append((target.judge, str(error).removeprefix(f"{target.judge}: ")))
+            continue
         provenance = {
             "run": run,
             "labels": len(target.items),
