@@ -111,3 +111,21 @@ def label(
 
 def judge(store: Store, identity: JudgeIdentity, scores: dict[str, Score]) -> None:
     save_judgments(store, identity, [(gid(store, key), [score]) for key, score in scores.items()])
+
+
+REFERENCE_WORDS = ["and", "the", "continuation", "number", "{i}", "follows", "here"]
+
+
+def literal_copies_run(
+    cli: Callable, tmp_path: Path, n: int = 12, db: Path | None = None
+) -> list[str]:
+    """A literal run whose case i copies the first (i % 7) + 1 words of its reference."""
+    cases = write_jsonl(tmp_path / "cases.jsonl", [literal_record(i) for i in range(n)])
+    outputs = []
+    for i in range(n):
+        words = [w.format(i=i) for w in REFERENCE_WORDS][: i % 7 + 1]
+        outputs.append({"case_id": f"lit-{i}", "output": " ".join([*words, "then", "rain"])})
+    gens = write_jsonl(tmp_path / "gens.jsonl", outputs)
+    assert cli("import", "literal", str(cases), "--suite", "lit", db=db).code == 0
+    assert cli("import-generations", str(gens), "--run", "r", "--suite", "lit", db=db).code == 0
+    return [f"r/lit-{i}/1" for i in range(n)]

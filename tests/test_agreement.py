@@ -13,11 +13,13 @@ import krippendorff
 import numpy as np
 import pytest
 
+from copyaudit.types import Score
 from copyaudit.verification import stats
 from copyaudit.verification.agreement import agreement_report
 from db import Store
 from db.events import retract_label
 from db.labels import current_labels, judge_verdicts, latest_label_event
+from db.runs import JudgeIdentity
 from tests.label_fixtures import (
     CHARACTERS_JUDGE,
     EVENTS_JUDGE,
@@ -214,6 +216,27 @@ def test_literal_and_refusal_judges(tmp_path: Path, cli, db_path: Path) -> None:
     assert refusal["precision"] == pytest.approx(0.5) and refusal["recall"] == 1.0
     # One annotator: no agreement can be measured.
     assert _row(report["agreement"], target="literal")["alpha"] is None
+
+
+def test_no_threshold_advice_for_a_yes_no_judge(tmp_path: Path, cli, db_path: Path) -> None:
+    """The LM refusal judge answers yes/no (scores 1.0 / 0.0): advising "threshold 0.0"
+    would mean "flag everything"; the judge registry says it has no score threshold."""
+    keys = [f"r/lit-{i}/1" for i in range(1, 4)]
+    make_run(cli, tmp_path, "literal", [f"lit-{i}" for i in range(1, 4)])
+    store = Store(db_path)
+    answers = {
+        key: Score("refusal", float(yes), flagged=yes, target="refusal")
+        for key, yes in zip(keys, [True, False, False], strict=True)
+    }
+    judge(store, JudgeIdentity("refusal_lm", "1", {}, "rl1"), answers)
+    judge(store, REFUSAL_JUDGE, dict(zip(keys, map(refusal_score, [0.9, 0.7, 0.1]), strict=True)))
+    for key, refused in zip(keys, ["yes", "yes", "no"], strict=True):
+        label(store, key, "ann", "refusal", 0, refused)
+    rows = agreement_report(store, "r")["judges"]
+    assert _row(rows, judge="refusal_lm")["threshold"] is None
+    assert _row(rows, judge="refusal_lm")["recall"] == 0.5  # still measured
+    scored = _row(rows, judge="refusal")["threshold"]
+    assert scored["current"] == 0.6 and scored["best"]["threshold"] == 0.7
 
 
 def test_retraction_restores_the_previous_label(events_store: Store) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from db import Store
+from db.case_file import run_judges
 from db.events import append_label
 from db.labels import current_labels, judge_verdicts
 from screens.app import CopyauditApp
@@ -24,6 +25,7 @@ from screens.review.agreement_view import (
     with_interval,
 )
 from screens.review.annotation import AnnotationScreen
+from tests.label_fixtures import label, literal_copies_run
 from tests.test_screens_data import build_demo_like_db, settle, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -230,3 +232,61 @@ def test_agreement_snapshot(labelled_db: Path, snap_compare) -> None:
 
     app = CopyauditApp(labelled_db, annotator="judy")
     assert snap_compare(app, terminal_size=SIZE, run_before=open_agreement)
+
+
+@pytest.fixture
+def calibratable_db(tmp_path: Path, cli: Callable) -> Path:
+    """A literal run judged by the literal judge, its twelve items labelled by ann."""
+    path = tmp_path / "calibrate.db"
+    keys = literal_copies_run(cli, tmp_path, db=path)
+    assert cli("judge", "r", "--judges", "literal", db=path).code == 0
+    with Store(path) as store:
+        for i, key in enumerate(keys):
+            label(store, key, "ann", "literal", 0, "yes" if i % 7 + 1 >= 4 else "no")
+    return path
+
+
+async def test_c_calibrates_the_highlighted_judge(calibratable_db: Path) -> None:
+    app = CopyauditApp(calibratable_db)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_agreement(pilot)
+        with Store(calibratable_db) as store:
+            (before,) = {row["judge_hash"] for row in run_judges(store, "r")}
+        await pilot.press("c")
+        await wait_until(pilot, lambda: bool(screen.calibration_lines))
+        await wait_until(
+            pilot,
+            lambda: (screen.report or {}).get("judges", [{}])[0].get("calibration") is not None,
+        )
+        await settle(pilot)
+        assert screen.calibration_lines[0].startswith("literal: threshold 0.800 -> ")
+        assert "calibrated on 12 labels of run r by annotators ann" in screen.calibration_lines[0]
+        assert screen.calibration_lines[1].startswith("  cross-validated (held out): n 12")
+        with Store(calibratable_db) as store:
+            (after,) = {row["judge_hash"] for row in run_judges(store, "r")}
+        assert after != before
+        detail = str(screen.query_one("#agreement-detail").render())
+        assert "Calibrated: calibrated on 12 labels of run r by annotators ann" in detail
+        assert "figures above in-sample; cross-validated P " in detail
+
+
+async def test_c_refuses_a_yes_no_judge_and_too_few_labels(labelled_db: Path) -> None:
+    app = CopyauditApp(labelled_db)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        screen = await _open_agreement(pilot)
+        rows = screen.report["judges"]
+        table = screen.query_one("#agreement-judges")
+        characters = next(i for i, r in enumerate(rows) if r["judge"] == "characters")
+        table.move_cursor(row=characters)
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        notes = [str(n.message) for n in app._notifications]
+        assert any("characters answers yes/no" in note for note in notes)
+        literal = next(i for i, r in enumerate(rows) if r["judge"] == "literal")
+        table.move_cursor(row=literal)
+        await settle(pilot)
+        await pilot.press("c")
+        await wait_until(
+            pilot, lambda: any("nothing calibrated" in str(n.message) for n in app._notifications)
+        )

@@ -28,6 +28,7 @@ from copyaudit.reports.output_file import check_destination, write_output
 from copyaudit.reports.run_report import build_report, report_markdown
 from copyaudit.reports.run_report_html import report_html
 from copyaudit.studies.notice.report import parse_thresholds
+from copyaudit.verification.calibration import calibrate_run, outcome_lines
 from db.case_file import run_judges, run_record
 from db.queries import metric_thresholds
 from db.run_owner import owned
@@ -184,16 +185,50 @@ def run_cmd(
 @click.argument("run")
 @judge_options
 @click.option("--rejudge", is_flag=True, help="Score again what these judges already scored.")
+@click.option(
+    "--calibrate-from-labels",
+    is_flag=True,
+    help="Fit each selected score judge's threshold to people's labels on RUN "
+    "(cross-validated, grouped by story), store it as a new judge configuration and "
+    "re-judge RUN with it.",
+)
+@click.option(
+    "--folds",
+    type=click.IntRange(2),
+    default=5,
+    show_default=True,
+    help="With --calibrate-from-labels: cross-validation folds.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="With --calibrate-from-labels: the seed of the folds and intervals.",
+)
 @click.pass_obj
 def judge_cmd(
     obj: Any,
     run: str,
     judging: JudgeOptions,
     rejudge: bool,
+    calibrate_from_labels: bool,
+    folds: int,
+    seed: int,
 ) -> None:
     """(Re)judge the generations of RUN, generated here or imported."""
 
     progress = RichProgress()
+    if calibrate_from_labels:
+        with obj.store() as store, owned(store, run, "judge"), progress.bar:
+            outcomes, refused = calibrate_run(
+                store, run, judging, folds=folds, seed=seed, on_progress=progress
+            )
+        for judge, reason in refused:
+            click.echo(f"not calibrated {judge}: {reason}", err=True)
+        for outcome in outcomes:
+            click.echo("\n".join(outcome_lines(outcome)))
+        return
     with obj.store() as store, owned(store, run, "judge"), progress.bar:
         stored, skipped = judge_run(store, run, judging, rejudge=rejudge, on_progress=progress)
     for judge, reason in skipped:

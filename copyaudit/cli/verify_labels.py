@@ -15,6 +15,7 @@ from copyaudit.render.markdown import table
 from copyaudit.render.metrics_format import format_figure
 from copyaudit.verification.agreement import agreement_report
 from copyaudit.verification.label_files import fold_current, read_labels
+from copyaudit.verification.quality import quality_figures
 from db.labels import import_labels
 from db.queues import create_queue, list_queues, queue_item_rows
 
@@ -68,6 +69,15 @@ def render_markdown(
         )
     header = ["run", "target", "judge", "n", "accuracy", "precision", "recall", "F1"]
     out += table([*header, "tp/fp/fn/tn", "left out"], judge_rows) if judge_rows else ["none"]
+    for j in report["judges"]:
+        calibration = j.get("calibration")
+        if calibration:
+            held_out = quality_figures({"verified": True, **calibration["cross_validated"]})
+            out.append(
+                f"\n{j['judge']} on {j['run']} is {calibration['description']}: its figures "
+                f"above are in-sample; cross-validated ({calibration['folds']} folds by story): "
+                f"{held_out}."
+            )
     paper = report["paper"]
     out += ["", f"Paper figures ({paper['source']}):", ""]
     out += table(
@@ -99,6 +109,11 @@ def render_markdown(
         )
         notes = {j["threshold"].get("note") for j in advice} - {None}
         out += [f"\nNote: {note}." for note in sorted(notes)]
+        out.append(
+            "\nIn-sample: the best threshold is fitted and measured on the same labels. "
+            "`copyaudit judge RUN --calibrate-from-labels` fits it with cross-validation "
+            "and re-judges the run."
+        )
     out += ["", "## Human reference", ""]
     out += table(
         ["run", "target", "items", "decided", "adjudicated", "overridden", "ties", "no votes"],

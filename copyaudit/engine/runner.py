@@ -20,6 +20,7 @@ from typing import Any
 
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
+from copyaudit.judges.base import Judge
 from copyaudit.judges.options import OFFLINE, JudgeOptions
 from copyaudit.judges.presets import build_judges
 from copyaudit.models.base import (
@@ -355,15 +356,34 @@ def judge_run(
     row = run_row(store, run)
     kind = suite_kind(store, row["suite_id"])
     judge_list, skipped = build_judges(judging, kind, embedder_factory=embedder_factory)
+    stored = score_with(
+        store, run, judge_list, rejudge=rejudge, on_progress=on_progress, cancel=cancel
+    )
+    return stored, skipped
+
+
+def score_with(
+    store: Any,
+    run: str,
+    judges: Sequence[Judge],
+    *,
+    rejudge: bool = False,
+    on_progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> int:
+    """Score the run's generations with judges already built (their stored
+    configuration and hash go with each judgment); the number of scores stored."""
+    row = run_row(store, run)
     stored = 0
-    for judge in judge_list:
+    for judge in judges:
         todo = generations_to_judge(store, int(row["id"]), judge.name, rejudge=rejudge)
-        identity = JudgeIdentity(judge.name, judge.version, judge.config(), judge.config_hash())
+        config = judge.stored_config()
+        identity = JudgeIdentity(judge.name, judge.version, config, judge.config_hash())
         meter = ProgressMeter(run, "judge", len(todo), 0, on_progress)
         meter.advance(0, judge.name)
         for start in range(0, len(todo), JUDGE_BATCH):
             if cancel is not None and cancel.is_set():
-                return stored, skipped
+                return stored
             batch = todo[start : start + JUDGE_BATCH]
             inputs = [JudgeInput(g.case.kind, g.case.payload, g.prompt, g.output) for g in batch]
             scores = judge.judge(inputs)
@@ -371,4 +391,4 @@ def judge_run(
                 store, identity, [(g.generation_id, s) for g, s in zip(batch, scores, strict=True)]
             )
             meter.advance(len(batch), judge.name)
-    return stored, skipped
+    return stored

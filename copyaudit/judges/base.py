@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from copyaudit.types import JudgeInput, Score
@@ -21,14 +21,31 @@ class Judge(ABC):
 
     name: str = ""
     version: str = "1"
+    calibration: dict[str, Any] | None = None  # set by `calibrate`
 
     def config(self) -> dict[str, Any]:
         """Everything that changes the judge's numbers (stored as provenance)."""
         return {}
 
+    def stored_config(self) -> dict[str, Any]:
+        """`config()` and, for a calibrated judge, where its threshold came from (an
+        uncalibrated judge's stored configuration and hash are `config()`'s, as ever)."""
+        config = self.config()
+        return config if self.calibration is None else {**config, "calibration": self.calibration}
+
+    def set_score_threshold(self, value: float) -> None:
+        """Set the score threshold that decides a verdict; judges with one (the judge
+        registry's `score_threshold`) override this."""
+        raise TypeError(f"judge {self.name!r} has no score threshold")
+
+    def calibrate(self, threshold: float, provenance: Mapping[str, Any]) -> None:
+        """Use `threshold`, fitted to people's labels; `provenance` says how."""
+        self.set_score_threshold(threshold)
+        self.calibration = {**provenance, "threshold": threshold}
+
     def config_hash(self) -> str:
         blob = json.dumps(
-            {"name": self.name, "version": self.version, "config": self.config()},
+            {"name": self.name, "version": self.version, "config": self.stored_config()},
             sort_keys=True,
             default=str,
         )

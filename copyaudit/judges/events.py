@@ -93,6 +93,11 @@ class EventJudge(Judge):
             "entailment": self.model.config(),
         }
 
+    def set_score_threshold(self, value: float) -> None:
+        """The entailment threshold an event's score must reach (the count threshold
+        that flags a story stays)."""
+        self.model.threshold = value
+
     def judge(self, items: Sequence[JudgeInput]) -> list[list[Score]]:
         events_per_item: list[list[str] | None] = []
         windows_per_item: list[list[Window]] = []

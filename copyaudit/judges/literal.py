@@ -95,6 +95,9 @@ class LiteralJudge(Judge):
             "rouge1": "F-measure, whole texts",
         }
 
+    def set_score_threshold(self, value: float) -> None:
+        self.threshold = value
+
     def judge(self, items: Sequence[JudgeInput]) -> list[list[Score]]:
         return [self._judge_one(item) for item in items]
 

@@ -7,6 +7,7 @@ have stored it all along, so config hashes do not move and older runs still resu
 
 from __future__ import annotations
 
+import json
 import re
 import urllib.parse
 from dataclasses import dataclass, fields
@@ -31,6 +32,19 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
+class Calibration:
+    """A judge's score threshold fitted to people's labels (copyaudit.verification.
+    calibration); `provenance` is JSON text (labels, run, annotators, folds, figures)."""
+
+    judge: str
+    threshold: float
+    provenance: str = "{}"
+
+    def record(self) -> dict[str, Any]:
+        return json.loads(self.provenance)
+
+
+@dataclass(frozen=True)
 class JudgeOptions:
     """The judges to run and the models they use (None: the preset's choice)."""
 
@@ -50,6 +64,9 @@ class JudgeOptions:
     judge_api_key_env: str = "OPENAI_API_KEY"
     device: str = "auto"  # where judge models load
     allow_download: bool = False  # hub models load from the local cache only unless set
+    # thresholds fitted to labels, applied to the judges they name (not stored in the
+    # run's configuration: each judge's own stored configuration records its calibration)
+    calibrations: tuple[Calibration, ...] = ()
 
     def __post_init__(self) -> None:
         if self.judge_backend not in JUDGE_BACKENDS:

@@ -51,7 +51,8 @@ def build_judges(
 
     Factories are called at most once, and only when a judge needs them.
     `generator_factory` provides the judge LM for fluency and LM refusal (default:
-    `options.judge_model`, when named)."""
+    `options.judge_model`, when named). A judge named in `options.calibrations` gets
+    its fitted threshold (and so a configuration hash of its own)."""
     specs, explicit = selected(options.judges)
     ctx = BuildContext(
         options,
@@ -65,7 +66,12 @@ def build_judges(
                 ctx.skipped.append((spec.name, f"does not apply to task kind {kind!r}"))
             continue
         try:
-            judges.append(spec.build(ctx))
+            judge = spec.build(ctx)
         except JudgeUnavailable as reason:
             ctx.skipped.append((spec.name, " ".join(str(reason).split())))
+            continue
+        for calibration in options.calibrations:
+            if calibration.judge == spec.name:
+                judge.calibrate(calibration.threshold, calibration.record())
+        judges.append(judge)
     return judges, ctx.skipped

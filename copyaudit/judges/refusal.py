@@ -132,6 +132,11 @@ class RefusalJudge(Judge):
             "exemplars": list(REFUSAL_EXEMPLARS) if self.embedder else [],
         }
 
+    def set_score_threshold(self, value: float) -> None:
+        if self.embedder is None:
+            raise TypeError("the refusal judge without an embedder has no score threshold")
+        self.threshold = value
+
     def judge(self, items: Sequence[JudgeInput]) -> list[list[Score]]:
         outputs = [item.output or "" for item in items]
         openings = [opening(text, self.opening_chars) for text in outputs]

@@ -41,6 +41,9 @@ class JudgeSpec:
     paper: str = "same"  # its setting in the paper preset
     offline: str = "same"  # its setting in the offline preset
     paper_kinds: frozenset[str] | None = None  # narrower kinds under the paper preset
+    # the config key of the score threshold that decides an item's verdict: threshold
+    # advice and calibration from labels apply to it; None: a yes/no (or count) judge
+    score_threshold: str | None = None
 
     def applies(self, kind: str, paper: bool) -> bool:
         if kind == ALL_KINDS:
@@ -64,6 +67,7 @@ JUDGES: dict[str, JudgeSpec] = {
             frozenset({"literal"}),
             presets=("paper", "offline"),
             paper="rouge_score's tokenizer, as CopyBench",
+            score_threshold="threshold",
         ),
         JudgeSpec(
             "literal_unicode",
@@ -71,6 +75,7 @@ JUDGES: dict[str, JudgeSpec] = {
             frozenset({"literal"}),
             paper="not in the preset",
             offline="not in the preset (ROUGE on Unicode words, for non-Latin scripts)",
+            score_threshold="threshold",
         ),
         JudgeSpec(
             "characters",
@@ -86,6 +91,7 @@ JUDGES: dict[str, JudgeSpec] = {
             needs=("event model", "embedder"),
             paper="Flan-T5-XL 'attributable' (or the event model)",
             offline="embedding + lexical overlap (or the event model)",
+            score_threshold="entailment_threshold",
         ),
         JudgeSpec(
             "qa",
@@ -102,6 +108,7 @@ JUDGES: dict[str, JudgeSpec] = {
             needs=("notice models", "embedder"),
             paper="BERTScore roberta-base (layer 10); multilingual paraphrase-xlm-r",
             offline="the shared embedder; translate only with a multilingual model",
+            score_threshold="flag_thresholds",  # one per metric
         ),
         JudgeSpec(
             "refusal",
@@ -110,6 +117,7 @@ JUDGES: dict[str, JudgeSpec] = {
             presets=("offline",),
             needs=("embedder",),
             offline="refusal phrases + embedding similarity (phrases only without one)",
+            score_threshold="embedding_threshold",  # None in its config without an embedder
         ),
         JudgeSpec(
             "fluency",
@@ -146,6 +154,13 @@ JUDGES: dict[str, JudgeSpec] = {
     )
 }
 JUDGE_NAMES: tuple[str, ...] = tuple(JUDGES)
+
+
+def score_threshold(judge: str) -> str | None:
+    """The config key of the judge's score threshold; None for a yes/no judge or a
+    judge not in the table (imported under another name)."""
+    spec = JUDGES.get(judge)
+    return None if spec is None else spec.score_threshold
 
 
 def selected(judges: str) -> tuple[tuple[JudgeSpec, ...], bool]:

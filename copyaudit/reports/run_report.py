@@ -12,6 +12,7 @@ from copyaudit.render.markdown import table
 from copyaudit.render.text import headline_text, judged_caption, suite_note_lines
 from copyaudit.reports.copying import copying_blocks, copying_markdown
 from copyaudit.studies.notice.report import notice_markdown, notice_report
+from copyaudit.verification.quality import judge_quality, quality_line
 from copyaudit.vocabulary import FRACTION_METRICS, HEADLINES, report_headlines
 from db.cases import run_import_note, suite_import_note
 from db.queries import iter_scores, metric_thresholds, run_overview
@@ -93,6 +94,8 @@ def build_report(
         "import_note": suite_import_note(store, int(row["suite_id"])),
         "generations_note": run_import_note(store, int(row["id"])),
         **summary,
+        # each judge figure's precision / recall / F1 against people, or "not verified"
+        "judge_quality": judge_quality(store, run),
     }
     if report["kind"] == "decop":
         from copyaudit.studies.decop.report import decop_report  # deferred: loads scipy
@@ -101,6 +104,14 @@ def build_report(
     if report["kind"] == "notice":
         report["notice"] = notice_report(store, run, notice_thresholds)
     return report
+
+
+def quality_markdown(report: dict[str, Any]) -> list[str]:
+    """The judges' measured quality against people (a section; none for an unjudged run)."""
+    entries = report.get("judge_quality") or []
+    if not entries:
+        return []
+    return ["", "## Judges against people", "", *(f"- {quality_line(e)}" for e in entries)]
 
 
 def _bar(count: int, top: int, width: int = 30) -> str:
@@ -135,6 +146,7 @@ def report_markdown(report: dict[str, Any]) -> str:
             f"\n{report['fluency_unparseable']} fluency answers could not be parsed "
             "and are left out of the mean."
         )
+    lines += quality_markdown(report)
     columns = [h for h in headlines if h.by_template]
     if len(report["by_template"]) > 1 and columns:
         lines += ["", "## By prompt template", ""]

@@ -25,6 +25,7 @@ from copyaudit.render.html import (
 from copyaudit.render.text import headline_text, import_notes, judged_caption
 from copyaudit.reports.copying import copying_markdown
 from copyaudit.studies.notice.report import notice_markdown
+from copyaudit.verification.quality import quality_line
 from copyaudit.vocabulary import report_headlines
 
 CSS = """
@@ -83,6 +84,14 @@ def _headline_table(report: dict[str, Any]) -> str:
     return table(
         [h.column for h in headlines], [[esc(headline_text(h, report[h.key])) for h in headlines]]
     )
+
+
+def _quality(report: dict[str, Any]) -> str:
+    entries = report.get("judge_quality") or []
+    if not entries:
+        return ""
+    items = "".join(f"<li>{esc(quality_line(e))}</li>" for e in entries)
+    return f"<h2>Judges against people</h2><ul>{items}</ul>"
 
 
 def _template_table(report: dict[str, Any]) -> str:
@@ -174,6 +183,7 @@ def report_html(
                 f"<p>{report['fluency_unparseable']} fluency answers could not be parsed "
                 "and are left out of the mean.</p>"
             )
+        body += _quality(report)
         if len(report["by_template"]) > 1:
             body += _template_table(report)
         if report.get("notice") is not None:

@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from copyaudit.items import LABEL_TARGETS
+from copyaudit.judges.registry import score_threshold
 from copyaudit.verification import stats
+from db.case_file import run_judges
 from db.labels import current_labels, judge_verdicts
 from db.runs import run_row
 
@@ -38,8 +40,6 @@ if TYPE_CHECKING:
 
 DEFAULT_ADJUDICATORS: tuple[str, ...] = ("adjudicator",)
 TARGETS: tuple[str, ...] = LABEL_TARGETS
-# targets whose verdict is a thresholded continuous score
-SCORED_TARGETS = frozenset({"literal", "event", "refusal", "content"})
 PAPER_SOURCE = "CopyBench (Chen et al., 2024) Table 3: human verification on 82 cases"
 PAPER_FIGURES: dict[str, dict[str, float]] = {
     "event": {"accuracy": 0.89, "precision": 0.68, "recall": 0.87, "f1": 0.76},
@@ -144,13 +144,14 @@ def _target_order(key: tuple[str, str]) -> tuple[str, int]:
     return (run, TARGETS.index(target) if target in TARGETS else len(TARGETS))
 
 
-def _judge_rows(
+def judge_rows(
     verdicts: Sequence[JudgeVerdict],
     items: dict[Item, ItemLabels],
     references: dict[Item, Reference],
     resamples: int,
     seed: int,
 ) -> list[dict[str, Any]]:
+    """Per (run, target, judge, metric): the judge's figures against the reference."""
     groups: dict[tuple[str, str, str, str], list[JudgeVerdict]] = defaultdict(list)
     for verdict in verdicts:
         groups[(verdict.run, verdict.target, verdict.judge, verdict.metric)].append(verdict)
@@ -192,7 +193,7 @@ def _judge_rows(
                 for name in ("unlabelled", "tie", "no_votes", "judge_error", "not_judged")
             },
             "paper": PAPER_FIGURES.get(target),
-            "threshold": _threshold_advice(target, compared),
+            "threshold": _threshold_advice(judge, target, compared),
         }
         rows.append(row)
     return rows
@@ -203,14 +204,15 @@ def _pair(interval: tuple[float, float] | None) -> list[float] | None:
 
 
 def _threshold_advice(
-    target: str, compared: list[tuple[JudgeVerdict, bool]]
+    judge: str, target: str, compared: list[tuple[JudgeVerdict, bool]]
 ) -> dict[str, Any] | None:
-    """The score threshold with the best F1 against the reference, for targets whose
-    verdict is a thresholded score; None elsewhere."""
-    if target not in SCORED_TARGETS:
+    """The score threshold with the best F1 against the reference, for judges whose
+    verdict is a thresholded score (the judge registry's `score_threshold`); None for
+    a yes/no judge, where a "threshold" on 0/1 answers would only say "flag everything"."""
+    if score_threshold(judge) is None:
         return None
-    scored = [(v.score, gold) for v, gold in compared if v.score is not None]
     currents = {v.threshold for v, _ in compared if v.threshold is not None}
+    scored = [(v.score, gold) for v, gold in compared if v.score is not None]
     best = stats.best_threshold([s for s, _ in scored], [g for _, g in scored])
     advice: dict[str, Any] = {
         "n_scored": len(scored),
@@ -323,6 +325,23 @@ def disagreement_rows(
 # ---------------------------------------------------------------------------
 
 
+def reference_items(
+    labels: Sequence[CurrentLabel],
+    verdicts: Sequence[JudgeVerdict],
+    adjudicators: Sequence[str] = DEFAULT_ADJUDICATORS,
+) -> tuple[dict[Item, ItemLabels], dict[Item, Reference]]:
+    """The labelled items and their human reference; labels on items a judge left
+    out on purpose count nowhere."""
+    not_scored = {(v.run, v.generation_id, v.target, v.item_index) for v in verdicts if v.excluded}
+    labels = [
+        label
+        for label in labels
+        if (label.run, label.generation_id, label.target, label.item_index) not in not_scored
+    ]
+    items = collect_items(labels, adjudicators)
+    return items, {key: reference_for(item) for key, item in items.items()}
+
+
 def compute_report(
     labels: Sequence[CurrentLabel],
     verdicts: Sequence[JudgeVerdict],
@@ -333,21 +352,14 @@ def compute_report(
     seed: int = 0,
 ) -> dict[str, Any]:
     """The report from current labels and judge verdicts (no database access)."""
-    not_scored = {(v.run, v.generation_id, v.target, v.item_index) for v in verdicts if v.excluded}
-    labels = [
-        label
-        for label in labels
-        if (label.run, label.generation_id, label.target, label.item_index) not in not_scored
-    ]
-    items = collect_items(labels, adjudicators)
-    references = {key: reference_for(item) for key, item in items.items()}
+    items, references = reference_items(labels, verdicts, adjudicators)
     return {
         "run": run,
         "adjudicators": list(adjudicators),
         "bootstrap": {"resamples": resamples, "seed": seed, "confidence": 0.95},
         "paper": {"source": PAPER_SOURCE, **PAPER_FIGURES},
         "references": _reference_rows(items, references),
-        "judges": _judge_rows(verdicts, items, references, resamples, seed),
+        "judges": judge_rows(verdicts, items, references, resamples, seed),
         "agreement": _agreement_rows(items),
         "disagreements": disagreement_rows(verdicts, items, references),
     }
@@ -366,13 +378,14 @@ def agreement_report(
     Keys: run, adjudicators, bootstrap, paper, references (per run and target: items
     labelled, decided, excluded ties / no votes), judges (per run, target, judge,
     metric: n, accuracy, precision, recall, f1, ci, confusion, excluded, paper,
-    threshold advice), agreement (per run and target: alpha, items, annotators,
+    threshold advice, calibration: the judge's calibration on these labels, whose
+    figures here are then in-sample), agreement (per run and target: alpha, items, annotators,
     pairwise kappa), disagreements (most disputed first).
     """
 
     if run is not None:
         run_row(store, run)  # a clear error for an unknown run
-    return compute_report(
+    report = compute_report(
         current_labels(store, run=run),
         judge_verdicts(store, run=run),
         run=run,
@@ -380,3 +393,34 @@ def agreement_report(
         resamples=resamples,
         seed=seed,
     )
+    calibrations = {
+        judged: judge_calibrations(store, judged) for judged in {r["run"] for r in report["judges"]}
+    }
+    for row in report["judges"]:
+        row["calibration"] = calibrations[row["run"]].get(row["judge"])
+    return report
+
+
+def calibration_of(configs: Sequence[dict[str, Any]], run: str) -> dict[str, Any] | None:
+    """The calibration of a judge's configurations on a run (db.case_file.run_judges
+    rows of one judge) when it has one configuration there, calibrated on that run's
+    labels: its figures measured on those labels again are in-sample."""
+    if len(configs) != 1:
+        return None
+    calibration = (configs[0]["config"] or {}).get("calibration")
+    if isinstance(calibration, dict) and calibration.get("run") == run:
+        return calibration
+    return None
+
+
+def judge_calibrations(store: Store, run: str) -> dict[str, dict[str, Any]]:
+    """Judge -> its calibration on `run`'s labels (see `calibration_of`)."""
+    configs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for config in run_judges(store, run):
+        configs[config["judge"]].append(config)
+    out = {}
+    for judge, rows in configs.items():
+        calibration = calibration_of(rows, run)
+        if calibration is not None:
+            out[judge] = calibration
+    return out

@@ -37,6 +37,7 @@ from copyaudit.items import item_label
 from copyaudit.render.metrics_format import format_metric
 from copyaudit.reports.dossier.build import case_file, write_dossier
 from copyaudit.reports.dossier.model import Dossier, flag_text
+from copyaudit.verification.quality import quality_figures
 from db.browse import GenerationDetail, JudgmentView, detail_from_row
 from db.events import append_review
 from db.review import current_review, undo_review
@@ -109,6 +110,7 @@ def judges_text(case: Dossier) -> Text:
     out = _section("Judge figures", first=True)
     if not case.judgments:
         out.append("not judged\n", style="italic dim")
+    quality = {(q["judge"], q["metric"]): q for q in case.quality}
     for j in case.judgments:
         threshold = j["evidence"].get("threshold")
         out.append_text(plain(f"{j['judge']}/{j['metric']} ", "bold"))
@@ -127,6 +129,12 @@ def judges_text(case: Dossier) -> Text:
                 f"  judge version {j['judge_version'] or DASH} · config {j['judge_hash']}\n", "dim"
             )
         )
+        measured = quality.get((j["judge"], j["metric"]))
+        if measured is not None:
+            said = measured["basis"]  # "not verified against people (…)" when unverified
+            if measured["verified"]:
+                said = f"against people: {quality_figures(measured)}, {said}"
+            out.append_text(plain(f"  {said}\n", "dim"))
     g, template = case.generation, case.template
     out.append_text(_section("Provenance"))
     out.append_text(_field("run", f"{g['run']} ({g['run_status']})"))

@@ -7,7 +7,9 @@ figures, threshold advice and what was left out below it), agreement between
 annotators (Krippendorff's alpha, pairwise Cohen's kappa, how the reference was
 decided) and the disagreements, most disputed first. Enter on a disagreement opens the
 generation view (n/p walk the disputed generations); `d` adjudicates: annotation mode
-on that generation under the adjudicator name the report reads."""
+on that generation under the adjudicator name the report reads; `c` calibrates the
+highlighted score judge on its run's labels (copyaudit judge RUN --calibrate-from-labels:
+a new judge configuration, the run re-judged, the cross-validated figures shown)."""
 
 from __future__ import annotations
 
@@ -21,9 +23,13 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from copyaudit.errors import UserError
 from copyaudit.items import item_number
 from copyaudit.render.metrics_format import format_figure
 from copyaudit.verification.agreement import agreement_report
+from copyaudit.verification.calibration import calibrate_run, options_for_run, outcome_lines
+from copyaudit.verification.quality import quality_figures
+from db.run_owner import owned
 from screens.destinations import Annotation, Generation
 from screens.plain import DASH, plain
 from screens.state.id_pager import IdPager
@@ -136,6 +142,15 @@ def judge_detail(row: dict[str, Any]) -> Text:
         out.append(f" · {advice['n_scored']} scored")
         if advice.get("note"):
             out.append(" (approximate: see copyaudit agreement)", style="italic dim")
+    calibration = row.get("calibration")
+    if calibration:
+        out.append("\nCalibrated: ", style="dim")
+        out.append_text(
+            plain(
+                f"{calibration['description']}; figures above in-sample; cross-validated "
+                f"{quality_figures({'verified': True, **calibration['cross_validated']})}"
+            )
+        )
     left = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in row["excluded"].items() if v)
     out.append("\nLeft out: ", style="dim")
     out.append_text(plain(left or "none"))
@@ -148,16 +163,26 @@ class AgreementLoaded(Message):
         self.report = report
 
 
+class CalibrationDone(Message):
+    """A calibration's outcome lines, or the reason it was refused."""
+
+    def __init__(self, lines: list[str], error: str | None = None) -> None:
+        super().__init__()
+        self.lines = lines
+        self.error = error
+
+
 class AgreementScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="agreement.back"),
         Binding("r", "reload", "Reload", id="agreement.reload"),
         Binding("d", "adjudicate", "Adjudicate", id="agreement.adjudicate"),
+        Binding("c", "calibrate", "Calibrate", id="agreement.calibrate"),
     ]
     DEFAULT_CSS = """
     #agreement-status { height: auto; padding: 0 1; }
     #agreement-judges { height: 7; }
-    #agreement-detail-row { height: 5; border-top: solid $primary; }
+    #agreement-detail-row { height: 6; border-top: solid $primary; }
     #agreement-confusion { width: 34; padding: 0 1; }
     #agreement-detail { width: 1fr; padding: 0 1; }
     #agreement-people { height: 5; }
@@ -168,6 +193,7 @@ class AgreementScreen(Screen[None]):
         super().__init__()
         self.report: dict[str, Any] | None = None
         self.disputes: list[dict[str, Any]] = []
+        self.calibration_lines: list[str] = []  # the last calibration's outcome
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Agreement & judge quality", style="bold"), classes="title-bar")
@@ -357,6 +383,50 @@ class AgreementScreen(Screen[None]):
             app.open(destination)
 
         app.ensure_annotator(start)
+
+    def action_calibrate(self) -> None:
+        """Fit the highlighted judge's threshold to its run's labels and re-judge."""
+        table = self.query_one("#agreement-judges", DataTable)
+        rows = self.report["judges"] if self.report else []
+        if not 0 <= table.cursor_row < len(rows):
+            self.app.bell()
+            return
+        row = rows[table.cursor_row]
+        if row.get("threshold") is None:
+            self.app.bell()
+            self.notify(
+                f"{row['judge']} answers yes/no: it has no score threshold to calibrate",
+                severity="warning",
+                markup=False,
+            )
+            return
+        run, judge = row["run"], row["judge"]
+        app: Any = self.app
+
+        def work() -> None:
+            try:
+                with app.data.background() as store, owned(store, run, "judge"):
+                    options = options_for_run(store, run, judge)
+                    outcomes, _ = calibrate_run(store, run, options)
+            except UserError as error:
+                self.post_message(CalibrationDone([], str(error)))
+                return
+            self.post_message(
+                CalibrationDone([line for o in outcomes for line in outcome_lines(o)])
+            )
+
+        self.query_one("#agreement-status", Static).update(
+            plain(f"calibrating {judge} on the labels of {run}…", "italic dim")
+        )
+        app.start_worker(work, group="calibrate", description=f"calibrating {judge}")
+
+    def on_calibration_done(self, message: CalibrationDone) -> None:
+        if message.error is not None:
+            self.notify(message.error, title="Not calibrated", severity="warning", markup=False)
+        else:
+            self.notify("\n".join(message.lines), title="Calibrated", timeout=20, markup=False)
+        self.calibration_lines = message.lines
+        self.action_reload()
 
     def action_back(self) -> None:
         self.app.pop_screen()

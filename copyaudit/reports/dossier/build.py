@@ -27,6 +27,7 @@ from copyaudit.reports.output_file import write_output
 from copyaudit.runs.lifecycle import code_version
 from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.spec import payload_reference
+from copyaudit.verification.quality import judge_quality
 from db.case_file import checkpoint, generation_record, judgments_with_provenance
 from db.cases import suite_import_note
 from db.clock import now
@@ -169,7 +170,14 @@ def case_file(store: Store, generation_id: int) -> Dossier:
         labels=labels,
         review=current_review(store, generation_id),
         history=[asdict(e) for e in case_history(store, generation_id)],
+        quality=_quality(store, record["run"], judgments),
     )
+
+
+def _quality(store: Store, run: str, judgments: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The run-level quality against people of the judge figures this generation has."""
+    shown = {(j["judge"], j["metric"]) for j in judgments}
+    return [q for q in judge_quality(store, run) if (q["judge"], q["metric"]) in shown]
 
 
 def render_dossier(dossier: Dossier, fmt: str) -> str:

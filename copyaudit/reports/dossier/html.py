@@ -24,6 +24,7 @@ from copyaudit.render.html import (
 )
 from copyaudit.render.html import table as html_table
 from copyaudit.reports.dossier.model import Dossier, flag_text, verdict_text
+from copyaudit.verification.quality import quality_line
 
 CSS = """
 body { max-width: 110em; }
@@ -130,6 +131,13 @@ def _items(d: Dossier) -> str:
     return html_table(["target", "item", "reference item", "judge verdicts", "human labels"], rows)
 
 
+def _quality(d: Dossier) -> str:
+    if not d.quality:
+        return ""
+    items = "".join(f"<li>{esc(quality_line(q))}</li>" for q in d.quality)
+    return f"<p>Measured against people (the whole run):</p><ul>{items}</ul>"
+
+
 def _judges(d: Dossier) -> str:
     if not d.judgments:
         return "<p class='muted'>Not judged.</p>"
@@ -147,7 +155,7 @@ def _judges(d: Dossier) -> str:
         ]
         for j in d.judgments
     ]
-    return html_table(
+    return _quality(d) + html_table(
         [
             "judge",
             "version",

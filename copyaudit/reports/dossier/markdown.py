@@ -17,6 +17,7 @@ from copyaudit.items import item_name, item_number
 from copyaudit.render.highlight import Segment
 from copyaudit.render.markdown import table
 from copyaudit.reports.dossier.model import Dossier, flag_text, verdict_text
+from copyaudit.verification.quality import quality_line
 
 _INLINE = re.compile(r"([\\`*_{}\[\]()<>&#|~!])")
 _BLOCK_START = re.compile(r"^(\d*)([-+=>.)])")  # "- x", "1. x", "> x" ...
@@ -141,6 +142,9 @@ def _judges(d: Dossier) -> list[str]:
             for j in d.judgments
         ],
     )
+    if d.quality:
+        lines += ["", "Measured against people (the whole run):", ""]
+        lines += [f"- {md_escape(quality_line(q))}" for q in d.quality]
     configs = {j["judge_hash"]: (j["judge"], j["judge_config"]) for j in d.judgments}
     for judge_hash, (name, config) in sorted(configs.items(), key=lambda kv: str(kv[0])):
         lines += ["", f"Config of {md_escape(name)} ({md_escape(judge_hash)}):", "", *_json(config)]

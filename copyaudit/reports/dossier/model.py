@@ -29,6 +29,8 @@ class Dossier:
     review: dict[str, Any]  # current status, reviewer, note
     history: list[dict[str, Any]]  # every label/review event, oldest first
     integrity: dict[str, Any] = field(default_factory=dict)
+    # each judge figure's measured P/R/F1 against people (verification.quality)
+    quality: list[dict[str, Any]] = field(default_factory=list)
 
 
 def flag_text(flagged: bool | None) -> str:

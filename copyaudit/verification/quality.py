@@ -1,0 +1,105 @@
+"""Each judge figure's measured quality against people, for reports, dossiers and screens.
+
+For every (judge, metric) that scored a run and is a headline figure or has a human
+label target: precision, recall and F1 against the human reference (n and 95% bootstrap
+intervals, as `copyaudit agreement` computes them) when people labelled its items, else
+"not verified against people". A judge calibrated on this run's labels is shown with its
+cross-validated figures (its threshold was fitted on those labels, so measuring it on
+them again would be the in-sample figure).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from copyaudit.render.metrics_format import format_figure
+from copyaudit.verification.agreement import (
+    DEFAULT_ADJUDICATORS,
+    calibration_of,
+    judge_rows,
+    reference_items,
+)
+from copyaudit.vocabulary import HEADLINES, METRIC
+from db.case_file import run_judges
+from db.labels import current_labels, judge_verdicts
+
+if TYPE_CHECKING:
+    from db.connection import Store
+
+NOT_VERIFIED = "not verified against people"
+FIGURES = ("n", "accuracy", "precision", "recall", "f1", "ci")
+_HEADLINE_METRICS = frozenset(h.metric for h in HEADLINES)
+
+
+def judge_quality(
+    store: Store, run: str, *, resamples: int = 1000, seed: int = 0
+) -> list[dict[str, Any]]:
+    """One entry per (judge, metric) of the run that is a judge figure: judge, metric,
+    target, verified, basis and, when verified, n, accuracy, precision, recall, f1, ci."""
+    verdicts = judge_verdicts(store, run=run)
+    items, references = reference_items(
+        current_labels(store, run=run), verdicts, DEFAULT_ADJUDICATORS
+    )
+    measured = {
+        (row["judge"], row["metric"]): row
+        for row in judge_rows(verdicts, items, references, resamples, seed)
+        if row["n"]
+    }
+    configs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for config in run_judges(store, run):
+        configs[config["judge"]].append(config)
+    out = []
+    for judge, rows in configs.items():
+        calibration = calibration_of(rows, run)
+        for metric in sorted({m for row in rows for m in row["metrics"]}):
+            known = METRIC.get(metric)
+            target = known.target if known else None
+            if target is None and metric not in _HEADLINE_METRICS:
+                continue
+            entry: dict[str, Any] = {"judge": judge, "metric": metric, "target": target}
+            if calibration is not None and target is not None:
+                cross = calibration["cross_validated"]
+                entry |= {"verified": True, **{k: cross[k] for k in FIGURES}}
+                entry["basis"] = (
+                    f"cross-validated ({calibration['folds']} folds by story): "
+                    f"{calibration['description']}"
+                )
+            elif (judge, metric) in measured:
+                row = measured[(judge, metric)]
+                entry |= {"verified": True, **{k: row[k] for k in FIGURES}}
+                entry["basis"] = "against people's labels"
+            else:
+                reason = "no labels" if target else "no human label for this metric"
+                entry |= {"verified": False, "basis": f"{NOT_VERIFIED} ({reason})"}
+            out.append(entry)
+    return out
+
+
+def _with_interval(value: float | None, interval: list[float] | None) -> str:
+    if interval is None:
+        return format_figure(value)
+    return f"{format_figure(value)} [{interval[0]:.2f}–{interval[1]:.2f}]"
+
+
+def quality_figures(entry: dict[str, Any]) -> str:
+    """ "P 0.750 [0.40–1.00] · R … · F1 … (n 12)", or "not verified against people"."""
+    if not entry["verified"]:
+        return NOT_VERIFIED
+    parts = [
+        f"{short} {_with_interval(entry[name], entry['ci'].get(name))}"
+        for name, short in (("precision", "P"), ("recall", "R"), ("f1", "F1"))
+    ]
+    return " · ".join(parts) + f" (n {entry['n']})"
+
+
+def quality_line(entry: dict[str, Any]) -> str:
+    """One judge figure's quality in a sentence, for Markdown, HTML and the screens."""
+    name = (
+        entry["judge"]
+        if entry["judge"] == entry["metric"]
+        else (f"{entry['judge']}/{entry['metric']}")
+    )
+    if not entry["verified"]:
+        return f"{name}: {entry['basis']}"
+    return f"{name}: {quality_figures(entry)}, {entry['basis']}"
