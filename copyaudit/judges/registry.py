@@ -127,6 +127,14 @@ JUDGES: dict[str, JudgeSpec] = {
             offline="not in the preset",
             paper_kinds=frozenset({"notice"}),  # the notice study judged its own task only
         ),
+        JudgeSpec(
+            "takedown",
+            "copyaudit.judges.infringement:infringement_judge",
+            frozenset({"literal"}),
+            needs=("embedder",),
+            paper="not in the preset (CoTaEval's eight metrics; `copyaudit takedown` runs it)",
+            offline="not in the preset (CoTaEval's eight metrics; `copyaudit takedown` runs it)",
+        ),
     )
 }
 JUDGE_NAMES: tuple[str, ...] = tuple(JUDGES)
