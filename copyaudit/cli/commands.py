@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "review": "review",
     "dossier": "dossier",
     "merge": "merge",
+    "takedown": "takedown",
 }
 
 

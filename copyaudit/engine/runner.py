@@ -148,12 +148,20 @@ def _generation_request(
         notice_mitigation=request.notice_mitigation,
     )
     budget = request.max_new_tokens or spec.max_new_tokens
-    # R-CAD reads the protected text (the case's reference) as its contrasting context
-    context = (" ".join(protected_texts(case)) or None) if request.mitigation == "rcad" else None
+    context = _rcad_context(case) if request.mitigation == "rcad" else None
     if chat:
         shown = spec.user if spec.system is None else f"[system]\n{spec.system}\n\n{spec.user}"
         return shown, GenerationRequest(spec.user, budget, spec.system, chat=True, context=context)
     return spec.text, GenerationRequest(spec.text, budget, context=context)
+
+
+def _rcad_context(case: Case) -> str | None:
+    """R-CAD's contrasting context: CoTaEval's `gt`, the case's reference text (what the
+    prompt would be continued with), else the texts MemFree protects."""
+    reference = case.payload.get("reference")
+    if isinstance(reference, str) and reference:
+        return reference
+    return " ".join(protected_texts(case)) or None
 
 
 def load_generator(request: RunRequest) -> Generator:
