@@ -16,11 +16,13 @@ from screens.destinations import (
     DecopWork,
     Generation,
     ReviewQueue,
+    Takedown,
 )
 from screens.generations.case_view import CaseScreen
 from screens.generations.generation_view import GenerationScreen
 from screens.review.annotation import AnnotationScreen
 from screens.review.review_queue import ReviewQueueScreen
+from screens.runs.takedown_view import TakedownScreen
 
 
 def _passage_list() -> type[Screen[Any]]:
@@ -44,6 +46,7 @@ SCREENS: dict[type, Callable[[], type[Screen[Any]]]] = {
     Case: lambda: CaseScreen,
     DecopWork: _passage_list,
     DecopPassage: _passage_view,
+    Takedown: lambda: TakedownScreen,
 }
 
 

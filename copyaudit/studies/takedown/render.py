@@ -11,9 +11,9 @@ from copyaudit.studies.takedown.table import BASELINE, TakedownRow, TakedownTabl
 from copyaudit.vocabulary import metric_label
 
 METHOD_NAMES: dict[str, str] = {
-    "none": "none (vanilla)",
+    "none": "none",
     "system": "system prompt",
-    "topk": "top-k perturbation",
+    "topk": "top-k noise",
     "memfree": "MemFree",
     "rcad": "R-CAD",
 }
@@ -26,11 +26,11 @@ def header(table: TakedownTable) -> list[str]:
     return [
         "method",
         *(metric_label(m) for m in table.metrics),
-        "win rate avg",
+        "avg win",
         utility,
         "Δ utility",
         "tokens/s",
-        "speed vs none",
+        "speed/none",
         "run",
     ]
 
