@@ -85,6 +85,15 @@ METRICS: tuple[Metric, ...] = (
     Metric("lcp_tokens", "extracted prefix (tokens)", "count", "flagged"),
     Metric("edit_distance", "edit distance", "count", lower_is_better=False),
     Metric("edit_similarity", "edit similarity", "fraction"),
+    # CoTaEval's eight infringement metrics (the takedown study), output vs reference
+    Metric("td_rouge1", "ROUGE-1", "fraction"),
+    Metric("td_rougeL", "ROUGE-L", "fraction"),
+    Metric("td_semantic", "semantic sim", "fraction"),
+    Metric("td_lcs_chars", "LCS chars", "count"),
+    Metric("td_lcs_words", "LCS words", "count"),
+    Metric("td_acs_words", "ACS words", "count"),
+    Metric("td_levenshtein", "Levenshtein", "count", lower_is_better=False),
+    Metric("td_minhash", "MinHash sim", "fraction"),
 )
 METRIC: dict[str, Metric] = {m.name: m for m in METRICS}
 FRACTION_METRICS = frozenset(m.name for m in METRICS if m.unit == "fraction")

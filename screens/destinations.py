@@ -76,3 +76,11 @@ class DecopPassage:
     work: WorkRow
     entry: PassageEntry
     delta: list[float] | None
+
+
+@dataclass(frozen=True)
+class Takedown:
+    """The takedown table of one suite and model (copyaudit.studies.takedown)."""
+
+    suite: str
+    model: str

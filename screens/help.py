@@ -25,6 +25,7 @@ from screens.review.annotation import AnnotationScreen
 from screens.review.review_queue import ReviewQueueScreen
 from screens.runs.dashboard import DashboardScreen
 from screens.runs.launcher import LauncherScreen
+from screens.runs.takedown_view import TakedownScreen
 from screens.widgets.checklist import EvidenceChecklist
 from screens.widgets.tables import OpenTable
 
@@ -63,6 +64,7 @@ def help_sections(app_class: type[DOMNode]) -> list[tuple[str, type[DOMNode]]]:
         ("DE-COP text report", ReportScreen),
         ("DE-COP passages of a work", DecopPassageListScreen),
         ("DE-COP passage (24 prompts)", DecopPassageScreen),
+        ("Takedown table (dashboard, t)", TakedownScreen),
         ("Help", HelpScreen),
     ]
 

@@ -17,11 +17,13 @@ from screens.destinations import (
     DecopWork,
     Generation,
     ReviewQueue,
+    Takedown,
 )
 from screens.generations.case_view import CaseScreen
 from screens.generations.generation_view import GenerationScreen
 from screens.review.annotation import AnnotationScreen
 from screens.review.review_queue import ReviewQueueScreen
+from screens.runs.takedown_view import TakedownScreen
 
 
 def _passage_list() -> type[Screen[Any]]:
@@ -52,6 +54,7 @@ SCREENS: dict[type, Callable[[], type[Screen[Any]]]] = {
     DecopWork: _passage_list,
     DecopPassage: _passage_view,
     Comparison: _compare,
+    Takedown: lambda: TakedownScreen,
 }
 
 

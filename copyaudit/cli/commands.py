@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "dossier": "dossier",
     "merge": "merge",
     "compare": "compare",
+    "takedown": "takedown",
 }
 
 

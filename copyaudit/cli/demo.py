@@ -9,7 +9,7 @@ import click
 
 from copyaudit.cli.options import judge_options
 from copyaudit.cli.tui import open_app
-from copyaudit.engine.demo import build_demo
+from copyaudit.engine.demo import build_demo, build_takedown_demo
 from copyaudit.judges.options import JudgeOptions
 
 DEMO_DB = "copyaudit-demo.db"
@@ -17,9 +17,15 @@ DEMO_DB = "copyaudit-demo.db"
 
 @click.command("demo")
 @click.option("--no-tui", is_flag=True, help="Build the demo database, do not open the app.")
+@click.option(
+    "--takedown",
+    is_flag=True,
+    help="Also run the takedown comparison on the literal samples with the embedded "
+    "model (5 methods x 2 cases x 24 tokens; minutes on a CPU).",
+)
 @judge_options
 @click.pass_obj
-def demo_cmd(obj: Any, no_tui: bool, judging: JudgeOptions) -> None:
+def demo_cmd(obj: Any, no_tui: bool, takedown: bool, judging: JudgeOptions) -> None:
     """Build a demo database from the bundled samples (idempotent) and open it.
 
     The database is ./copyaudit-demo.db unless --db or $COPYAUDIT_DB names one.
@@ -36,6 +42,8 @@ def demo_cmd(obj: Any, no_tui: bool, judging: JudgeOptions) -> None:
         f"demo database {obj.db_path}: {len(summary.suites)} suites, {len(summary.runs)} runs"
         + (f" ({added} new rows)" if added else " (already up to date)")
     )
+    if takedown:
+        click.echo(build_takedown_demo(obj.db_path), nl=False)
     if not no_tui:
         open_app(obj)
 

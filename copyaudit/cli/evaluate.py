@@ -18,9 +18,14 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from copyaudit.cli.options import judge_options, output_options, run_options
+from copyaudit.cli.options import (
+    decoding_method_options,
+    judge_options,
+    output_options,
+    run_options,
+)
 from copyaudit.cli.output import print_json
-from copyaudit.engine.runner import RunRequest, judge_run
+from copyaudit.engine.runner import MITIGATIONS, RunRequest, judge_run
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 from copyaudit.reports.dossier.build import integrity_figures
@@ -117,7 +122,7 @@ def execute_with_progress(db_path: Path, request: Any) -> Any:
 @click.option("--limit", type=int, help="Only the first N cases.")
 @click.option(
     "--mitigation",
-    type=click.Choice(["none", "system", "memfree"]),
+    type=click.Choice(MITIGATIONS),
     default="none",
     show_default=True,
 )
@@ -136,6 +141,7 @@ def execute_with_progress(db_path: Path, request: Any) -> Any:
     help="Notice suites: the 'copyrighted' keyword in the query and/or a copyright warning "
     "before it, once or repeated (the study's mitigations).",
 )
+@decoding_method_options
 @judge_options
 @click.option(
     "--max-new-tokens",
@@ -153,6 +159,7 @@ def run_cmd(
     mitigation: str,
     notice_position: str,
     notice_mitigation: str,
+    method_fields: dict[str, Any],
     judging: JudgeOptions,
     max_new_tokens: int | None,
 ) -> None:
@@ -169,6 +176,7 @@ def run_cmd(
         notice_mitigation=notice_mitigation,
         judging=judging,
         max_new_tokens=max_new_tokens,
+        **method_fields,
     )
     outcome = execute_with_progress(obj.db_path, request)
     for judge, reason in outcome.skipped_judges:

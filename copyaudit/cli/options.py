@@ -196,3 +196,51 @@ def run_options(
         return _apply(options, gathered)
 
     return decorate
+
+
+# --- Decoding-method parameters (run, takedown): runs.run_request.METHOD_PARAMETERS ---
+
+METHOD_FIELDS = ("topk_std", "topk_k", "decoding_seed", "rcad_alpha")
+
+
+def decoding_method_options(command: Callable[..., Any]) -> Any:
+    """--topk-std, --topk-k, --seed and --rcad-alpha (CoTaEval's top-k perturbation and
+    R-CAD), handed to the command as one mapping, `method_fields` (RunRequest fields)."""
+
+    @functools.wraps(command)
+    def gathered(*args: Any, **kwargs: Any) -> Any:
+        fields = {key: kwargs.pop(key) for key in METHOD_FIELDS}
+        return command(*args, method_fields=fields, **kwargs)
+
+    options = (
+        click.option(
+            "--topk-std",
+            type=click.FloatRange(0),
+            default=3.0,
+            show_default=True,
+            help="topk: std of the Gaussian noise on the top-k logits.",
+        ),
+        click.option(
+            "--topk-k",
+            type=click.IntRange(1),
+            default=50,
+            show_default=True,
+            help="topk: how many of the highest logits get noise.",
+        ),
+        click.option(
+            "--seed",
+            "decoding_seed",
+            type=int,
+            default=0,
+            show_default=True,
+            help="topk: the noise's seed.",
+        ),
+        click.option(
+            "--rcad-alpha",
+            type=click.FloatRange(0),
+            default=1.0,
+            show_default=True,
+            help="rcad: weight of the logits with the protected text in context.",
+        ),
+    )
+    return _apply(options, gathered)

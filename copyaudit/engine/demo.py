@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from copyaudit.engine.runner import judge_run
+from copyaudit.engine.runner import RunRequest, judge_run
+from copyaudit.engine.takedown import run_takedown
 from copyaudit.formats import load_cases, load_generations
 from copyaudit.judges.options import OFFLINE, JudgeOptions
 from copyaudit.studies.registry import STUDIES
+from copyaudit.studies.takedown.render import takedown_markdown
+from copyaudit.studies.takedown.table import METHODS, takedown_table
+from db import Store
 from db.cases import import_cases
 from db.runs import import_generations
-
-if TYPE_CHECKING:
-    from db import Store
 
 
 def sample_cases() -> list[tuple[str, str]]:
@@ -71,3 +71,22 @@ def build_demo(
             summary.scores += stored
             summary.skipped += [s for s in skipped if s not in summary.skipped]
     return summary
+
+
+TAKEDOWN_DEMO = {"suite": "literal", "limit": 2, "max_new_tokens": 24}
+
+
+def build_takedown_demo(db_path: Path, on_progress=None) -> str:
+    """The takedown comparison on the literal samples with the embedded model: every
+    method on the first 2 cases, 24 new tokens each (kept small: CPU decoding); returns
+    the table as Markdown. Safe to repeat (the runs resume)."""
+    base = RunRequest(
+        suite=TAKEDOWN_DEMO["suite"],
+        limit=TAKEDOWN_DEMO["limit"],
+        max_new_tokens=TAKEDOWN_DEMO["max_new_tokens"],
+        judging=JudgeOptions("literal"),
+        device="cpu",
+    )
+    run_takedown(db_path, base, METHODS, on_progress=on_progress)
+    with Store(db_path) as store:
+        return takedown_markdown(takedown_table(store, base.suite, base.model))

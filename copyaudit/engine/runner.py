@@ -41,7 +41,7 @@ from copyaudit.runs.launch_plan import refuse_conflicts
 from copyaudit.runs.lifecycle import RunOutcome, code_version, open_run, start_run, tracked
 from copyaudit.runs.loading import loading, uses_chat
 from copyaudit.runs.progress import ProgressCallback, ProgressMeter
-from copyaudit.runs.run_request import ModelRequest
+from copyaudit.runs.run_request import LOGIT_METHODS, METHOD_PARAMETERS, ModelRequest
 from copyaudit.studies.registry import protected_texts
 from copyaudit.types import Case, JudgeInput
 from db.pending import generations_to_judge, pending_generations, run_cases
@@ -55,7 +55,7 @@ from db.runs import (
     suite_kind,
 )
 
-MITIGATIONS = ("none", "system", "memfree")
+MITIGATIONS = ("none", "system", "memfree", "topk", "rcad")
 # the notice study's layout (notice before the query), no mitigation
 NOTICE_DEFAULTS = (NOTICE_POSITIONS[0], NOTICE_MITIGATIONS[0])
 JUDGE_BATCH = 32
@@ -66,7 +66,7 @@ class RunRequest(ModelRequest):
     templates: tuple[int, ...] = (1,)
     shots: int | None = None
     limit: int | None = None
-    mitigation: str = "none"  # none | system | memfree
+    mitigation: str = "none"  # none | system | memfree | topk | rcad
     judging: JudgeOptions = field(default_factory=JudgeOptions)  # the judges, their models
     memfree_n: int = 10
     chat: bool | None = None  # None: chat formatting when the model has a chat template
@@ -75,6 +75,14 @@ class RunRequest(ModelRequest):
         0
     ]  # notice suites: before_query (the study's) | start | end
     notice_mitigation: str = NOTICE_DEFAULTS[1]  # notice suites: keyword / warning / repeat_warning
+    topk_std: float = 3.0  # topk: std of the Gaussian noise (CoTaEval's runs used 3.0)
+    topk_k: int = 50  # topk: how many of the highest logits get noise
+    decoding_seed: int = 0  # topk: the noise's seed (with each prompt's token ids)
+    rcad_alpha: float = 1.0  # rcad: weight of the protected-context logits (CoTaEval: 1.0)
+
+    def method_parameters(self) -> dict[str, Any]:
+        """The parameters of the decoding method, as the run's configuration stores them."""
+        return {name: getattr(self, name) for name in METHOD_PARAMETERS.get(self.mitigation, ())}
 
     def run_name(self) -> str:
         return self._default_name("{suite}-{model}-{variant}", variant=self.variant())
@@ -141,10 +149,20 @@ def _generation_request(
         notice_mitigation=request.notice_mitigation,
     )
     budget = request.max_new_tokens or spec.max_new_tokens
+    context = _rcad_context(case) if request.mitigation == "rcad" else None
     if chat:
         shown = spec.user if spec.system is None else f"[system]\n{spec.system}\n\n{spec.user}"
-        return shown, GenerationRequest(spec.user, budget, spec.system, chat=True)
-    return spec.text, GenerationRequest(spec.text, budget)
+        return shown, GenerationRequest(spec.user, budget, spec.system, chat=True, context=context)
+    return spec.text, GenerationRequest(spec.text, budget, context=context)
+
+
+def _rcad_context(case: Case) -> str | None:
+    """R-CAD's contrasting context: CoTaEval's `gt`, the case's reference text (what the
+    prompt would be continued with), else the texts MemFree protects."""
+    reference = case.payload.get("reference")
+    if isinstance(reference, str) and reference:
+        return reference
+    return " ".join(protected_texts(case)) or None
 
 
 def load_generator(request: RunRequest) -> Generator:
@@ -179,6 +197,11 @@ def execute_run(
             f"unknown mitigation '{request.mitigation}' (one of {', '.join(MITIGATIONS)})"
         )
     _check_notice_options(request)
+    if request.mitigation in LOGIT_METHODS and request.backend != "hf":
+        raise UserError(
+            f"the {request.backend} backend cannot do {request.mitigation} decoding: it "
+            "changes the model's logits, which only a local model gives (--backend hf)"
+        )
     cancel = cancel or threading.Event()
     name = request.run_name()
     with open_run(db_path, name, request.suite, "run") as (store, sid, kind):
@@ -236,6 +259,7 @@ def _execute_owned(
             **request.notice_layout(),
             "chat": chat,
             "memfree_n": request.memfree_n,
+            **request.method_parameters(),
             "prompts": stable_hash(describe_templates()),
             "model": provenance,
         },
@@ -245,9 +269,7 @@ def _execute_owned(
     outcome = GenerationOutcome(run=name, kind=kind)
     with tracked(store, run_id, outcome, cancel):
         pending, total = pending_generations(store, run_id, sid, request.templates, request.limit)
-        processor_factory = None
-        if request.mitigation == "memfree":
-            processor_factory = _memfree_factory(store, sid, request, generator)
+        processor_factory = _processor_factory(store, sid, request, generator)
         _generate(
             store,
             run_id,
@@ -275,14 +297,25 @@ def _execute_owned(
     return outcome
 
 
-def _memfree_factory(
+def _processor_factory(
     store: Any, sid: int, request: RunRequest, generator: Generator
-) -> Callable[[], Any]:
-    from copyaudit.models.memfree import NgramIndex, memfree_factory  # defers torch
-
+) -> Callable[[], Any] | None:
+    """The logits processor factory of the request's decoding method (None: plain)."""
+    if request.mitigation not in LOGIT_METHODS:
+        return None
     tokenizer = getattr(getattr(generator, "loaded", None), "tokenizer", None)
     if tokenizer is None:
-        raise UserError("MemFree decoding needs a local model with logits (backend hf)")
+        raise UserError(
+            f"{request.mitigation} decoding needs a local model with logits (backend hf)"
+        )
+    # deferred: each loads torch
+    from copyaudit.models.memfree import NgramIndex, memfree_factory
+    from copyaudit.models.takedown_decoding import rcad_factory, topk_factory
+
+    if request.mitigation == "topk":
+        return topk_factory(request.topk_std, request.topk_k, request.decoding_seed)
+    if request.mitigation == "rcad":
+        return rcad_factory(request.rcad_alpha)
     texts = [t for _, case in run_cases(store, sid, None) for t in protected_texts(case) if t]
     return memfree_factory(NgramIndex.build(texts, tokenizer, n=request.memfree_n))
 

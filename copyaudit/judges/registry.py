@@ -151,6 +151,14 @@ JUDGES: dict[str, JudgeSpec] = {
             presets=("paper", "offline"),
             paper="HELM's copyright metrics; extracted at 50 tokens (--extract-tokens)",
         ),
+        JudgeSpec(
+            "takedown",
+            "copyaudit.judges.infringement:infringement_judge",
+            frozenset({"literal"}),
+            needs=("embedder",),
+            paper="not in the preset (CoTaEval's eight metrics; `copyaudit takedown` runs it)",
+            offline="not in the preset (CoTaEval's eight metrics; `copyaudit takedown` runs it)",
+        ),
     )
 }
 JUDGE_NAMES: tuple[str, ...] = tuple(JUDGES)

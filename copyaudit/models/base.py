@@ -16,6 +16,7 @@ class GenerationRequest:
     max_new_tokens: int
     system: str | None = None  # system prompt (chat formatting only)
     chat: bool = False  # format with the model's chat template
+    context: str | None = None  # the protected text a decoding method consults (R-CAD)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from copyaudit.models.hf_loading import (
 from copyaudit.models.hf_scoring import HFChoiceScorer, HFTokenScorer
 from copyaudit.models.padding import left_pad
 from copyaudit.models.stopping import DEFAULT_STOP, truncate_at_stop
+from copyaudit.models.takedown_decoding import BatchRows
 
 __all__ = ["DEFAULT_STOP", "HFChoiceScorer", "HFGenerator", "HFTokenScorer"]
 
@@ -48,6 +49,7 @@ class _Prepared:
     index: int  # position in the caller's request list
     token_ids: list[int]
     max_new_tokens: int
+    request: GenerationRequest
 
 
 class HFGenerator:
@@ -105,7 +107,7 @@ class HFGenerator:
                 )
                 continue
             groups.setdefault(request.max_new_tokens, []).append(
-                _Prepared(index, token_ids, request.max_new_tokens)
+                _Prepared(index, token_ids, request.max_new_tokens, request)
             )
         for max_new_tokens, items in groups.items():
             items.sort(key=lambda item: len(item.token_ids), reverse=True)  # less padding
@@ -227,7 +229,14 @@ class HFGenerator:
                 PaddingAwareRepetitionPenalty(self.repetition_penalty, attention_mask)
             )
         if logits_processor_factory is not None:
-            processors.append(logits_processor_factory())
+            method = logits_processor_factory()
+            bind = getattr(method, "bind_batch", None)
+            if bind is not None:  # a decoding method that reads the batch's prompts
+                bind(BatchRows([i.token_ids for i in items], [i.request for i in items], loaded))
+            # a method on the raw logits goes before the repetition penalty
+            processors.insert(
+                0 if getattr(method, "before_penalty", False) else len(processors), method
+            )
         stopper = StopOnText(loaded.tokenizer, self.stop, prompt_length) if self.stop else None
         criteria: list[StoppingCriteria] = [stopper] if stopper else []
         if control is not None:

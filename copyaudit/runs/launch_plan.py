@@ -18,6 +18,7 @@ from typing import Any
 
 from copyaudit.errors import UserError
 from copyaudit.judges.options import stored_defaults
+from copyaudit.runs.run_request import METHOD_PARAMETERS
 from db.runs import stored_configuration
 
 
@@ -104,7 +105,7 @@ def configuration_conflicts(
     else:
         pairs.append(("templates", tuple(stored.get("templates") or ()), tuple(request.templates)))
         pairs.append(("mitigation", stored.get("mitigation"), request.mitigation))
-        for name in _GENERATION_CONFIG:
+        for name in _GENERATION_CONFIG + METHOD_PARAMETERS.get(request.mitigation, ()):
             stored_value = config.get(name, _field_default(request, name))
             pairs.append((name, stored_value, getattr(request, name)))
         for name, default in stored_defaults().items():

@@ -6,6 +6,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# decoding methods that change the model's logits, so need a backend that has them (hf)
+LOGIT_METHODS = ("memfree", "topk", "rcad")
+# the request fields each decoding method reads, stored in the run's configuration only
+# for that method (so a run of another method, or one made before these, still resumes)
+METHOD_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "topk": ("topk_std", "topk_k", "decoding_seed"),
+    "rcad": ("rcad_alpha",),
+}
+
 
 @dataclass(frozen=True)
 class ModelRequest:

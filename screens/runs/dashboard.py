@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Static
 from copyaudit.vocabulary import HEADLINE, Headline
 from db.browse import dashboard_runs
 from db.queries import suites_summary
-from screens.destinations import Comparison, ReviewQueue
+from screens.destinations import Comparison, ReviewQueue, Takedown
 from screens.plain import DASH, middle_cut, number, one_line, percent, plain
 from screens.runs.run_control import ActiveRun
 from screens.widgets.tables import CELL_CHARS, OpenTable
@@ -107,6 +107,7 @@ class DashboardScreen(Screen[None]):
         Binding("a", "app.agreement", "Agreement", id="dashboard.agreement"),
         Binding("v", "review", "Review", id="dashboard.review"),
         Binding("c", "compare", "Compare models", id="dashboard.compare"),
+        Binding("t", "takedown", "Takedown", id="dashboard.takedown"),
     ]
 
     def __init__(self) -> None:
@@ -232,6 +233,16 @@ class DashboardScreen(Screen[None]):
     def action_compare(self) -> None:
         app: Any = self.app
         app.open(Comparison())
+
+    def action_takedown(self) -> None:
+        """t: the takedown table of the selected run's suite and model."""
+        app: Any = self.app
+        name = self._selected("runs")
+        row = next((r for r in self._runs if r["name"] == name), None)
+        if row is None:
+            app.notify("select a run: its suite and model are compared", markup=False)
+            return
+        app.open(Takedown(row["suite"], row["model"] or ""))
 
     def action_cancel_run(self) -> None:
         """x: the run that is running (whichever row is selected), or ask which."""
