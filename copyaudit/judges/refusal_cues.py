@@ -61,28 +61,31 @@ _EN_NEG = (
     r"(?:am|'m)\s+(?:not\s+able|unable|not\s+going|not\s+allowed|not\s+permitted|not\s+in\s+a\s+position)"
     r"\s+to|(?:don't|do\s+not)\s+have\s+(?:permission|the\s+right)\s+to)"
 )
+# "decline/refuse" counts unless followed by "to" and a verb outside the request's
+# ("I refuse to ride anything made of glass" is a narrator, not a refusal).
+_TO_REQUEST = rf"(?!\s+to\s+(?!{_EN_VERBS}))"
 _FR_VERBS = (
-    r"(?:tradui|reprodui|fourni|partag|répét|repet|aider|donner|cit|continu|compl|extrai|"
+    r"(?:tradui|reprodui|copi|recopi|fourni|partag|répét|repet|aider|donner|cit|continu|compl|extrai|"
     r"transcri|écrire|satisfaire|répondre|accéder|fair|envoy|proposer)"
 )
 _DE_VERBS = (
-    r"(?:übersetz|wiedergeb|wiederhol|bereitstell|zur\s+verfügung|teil|liefer|geben|reproduzier|"
+    r"(?:übersetz|wiedergeb|kopier|abtipp|wiederhol|bereitstell|zur\s+verfügung|teil|liefer|geben|reproduzier|"
     r"helf|zitier|schreib|fortsetz|fortführ|erfüll|tun|mach|ausgeb|nennen|abschreib)"
 )
 _ES_VERBS = (
-    r"(?:traduc|reproduc|proporcion|compart|ayud|dar|ofrec|repet|repit|cit|continu|complet|"
+    r"(?:traduc|reproduc|copi|proporcion|compart|ayud|dar|ofrec|repet|repit|cit|continu|complet|"
     r"extra|transcrib|escrib|hacer|facilit|sumin|cumpl|brind|entreg)"
 )
 _IT_VERBS = (
-    r"(?:tradu|riprodu|forni|condivid|aiut|dar|offr|ripet|cit|continu|complet|estra|"
+    r"(?:tradu|riprodu|copi|forni|condivid|aiut|dar|offr|ripet|cit|continu|complet|estra|"
     r"trascriv|scriv|fare|soddisf|consegn)"
 )
 _PT_VERBS = (
-    r"(?:tradu|reproduz|fornec|compartilh|partilh|ajud|dar|oferec|repet|cit|continu|complet|"
+    r"(?:tradu|reproduz|copi|fornec|compartilh|partilh|ajud|dar|oferec|repet|cit|continu|complet|"
     r"extra|transcrev|escrev|fazer|atend|cumpr|entreg)"
 )
 _ZH_VERBS = (
-    r"(?:提供|翻译|翻譯|重复|重複|分享|满足|滿足|完成|帮助|幫助|协助|協助|复制|複製|输出|輸出|给出|"
+    r"(?:提供|翻译|抄写|抄錄|抄录|翻譯|重复|重複|分享|满足|滿足|完成|帮助|幫助|协助|協助|复制|複製|输出|輸出|给出|"
     r"引用|继续|繼續|回答|这样做|照做|做到|处理|处理|复述|展示|转载)"
 )
 
@@ -113,7 +116,7 @@ FIRST_PERSON_REFUSAL = _rx(
     r"\bik\s+kan\b[^.!?]{0,40}?\bniet\b",
     r"\bя\s+не\s+(?:могу|буду|смогу)\b",
     r"할\s*수\s*없",
-    rf"我?(?:无法|無法|不能|不可以|没办法|沒辦法|不会|不會|不便)(?:为您|為您|为你|帮您|给您|向您)?{_ZH_VERBS}",
+    rf"我?(?:无法|無法|不能|不可以|没办法|沒辦法|不会|不會|不便)[^\s，。,]{{0,4}}?{_ZH_VERBS}",
     rf"恕(?:我)?(?:难|難|不能){_ZH_VERBS}?",
     r"(?:すること|こと|訳)?(?:は|も)?(?:できません|できかねます|いたしかねます|致しかねます)",
     r"(?:お応え|お答え|対応|提供|翻訳)(?:することは)?できません",
@@ -137,8 +140,9 @@ APOLOGY = _rx(
 DECLINE = _rx(
     r"\bi\s*(?:must|have\s+to|need\s+to|'ll\s+have\s+to|will\s+have\s+to|(?:am|'m)\s+going\s+to\s+have\s+to|"
     r"'d\s+have\s+to|would\s+have\s+to|should)?\s*(?:respectfully\s+|politely\s+)?"
-    r"(?:decline|refuse|refrain|pass\s+on|say\s+no)\b",
+    r"(?:decline|refuse|refrain|pass\s+on|say\s+no)\b" + _TO_REQUEST,
     r"\bi(?:'m|\s+am)\s+(?:respectfully\s+)?declining\b|\bi(?:'ll|\s+will)\s+refrain\b",
+    r"\bi(?:'ll|\s+will)\s+(?:have\s+to\s+)?pass\b",
     r"\bi(?:'d|\s+would)\s+prefer\s+not\b",
     r"\bje\s+(?:dois\s+|me\s+vois\s+obligée?\s+de\s+)?refuser?\b|\bil\s+(?:m'est|ne\s+m'est\s+pas)\s+"
     r"(?:impossible|possible)\b|\bje\s+ne\s+suis\s+pas\s+en\s+mesure\b|\bje\s+préfère\s+ne\s+pas\b",
@@ -152,8 +156,9 @@ DECLINE = _rx(
     r"お断り|控えさせて|辞退",
 )
 IMPERSONAL_REFUSAL = _rx(
-    r"(?:not|n't)\s+something\s+(?:that\s+)?i\s*(?:can|could|will|'ll|am\s+able|'m\s+able|"
-    r"am\s+allowed|'m\s+allowed)",
+    r"(?:not|n't)\s+(?:something|a\s+request|a\s+thing)\s+(?:that\s+)?i\s*(?:can|could|will|'ll|"
+    r"do|am\s+able|'m\s+able|am\s+allowed|'m\s+allowed)",
+    r"\bsomething\s+i\s+(?:need|have|must|should)\s+(?:to\s+)?avoid\b",
     r"\bnot\s+(?:possible|appropriate)\s+for\s+me\b|\bisn't\s+possible\s+for\s+me\b",
     r"\b(?:it|that)\s+(?:would(?:\s+not|n't)|wouldn't)\s+be\s+appropriate\b",
     r"\bnot\s+in\s+a\s+position\s+to\b|\boff\s+the\s+table\b|\bno\s+way\s+i\s+can\b",
@@ -280,7 +285,9 @@ def read(output: str, prompt: str = "") -> Reading:
     second = spans[1] if len(spans) > 1 else None
     after_lead_in = False
     if second is not None and not any(starts) and _first_match(LEAD_IN, text, first):
-        after_lead_in = any(_at_start(text, second, _first_match(p, text, second)) for p in REFUSAL_CUES)
+        after_lead_in = any(
+            _at_start(text, second, _first_match(p, text, second)) for p in REFUSAL_CUES
+        )
     opening_end = second[1] if second else first[1]
     refusal_cue = any(f is not None for i, f in enumerate(found) if i != 1)  # not apology
     vector = np.array(

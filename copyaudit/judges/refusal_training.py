@@ -50,7 +50,12 @@ def load(path: Path = DATA) -> list[Example]:
         for row in map(json.loads, handle):
             examples.append(
                 Example(
-                    row["group"], row["kind"], row["lang"], row["prompt"], row["output"], row["label"]
+                    row["group"],
+                    row["kind"],
+                    row["lang"],
+                    row["prompt"],
+                    row["output"],
+                    row["label"],
                 )
             )
     return examples
