@@ -102,12 +102,18 @@ JUDGES: dict[str, JudgeSpec] = {
             offline="the shared embedder; translate only with a multilingual model",
         ),
         JudgeSpec(
+            "refusal_reader",
+            "copyaudit.judges.refusal_reader:refusal_reader",
+            GENERATION_KINDS,
+            presets=("offline",),
+            offline="multilingual refusal cues at the opening + a learned combiner",
+        ),
+        JudgeSpec(
             "refusal",
             "copyaudit.judges.refusal:phrase_refusal",
             GENERATION_KINDS,
-            presets=("offline",),
             needs=("embedder",),
-            offline="refusal phrases + embedding similarity (phrases only without one)",
+            offline="not in the preset (phrases + embedding similarity; the old default)",
         ),
         JudgeSpec(
             "fluency",
