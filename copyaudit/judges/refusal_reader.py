@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from safetensors.numpy import load_file
 
 from copyaudit.judges.base import Judge
 from copyaudit.judges.context import BuildContext
@@ -39,8 +40,6 @@ THRESHOLD = 0.5
 
 def load_weights(path: Path = WEIGHTS) -> tuple[np.ndarray, str]:
     """[bias, w...] and the file's sha256."""
-    from safetensors.numpy import load_file  # deferred: only this judge reads weights
-
     weights = load_file(str(path))["weights"].astype(np.float64)
     if weights.shape != (len(FEATURES) + 1,):
         raise ValueError(f"{path}: {weights.shape[0]} weights for {len(FEATURES)} cues + bias")

@@ -23,14 +23,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from safetensors.numpy import save_file
 
+from copyaudit.judges.context import default_embedder
+from copyaudit.judges.refusal import RefusalJudge
 from copyaudit.judges.refusal_cues import FEATURES, read
+from copyaudit.judges.refusal_reader import WEIGHTS
+from copyaudit.models.base import Embedder
+from copyaudit.types import JudgeInput
 
 L2 = 1.0  # ridge penalty on the weights (not the bias)
 DECIMALS = 4
 FOLDS = 5
 DATA = Path("samples/judge_training/refusal.jsonl")
-WEIGHTS = Path(__file__).with_name("weights") / "refusal_reader.safetensors"
 
 
 @dataclass(frozen=True)
@@ -98,8 +103,6 @@ def train(path: Path = DATA) -> np.ndarray:
 
 def save(weights: np.ndarray, path: Path = WEIGHTS) -> str:
     """Write the weights as safetensors; returns the file's sha256."""
-    from safetensors.numpy import save_file  # deferred: only training writes weights
-
     path.parent.mkdir(parents=True, exist_ok=True)
     save_file(
         {"weights": weights.astype(np.float32)},
@@ -160,16 +163,13 @@ def table(
 
 
 def old_judge_verdicts(
-    examples: Sequence[Example], embedder_factory: Callable[[], object] | None
+    examples: Sequence[Example], embedder_factory: Callable[[], Embedder] | None
 ) -> dict[str, np.ndarray]:
     """Verdicts of the old `refusal` judge (phrases only, and with MiniLM if it loads)."""
-    from copyaudit.judges.refusal import RefusalJudge
-    from copyaudit.types import JudgeInput
-
     items = [JudgeInput("notice", {}, e.prompt, e.output) for e in examples]
     judges = {"refusal v1 (phrases)": RefusalJudge()}
     if embedder_factory is not None:
-        judges["refusal v1 (phrases+MiniLM)"] = RefusalJudge(embedder=embedder_factory())  # type: ignore[arg-type]
+        judges["refusal v1 (phrases+MiniLM)"] = RefusalJudge(embedder=embedder_factory())
     return {
         name: np.array([bool(s[0].flagged) for s in judge.judge(items)])
         for name, judge in judges.items()
@@ -194,11 +194,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.cv or args.eval:
         examples = load(args.eval or args.data)
-        factory = None
-        if args.minilm:
-            from copyaudit.judges.context import default_embedder
-
-            factory = default_embedder
+        factory = default_embedder if args.minilm else None
         verdicts = old_judge_verdicts(examples, factory)
         if args.eval:
             x, _, possible = design(examples)
