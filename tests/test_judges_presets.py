@@ -17,6 +17,7 @@ from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.presets import build_judges
 from copyaudit.judges.qa import QAJudge
 from copyaudit.judges.refusal import LMRefusalJudge, RefusalJudge
+from copyaudit.judges.refusal_reader import RefusalReader
 from copyaudit.models.base import GenerationRequest, GenerationResult
 
 
@@ -55,11 +56,11 @@ def _names(judges: list) -> list[str]:
 def test_offline_preset_per_kind() -> None:
     embedder = Counter(ConstantEmbedder)
     expected = {
-        "literal": ["literal", "refusal", "verbatim"],
-        "nonliteral": ["characters", "events", "refusal"],
-        "qa": ["qa", "refusal"],
-        "notice": ["notice", "refusal", "verbatim"],
-        "extraction": ["refusal", "verbatim", "extraction"],
+        "literal": ["literal", "refusal_reader", "verbatim"],
+        "nonliteral": ["characters", "events", "refusal_reader"],
+        "qa": ["qa", "refusal_reader"],
+        "notice": ["notice", "refusal_reader", "verbatim"],
+        "extraction": ["refusal_reader", "verbatim", "extraction"],
         "decop": [],
     }
     for kind, names in expected.items():
@@ -74,7 +75,10 @@ def test_offline_preset_per_kind() -> None:
     judges, _ = build_judges(JudgeOptions("offline"), "nonliteral", embedder_factory=embedder)
     events = next(j for j in judges if isinstance(j, EventJudge))
     assert isinstance(events.model, EmbeddingLexicalEntailment)
-    refusal = next(j for j in judges if isinstance(j, RefusalJudge))
+    assert any(isinstance(j, RefusalReader) for j in judges)  # the offline refusal judge
+    old = build_judges(JudgeOptions("events,refusal"), "nonliteral", embedder_factory=embedder)[0]
+    refusal = next(j for j in old if isinstance(j, RefusalJudge))  # the old one, by name
+    events = next(j for j in old if isinstance(j, EventJudge))
     assert refusal.embedder is events.model.embedder  # one embedder shared per call
     qa = build_judges(JudgeOptions("offline"), "qa", embedder_factory=embedder)[0][0]
     assert isinstance(qa, QAJudge)
@@ -85,7 +89,7 @@ def test_factories_are_called_only_when_needed() -> None:
     build_judges(JudgeOptions("offline"), "literal,qa,characters", embedder_factory=embedder)
     assert embedder.calls == 0
     build_judges(JudgeOptions("offline"), "nonliteral", embedder_factory=embedder)
-    assert embedder.calls == 1  # events and refusal share it
+    assert embedder.calls == 1  # the event judge's; the refusal reader needs none
 
 
 def test_offline_fluency_with_a_generator() -> None:
@@ -96,7 +100,7 @@ def test_offline_fluency_with_a_generator() -> None:
         embedder_factory=ConstantEmbedder,
         generator_factory=generator,
     )
-    assert _names(judges) == ["literal", "refusal", "fluency", "verbatim"]
+    assert _names(judges) == ["literal", "refusal_reader", "fluency", "verbatim"]
     assert skipped == []
     assert isinstance(judges[2], FluencyJudge)
     assert generator.calls == 1
@@ -172,12 +176,15 @@ def test_failed_loads_become_skip_reasons() -> None:
         embedder_factory=broken_embedder,
         generator_factory=broken_generator,
     )
-    assert _names(judges) == ["characters", "refusal"]
+    assert _names(judges) == ["characters", "refusal_reader"]
     reasons = dict(skipped)
     assert "model files missing" in reasons["events"]
-    assert "phrases only" in reasons["refusal (embedding part)"]
     assert "no GPU" in reasons["fluency"]
-    refusal = judges[1]
+    judges, skipped = build_judges(
+        JudgeOptions("refusal"), "nonliteral", embedder_factory=broken_embedder
+    )
+    assert "phrases only" in dict(skipped)["refusal (embedding part)"]
+    refusal = judges[0]
     assert isinstance(refusal, RefusalJudge) and refusal.embedder is None
 
 

@@ -24,7 +24,7 @@ def test_presets_run_the_studies_judges_in_their_order() -> None:
             *("verbatim", "extraction"),
         ],
         "offline": [
-            *("literal", "characters", "events", "qa", "notice", "refusal", "fluency"),
+            *("literal", "characters", "events", "qa", "notice", "refusal_reader", "fluency"),
             *("verbatim", "extraction"),
         ],
     }

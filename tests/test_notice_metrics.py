@@ -226,7 +226,7 @@ def test_empty_output_and_unknown_task() -> None:
 
 def test_presets_build_the_notice_judge_and_say_what_is_missing(tmp_path: Any) -> None:
     judges, skipped = build_judges(JudgeOptions("offline"), "notice", embedder_factory=BagOfWords)
-    assert [j.name for j in judges] == ["notice", "refusal", "verbatim"]
+    assert [j.name for j in judges] == ["notice", "refusal_reader", "verbatim"]
     notice = judges[0]
     assert isinstance(notice, NoticeJudge) and notice.token_similarity is not None
     assert "no multilingual embedding model" in dict(skipped)["notice (translate similarity)"]

@@ -7,7 +7,8 @@
   `generator_factory`).
 - "offline": runs on this machine without a hub. Literal, characters, events with
   the embedding+lexical scorer (or `event_model` when given), QA, the
-  phrase+embedding refusal judge; fluency only when a generator is given.
+  refusal reader (multilingual cues + a learned combiner; the old phrase+embedding
+  `refusal` judge by name); fluency only when a generator is given.
 - a comma list of judge names (see registry.JUDGE_NAMES), each in its offline setting.
 
 The notice study's similarity judge ("notice") is in both presets. Paraphrase: the

@@ -111,12 +111,18 @@ JUDGES: dict[str, JudgeSpec] = {
             score_threshold="flag_thresholds",  # one per metric
         ),
         JudgeSpec(
+            "refusal_reader",
+            "copyaudit.judges.refusal_reader:refusal_reader",
+            GENERATION_KINDS,
+            presets=("offline",),
+            offline="multilingual refusal cues at the opening + a learned combiner",
+        ),
+        JudgeSpec(
             "refusal",
             "copyaudit.judges.refusal:phrase_refusal",
             GENERATION_KINDS,
-            presets=("offline",),
             needs=("embedder",),
-            offline="refusal phrases + embedding similarity (phrases only without one)",
+            offline="not in the preset (phrases + embedding similarity; the old default)",
             score_threshold="embedding_threshold",  # None in its config without an embedder
         ),
         JudgeSpec(

@@ -47,7 +47,7 @@ from copyaudit.studies.notice.metrics import (
 from copyaudit.vocabulary import metric_label
 from db.notice import notice_generations
 
-REFUSAL_JUDGES = ("refusal_lm", "refusal")  # preferred first
+REFUSAL_JUDGES = ("refusal_lm", "refusal_reader", "refusal")  # preferred first
 PREVIEW_CHARS = 160
 MARKDOWN_LIST_LIMIT = 25
 
