@@ -97,6 +97,15 @@ def test_takedown_command_end_to_end(memorizing_model: Path, tmp_path: Path, cli
     shown = cli("takedown", "lit", "--model", model, "--table-only")
     assert shown.code == 0 and "| R-CAD |" in shown.out and "lit-" in shown.out
 
+    # the same table in `compare` (JSON equal to the command's, Markdown and HTML)
+    compared = cli("compare", "--format", "json")
+    assert compared.code == 0, compared.err
+    assert json.loads(compared.out)["takedown"] == [table]
+    markdown = cli("compare")
+    assert "## Takedown comparison: lit x" in markdown.out and "| R-CAD |" in markdown.out
+    html = cli("compare", "--format", "html")
+    assert "Takedown comparison: lit x" in html.out and "<td>R-CAD</td>" in html.out
+
 
 def test_a_backend_without_logits_is_refused_for_logit_methods(cli, tmp_path: Path) -> None:
     case = {"id": "p0", "title": "T", "input": "a b c", "reference": "d e f"}

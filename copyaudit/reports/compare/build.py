@@ -18,6 +18,7 @@ from copyaudit.reports.compare.tables import (
     ComparisonTable,
     RunData,
 )
+from copyaudit.reports.compare.takedown import takedown_tables
 from copyaudit.reports.run_report import build_report
 from copyaudit.vocabulary import FRACTION_METRICS, metric_label
 from db.compare import comparison_runs, metric_coverage
@@ -233,7 +234,8 @@ def build_comparison(
     tables: Sequence[ComparisonTable] = COMPARISONS,
 ) -> dict[str, Any]:
     """The comparison of the selected runs (named `runs`, or every run of `models`, or
-    every run): one table per study that has a run among them."""
+    every run): one table per study that has a run among them, and the takedown table
+    of each suite x model judged under two methods or more."""
     if by not in views(tables):
         raise UserError(f"unknown view '{by}' (one of {', '.join(views(tables))})")
     selected = _Runs(store, comparison_runs(store, runs, models))
@@ -245,4 +247,5 @@ def build_comparison(
         "runs": [r["name"] for r in selected.runs],
         "tables": shown,
         "not_shown": [f"{paper}: no run of its kinds" for paper in absent],
+        "takedown": takedown_tables(store, selected.runs),
     }

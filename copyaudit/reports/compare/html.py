@@ -11,6 +11,8 @@ from typing import Any
 
 from copyaudit.render.html import esc, page, table
 from copyaudit.reports.compare.render import cell_text, group_text, row_runs
+from copyaudit.reports.compare.takedown import from_dict
+from copyaudit.studies.takedown.render import cells
 from db.compare import comparison_runs
 
 CSS = """
@@ -155,6 +157,23 @@ def _runs_section(store: Any, comparison: Mapping[str, Any]) -> str:
     )
 
 
+def _takedown_block(data: Mapping[str, Any]) -> str:
+    """A takedown table: one row per method (CoTaEval's win rates, utility, speed)."""
+    takedown = from_dict(data)
+    head, rows = cells(takedown)
+    notes = "".join(f"<li>{esc(note)}</li>" for note in takedown.notes)
+    return (
+        f"<h2>{esc(f'Takedown comparison: {takedown.suite} x {takedown.model}')}</h2><p>"
+        + esc(
+            "Win rates (CoTaEval): % of the other methods each method beats per generation, "
+            f"over {takedown.examples} generations every method has."
+        )
+        + "</p>"
+        + table(head, ([esc(cell) for cell in row] for row in rows))
+        + (f"<ul>{notes}</ul>" if notes else "")
+    )
+
+
 def comparison_html(store: Any, comparison: Mapping[str, Any]) -> str:
     """The whole page for a build_comparison() dict."""
     body = (
@@ -166,6 +185,7 @@ def comparison_html(store: Any, comparison: Mapping[str, Any]) -> str:
         + "</p>"
     )
     body += "".join(_block(block) for block in comparison["tables"])
+    body += "".join(_takedown_block(data) for data in comparison.get("takedown", ()))
     if comparison["not_shown"]:
         body += "<p>" + esc("Not shown: " + "; ".join(comparison["not_shown"]) + ".") + "</p>"
     body += _runs_section(store, comparison)

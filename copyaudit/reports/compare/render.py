@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from copyaudit.render.markdown import table
+from copyaudit.reports.compare.takedown import from_dict
+from copyaudit.studies.takedown.render import takedown_markdown
 
 CSV_FIELDS = (
     "study",
@@ -94,6 +96,8 @@ def comparison_markdown(comparison: Mapping[str, Any]) -> str:
             {c["note"] for row in block["rows"] for c in row["cells"].values() if c.get("note")}
         )
         lines += [""] + [f"- {note}" for note in notes] if notes else []
+    for data in comparison.get("takedown", ()):
+        lines += ["", takedown_markdown(from_dict(data)).rstrip()]
     if comparison["not_shown"]:
         lines += ["", "Not shown: " + "; ".join(comparison["not_shown"]) + "."]
     return "\n".join(lines).rstrip() + "\n"
