@@ -22,6 +22,7 @@ from copyaudit.errors import UserError
 from copyaudit.formats import case_to_record, read_cases, read_generations
 from copyaudit.reports.output_file import check_destination, output_file
 from copyaudit.rows import skipped_note
+from copyaudit.studies.decop.published_models import PUBLISHED_MODELS
 from copyaudit.studies.registry import STUDIES, study
 from db import queries
 from db.cases import import_cases, run_import_note
@@ -31,15 +32,32 @@ from db.runs import import_generations, run_row, suite_id
 FORMAT_TABLE_JSON = click.Choice(["table", "json"])
 # `export KIND --run NAME` of a study with its own runs: kind -> how its runs are called
 RUN_EXPORTS = {kind: spec.title for kind, spec in STUDIES.items() if spec.export_run is not None}
+# `import KIND` beyond the studies' case files: a study's published results, as a run
+RESULT_KINDS = {"decop-results": "DE-COP's published per-book workbooks (a run; --model)"}
 # `import --doc-type`: the kinds whose question can name different things
 DOC_TYPES = {kind: spec.doc_types for kind, spec in STUDIES.items() if spec.doc_types is not None}
 
 
 @click.command("import")
-@click.argument("kind", metavar=f"KIND ({'|'.join(STUDIES)})")
+@click.argument("kind", metavar=f"KIND ({'|'.join([*STUDIES, *RESULT_KINDS])})")
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option("--suite", help="Suite name (default: the file name without extension).")
-@click.option("--replace", is_flag=True, help="Overwrite cases whose content changed.")
+@click.option(
+    "--suite",
+    help="Suite name (default: the file name without extension); decop-results: the suite "
+    "the results answer (default: the DE-COP suite holding the first file's work).",
+)
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Overwrite cases whose content changed; decop-results: replace the run's results.",
+)
+@click.option(
+    "--model",
+    help=f"decop-results: the model whose columns to read ({', '.join(PUBLISHED_MODELS)}).",
+)
+@click.option(
+    "--run", "run_name", help="decop-results: the run's name (default SUITE-decop-MODEL-published)."
+)
 @click.option(
     "--doc-type",
     type=click.Choice(sorted({t for d in DOC_TYPES.values() for t in d.choices})),
@@ -55,9 +73,21 @@ def import_cmd(
     replace: bool,
     doc_type: str | None,
     skip_invalid: bool,
+    model: str | None,
+    run_name: str | None,
 ) -> None:
-    """Import cases of KIND from FILE in the source study's format."""
+    """Import cases of KIND from FILE in the source study's format.
 
+    decop-results: FILE is one of DE-COP's published *_Paraphrases_Oversampling.xlsx
+    workbooks, or a directory of them (searched recursively); the rows of --model become
+    a DE-COP run over the suite that holds their passages (matched by work ID and text).
+    Importing the same files again changes nothing."""
+
+    if kind in RESULT_KINDS:
+        _import_results(obj, file, suite, replace, model, run_name, skip_invalid)
+        return
+    if model is not None or run_name is not None:
+        raise UserError(f"--model and --run are for {', '.join(RESULT_KINDS)}")
     if doc_type is not None and kind not in DOC_TYPES:
         files = "; ".join(f"{k} files ({d.files})" for k, d in DOC_TYPES.items())
         raise UserError(f"--doc-type is for {files}")
@@ -83,6 +113,27 @@ def import_cmd(
         + f"{note})"
     )
     echo_skipped(loaded.problems)
+
+
+def _import_results(
+    obj: Any,
+    path: Path,
+    suite: str | None,
+    replace: bool,
+    model: str | None,
+    run: str | None,
+    skip_invalid: bool,
+) -> None:
+    """import decop-results (copyaudit.studies.decop.results_run)."""
+    from copyaudit.studies.decop.results_run import import_decop_results  # defers openpyxl, scipy
+
+    if model is None:
+        raise UserError("import decop-results needs --model NAME (see --help)")
+    with obj.store() as store:
+        done = import_decop_results(
+            store, path, model, suite=suite, run=run, replace=replace, skip_invalid=skip_invalid
+        )
+    click.echo(done.summary())
 
 
 @click.command("import-generations")
