@@ -19,7 +19,7 @@ from copyaudit.cli.output import (
     write_jsonl,
 )
 from copyaudit.errors import UserError
-from copyaudit.formats import case_to_record, read_cases, read_generations
+from copyaudit.formats import case_to_record, read_cases, read_generation_files
 from copyaudit.reports.output_file import check_destination, output_file
 from copyaudit.rows import skipped_note
 from copyaudit.studies.decop.published_models import PUBLISHED_MODELS
@@ -137,42 +137,61 @@ def _import_results(
 
 
 @click.command("import-generations")
-@click.argument("file", type=click.Path(path_type=Path))
-@click.option("--run", "run_name", required=True, help="Run to hold the generations.")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--run",
+    "run_name",
+    help="Run to hold the generations (a file: required); a directory: the runs' prefix "
+    "(RUN-STEM; default: the file's stem).",
+)
 @click.option("--suite", required=True, help="Suite whose cases they answer.")
-@click.option("--model", help="Label of the model that produced them (new runs: 'imported').")
+@click.option(
+    "--model",
+    help="Label of the model that produced them (a file only; default: the rows' `model` "
+    "field, else 'imported' for a new run).",
+)
 @click.option("--replace", is_flag=True, help="Overwrite generations whose output changed.")
 @skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_generations_cmd(
     obj: Any,
-    file: Path,
-    run_name: str,
+    path: Path,
+    run_name: str | None,
     suite: str,
     model: str | None,
     replace: bool,
     skip_invalid: bool,
 ) -> None:
-    """Import generations produced elsewhere (JSONL {case_id, output[, template]})."""
+    """Import generations produced elsewhere (JSONL {case_id, output[, template, model]}).
 
-    loaded = read_generations(file)  # unusable rows are listed with those naming no case
-    with obj.store() as store:
-        added, unchanged, replaced = import_generations(
-            store,
-            run=run_name,
-            suite=suite,
-            model=model,
-            rows=loaded.items,
-            source=str(file),
-            replace=replace,
-            skipped=loaded.problems,
-            skip_invalid=skip_invalid,
-        )
-        note = run_import_note(store, int(run_row(store, run_name)["id"]))
-    click.echo(
-        f"{run_name}: {added} added, {unchanged} unchanged, {replaced} replaced"
-        + (f" ({note})" if note else "")
-    )
+    PATH is one file (one run, --run) or a directory of per-model files: each *.jsonl /
+    *.json file in it becomes one run, named after the file's stem (RUN-STEM with --run
+    RUN), its model the rows' `model` field or, without one, the file's stem. All the
+    files are checked first and imported in one transaction: one bad file imports
+    nothing."""
+
+    files = read_generation_files(path, run_name, model)  # every file read and checked first
+    with obj.store() as store, store.transaction():
+        lines = []
+        for file in files:
+            added, unchanged, replaced = import_generations(
+                store,
+                run=file.run,
+                suite=suite,
+                model=file.model,
+                rows=file.loaded.items,
+                source=str(file.path),
+                replace=replace,
+                skipped=file.loaded.problems,
+                skip_invalid=skip_invalid,
+            )
+            note = run_import_note(store, int(run_row(store, file.run)["id"]))
+            details = [f"model {file.model}"] if len(files) > 1 else []
+            details += [note] if note else []
+            suffix = f" ({'; '.join(details)})" if details else ""
+            lines.append(f"{file.run}: {added} added, {unchanged} unchanged, {replaced} replaced")
+            lines[-1] += suffix
+    click.echo("\n".join(lines))
 
 
 @click.command("suites")
