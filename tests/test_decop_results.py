@@ -287,3 +287,30 @@ def test_unknown_work_and_model(cli: Any, db_path: Path, tmp_path: Path, suite: 
         "import", "decop-results", str(stray), "--model", "Mixtral-8x7B", "--suite", "bt"
     )
     assert no_model.code == 2 and "no workbook holds the Mixtral-8x7B columns" in no_model.err
+
+
+@pytest.mark.anyio
+async def test_imported_run_opens_in_the_decop_view(
+    cli: Any, db_path: Path, tmp_path: Path, suite: str
+) -> None:
+    from screens.app import CopyauditApp
+    from screens.decop.run_view import DecopScreen
+    from tests.test_screens_data import settle
+
+    assert (
+        cli("import", "decop-results", str(results_dir(tmp_path)), "--model", "ChatGPT").code == 0
+    )
+    app = CopyauditApp(db_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.open_run("bt-decop-ChatGPT-published")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, DecopScreen) and screen.view is not None
+        table = screen.query_one("#decop-works")
+        rows = {str(table.get_row_at(i)[0]): table.get_row_at(i) for i in range(table.row_count)}
+        assert {name: str(row[3]) for name, row in rows.items()} == {
+            "The Glass Orchard": "0.750",
+            "Winter at Pell Farm": "0.250",
+        }
+        assert "ROC-AUC 1.000" in str(screen.query_one("#decop-summary").render())

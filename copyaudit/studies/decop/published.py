@@ -257,7 +257,9 @@ def _match_row(
 def _check_label(row: PublishedRow, passage: SuitePassage) -> None:
     if row.label is None or str(row.label).strip() == "":
         return
-    label = str(row.label).strip()
+    value = row.label
+    label = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+    label = label.strip()
     expected = {"suspect": "1", "clean": "0"}.get(passage.membership)
     if label not in ("0", "1"):
         raise ValueError(LABEL_COLUMN, f"'{row.label}' is not 0 (clean) or 1 (suspect)")
