@@ -37,7 +37,7 @@ def save_imported_scores(
     status "imported"), all or nothing. The same configuration (same
     files, model, suite) again changes nothing ("unchanged"); another one for an
     existing run is refused unless `replace`, which swaps the run's scores and
-    configuration ("replaced"); else "added". `skipped` (source -> rows left out) is
+    configuration ("replaced", also for the same files: a re-read); else "added". `skipped` (source -> rows left out) is
     recorded with the run, as an import of generations records its skipped rows."""
     with store.transaction():
         row = store.conn.execute(
@@ -54,7 +54,7 @@ def save_imported_scores(
                 f"run '{spec.name}' is not an imported run of suite '{spec.suite}'; "
                 "choose another --run"
             )
-        if row["config_hash"] == spec.config_hash():
+        if row["config_hash"] == spec.config_hash() and not replace:
             return "unchanged"
         if not replace:
             before = json.loads(row["config"] or "{}").get("provenance", "other results")

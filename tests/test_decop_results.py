@@ -314,3 +314,23 @@ async def test_imported_run_opens_in_the_decop_view(
             "Winter at Pell Farm": "0.250",
         }
         assert "ROC-AUC 1.000" in str(screen.query_one("#decop-summary").render())
+
+
+def test_a_passage_the_suite_and_the_workbook_hold_twice(
+    cli: Any, db_path: Path, tmp_path: Path
+) -> None:
+    """The authors' Udolpho workbook repeats a passage that BookTection also holds twice:
+    the repeated rows fill the second copy instead of being refused as repeats."""
+    csv_path = write_suite(tmp_path / "booktection.csv")
+    lines = csv_path.read_text(encoding="utf-8-sig").splitlines(keepends=True)
+    csv_path.write_text("".join([*lines, lines[-1]]), encoding="utf-8")  # clean passage 2 again
+    assert cli("import", "decop", str(csv_path), "--suite", "bt").code == 0
+    folder = results_dir(tmp_path)
+    clean = folder / "Clean" / f"{CLEAN}_Paraphrases_Oversampling.xlsx"
+    rows = workbook_rows(CLEAN, 0)
+    write_workbook(clean, rows + rows[24:])
+    result = cli("import", "decop-results", str(folder), "--model", "ChatGPT")
+    assert result.code == 0, result.err
+    got = report(db_path, "bt-decop-ChatGPT-published")
+    assert got["passages"] == {"scored": 5, "total": 5}
+    assert {w["work"]: w["accuracy"] for w in got["per_work"]} == pytest.approx(ACCURACY)

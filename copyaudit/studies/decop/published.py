@@ -226,8 +226,9 @@ def _model_row(model: PublishedModel, cells: Sequence[Any]) -> tuple[list[float]
 
 def _match_row(
     row: PublishedRow, work: dict[str, list[SuitePassage]], suite: str, book: str
-) -> tuple[SuitePassage, int]:
-    """The passage and order index of a row; ValueError(field, reason) when it has none."""
+) -> tuple[list[SuitePassage], int]:
+    """The passages a row can belong to (more than one where the suite holds the same
+    passage twice) and its order index; ValueError(field, reason) when it has none."""
     texts = [_text(o) for o in row.options]
     for column, text in zip(OPTION_COLUMNS, texts, strict=True):
         if text is None:
@@ -239,19 +240,22 @@ def _match_row(
     candidates = work.get(str(texts[ANSWER_LETTERS.index(answer)]), [])
     if not candidates:
         raise ValueError(true_column, f"the verbatim passage is not in suite '{suite}' ({book})")
-    best: tuple[int, str] | None = None
+    matches: list[SuitePassage] = []
+    order, missing = -1, -1
     for passage in candidates:
         by_text = {text: tag for tag, text in passage.options.items()}
         tags = tuple(by_text.get(str(text)) for text in texts)
         if None not in tags and len(set(tags)) == 4:
-            return passage, ORDER_OF[tags]  # type: ignore[index]
-        missing = next(i for i, tag in enumerate(tags) if tag is None or tags.count(tag) > 1)
-        best = best or (missing, passage.options["V"])
-    assert best is not None
-    raise ValueError(
-        OPTION_COLUMNS[best[0]],
-        f"not one of the paraphrases of the matching passage in suite '{suite}'",
-    )
+            matches.append(passage)
+            order = ORDER_OF[tags]  # type: ignore[index]
+        elif missing < 0:
+            missing = next(i for i, t in enumerate(tags) if t is None or tags.count(t) > 1)
+    if not matches:
+        raise ValueError(
+            OPTION_COLUMNS[missing],
+            f"not one of the paraphrases of the matching passage in suite '{suite}'",
+        )
+    return matches, order
 
 
 def _check_label(row: PublishedRow, passage: SuitePassage) -> None:
@@ -290,7 +294,17 @@ def _read_book(
         return
     for row in book.rows:
         try:
-            passage, order = _match_row(row, work, index.name, book.book)
+            matches, order = _match_row(row, work, index.name, book.book)
+            # the first of the matching passages (one, unless the suite holds it twice)
+            # whose order is still free: a passage repeated in the workbook fills its copy
+            passage = next(
+                (
+                    p
+                    for p in matches
+                    if p.case_pk not in scores or scores[p.case_pk].rows[order] is None
+                ),
+                matches[0],
+            )
             _check_label(row, passage)
             probs, unread = _model_row(model, row.cells)
         except ValueError as exc:
