@@ -37,8 +37,9 @@ def save_imported_scores(
     status "imported"), all or nothing. The same configuration (same
     files, model, suite) again changes nothing ("unchanged"); another one for an
     existing run is refused unless `replace`, which swaps the run's scores and
-    configuration ("replaced", also for the same files: a re-read); else "added". `skipped` (source -> rows left out) is
-    recorded with the run, as an import of generations records its skipped rows."""
+    configuration ("replaced"; the same files too: a re-read); else "added". `skipped`
+    (source -> rows left out) is recorded with the run, as an import of generations
+    records its skipped rows."""
     with store.transaction():
         row = store.conn.execute(
             "SELECT r.id, r.backend, r.model, r.config_hash, s.name AS suite, r.config "

@@ -212,7 +212,7 @@ def test_single_file_and_reimport(cli: Any, db_path: Path, tmp_path: Path, suite
     assert database_fingerprint(db_path) == before
     # a different file for the same run: refused, then replaced with --replace
     rows = workbook_rows(CLEAN, 0)
-    rows[0][5:9] = [0.1, 0.1, 0.1, 0.7]
+    rows[0][5:9] = [0.7, 0.1, 0.1, 0.1]  # order 0 (true letter A) now right: 13 of 48
     write_workbook(one, rows, header)
     refused = cli(*args)
     assert refused.code == 2
@@ -221,7 +221,7 @@ def test_single_file_and_reimport(cli: Any, db_path: Path, tmp_path: Path, suite
     assert database_fingerprint(db_path) == before
     replaced = cli(*args, "--replace")
     assert replaced.code == 0 and "r: replaced" in replaced.out
-    assert [w["accuracy"] for w in report(db_path, "r")["per_work"]] == [pytest.approx(0.25)]
+    assert [w["accuracy"] for w in report(db_path, "r")["per_work"]] == [pytest.approx(13 / 48)]
 
 
 @pytest.mark.parametrize(
