@@ -49,10 +49,15 @@ class DemoSummary:
 
 
 def build_demo(
-    store: Store, root: Path | None = None, judging: JudgeOptions = OFFLINE, on_progress=None
+    store: Store,
+    root: Path | None = None,
+    judging: JudgeOptions = OFFLINE,
+    on_progress=None,
+    runs: tuple[str, ...] = tuple(DEMO_RUNS),
 ) -> DemoSummary:
-    """Import every sample suite and the generations of each of DEMO_RUNS, and judge them with
-    the judges `judging` selects so the app opens with highlights; safe to repeat."""
+    """Import every sample suite and the generations of each of `runs` (prefixes of
+    DEMO_RUNS), and judge them with the judges `judging` selects so the app opens with
+    highlights; safe to repeat."""
 
     root = root or samples_dir()
     summary = DemoSummary()
@@ -61,8 +66,8 @@ def build_demo(
         suite = Path(filename).stem
         result = import_cases(store, suite, kind, load_cases(kind, path), source=str(path))
         summary.suites[suite] = result.added
-        for prefix, folder in DEMO_RUNS.items():
-            generations = root / folder / f"{suite}.jsonl"
+        for prefix in runs:
+            generations = root / DEMO_RUNS[prefix] / f"{suite}.jsonl"
             if not generations.is_file():
                 continue
             run = f"{prefix}-{suite}"

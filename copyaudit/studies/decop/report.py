@@ -113,6 +113,7 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
         grouped, [w.work for w in evaluated], config, n_bootstrap, seed
     )
     scored, total = decop_progress(store, run_id)
+    results_note = skipped_note(scored * N_ORDERS, suite_skipped(store, sid, run_id))
     return {
         **summary,
         "method": decoding.get("method"),
@@ -142,8 +143,9 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
         "failed_prompts": sum(r.failed_prompts for r in grouped.values()),
         "notes": NOTES,
         "import_note": suite_import_note(store, sid),
-        # imported results (import decop-results --skip-invalid): the rows left out
-        "results_note": skipped_note(scored * N_ORDERS, suite_skipped(store, sid, run_id)),
+        # imported results (import decop-results --skip-invalid): the rows left out; only
+        # when there are some (the pinned reports of runs keep their keys)
+        **({"results_note": results_note} if results_note else {}),
     }
 
 
