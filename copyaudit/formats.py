@@ -12,7 +12,8 @@ copyaudit.records. Formats by kind:
   notice        {id, title, source_type, snippet, notice_level, notice, task, query
                  [, query_rewriting_weight]}, or the notice study's own
                 dataset_<config>.json (see copyaudit.studies.notice.dataset), detected by its fields
-  generations   {case_id, output[, template]} (template defaults to 1)
+  generations   {case_id, output[, template, model]} (template defaults to 1; model: who
+                wrote the output, the same in every row of a file)
 
 A file whose structure is wrong (not UTF-8, not JSON/CSV, a required column absent
 from every record) is rejected whole. A record whose content cannot be used is a
@@ -23,6 +24,7 @@ the problems as the skipped rows (`--skip-invalid`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -92,11 +94,12 @@ def _parse_generation(record: Record) -> LocatedGeneration:
     template = record.data.get("template", 1)
     if isinstance(template, bool) or not isinstance(template, int) or template < 1:
         raise record.error("template", f"expected a positive integer, got {template!r}")
-    return LocatedGeneration(record.line, case_id, template, output)
+    model = string_field(record, "model", required=False)
+    return LocatedGeneration(record.line, case_id, template, output, model)
 
 
 def read_generations(path: str | Path) -> Loaded[LocatedGeneration]:
-    """A generations file {case_id, output[, template]}: usable rows and problems."""
+    """A generations file {case_id, output[, template, model]}: usable rows and problems."""
     if not Path(path).is_file():
         raise InputError(path, None, None, "no such file")
     return collect(
@@ -112,6 +115,62 @@ def read_generations(path: str | Path) -> Loaded[LocatedGeneration]:
             f"(first on line {first})",
         ),
     )
+
+
+@dataclass(frozen=True)
+class GenerationFile:
+    """One generations file and the run it becomes."""
+
+    path: Path
+    run: str
+    model: str | None  # None: the run's existing model, or 'imported' for a new run
+    loaded: Loaded[LocatedGeneration]
+
+
+GENERATION_FILE_SUFFIXES = (".jsonl", ".json")
+
+
+def read_generation_files(path: Path, run: str | None, model: str | None) -> list[GenerationFile]:
+    """PATH a file: one run, named by `run`. PATH a directory: one run per *.jsonl /
+    *.json file in it, named after the file (`run`-stem with `run` given, else the
+    stem), its model the rows' `model` field or else the file's stem. Every file is read
+    (and checked) before anything is imported."""
+    if not path.is_dir():
+        if run is None:
+            raise UserError("import-generations FILE needs --run NAME")
+        loaded = read_generations(path)
+        return [GenerationFile(path, run, _file_model(path, loaded, model), loaded)]
+    if model is not None:
+        raise UserError(
+            "--model is for one file: in a directory each file names its model (the rows' "
+            "`model` field, else the file name)"
+        )
+    files = sorted(p for p in path.iterdir() if p.suffix in GENERATION_FILE_SUFFIXES)
+    if not files:
+        raise UserError(f"{path}: no .jsonl or .json files in this directory")
+    out = []
+    for file in files:
+        loaded = read_generations(file)
+        name = f"{run}-{file.stem}" if run else file.stem
+        out.append(GenerationFile(file, name, _file_model(file, loaded, None) or file.stem, loaded))
+    return out
+
+
+def _file_model(path: Path, loaded: Loaded[LocatedGeneration], given: str | None) -> str | None:
+    """The one model a file's rows name (their `model` field), or `given`; a file whose
+    rows name two models, or another than `given`, is refused."""
+    first = next((g for g in loaded.items if g.model is not None), None)
+    expected = given or (first.model if first else None)
+    for g in loaded.items:
+        if g.model is not None and g.model != expected:
+            why = f"--model {given}" if given else f"line {first.line if first else 0}"
+            raise InputError(
+                path,
+                g.line,
+                "model",
+                f"'{g.model}' differs from '{expected}' ({why}); one model per file",
+            )
+    return expected
 
 
 def load_generations(path: str | Path, *, skip_invalid: bool = False) -> list[LocatedGeneration]:

@@ -52,6 +52,7 @@ class LocatedGeneration:
     case_id: str
     template: int
     output: str
+    model: str | None = None  # the row's optional `model` field
 
 
 # --- reading -----------------------------------------------------------------------------

@@ -30,6 +30,16 @@ def test_demo_builds_judged_database_idempotently(cli, tmp_path: Path) -> None:
     assert all(s["works"] >= 3 for s in suites.values())
     runs = {r["name"]: r for r in json.loads(cli("runs", "--format", "json", db=db).out)}
     assert {"demo-literal", "demo-nonliteral", "demo-qa"} <= set(runs)
+    # two models over the same suites, for `compare`: the illustrative outputs and the
+    # embedded model's (generated once with `copyaudit run`, shipped in samples/)
+    embedded = sorted(n for n in runs if n.startswith("embedded-"))
+    assert embedded and all(
+        runs[n]["model"] == "SmolLM2-135M-Instruct (embedded)" for n in embedded
+    )
+    for name in embedded:
+        twin = runs[name.replace("embedded-", "demo-")]
+        assert runs[name]["suite"] == twin["suite"] and twin["model"] != runs[name]["model"]
+        assert runs[name]["generations"] == runs[name]["total"] > 0
     literal = json.loads(cli("report", "demo-literal", "--format", "json", db=db).out)
     # The illustrative literal outputs include verbatim copies and clean outputs.
     assert 0 < literal["literal_rate"] < 1

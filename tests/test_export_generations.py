@@ -129,3 +129,52 @@ def test_export_judgments_and_labels_are_empty_but_valid(literal_suite, cli) -> 
     for what in ("judgments", "labels"):
         result = cli("export", what)
         assert result.code == 0 and result.out == ""
+
+
+def test_import_generations_directory_is_one_run_per_model_file(
+    literal_suite, tmp_path: Path, cli, db_path: Path
+) -> None:
+    """A directory of per-model files: one run per file, named after it; the model from
+    the rows' `model` field, else the file's stem; all or nothing."""
+    folder = tmp_path / "outputs"
+    folder.mkdir()
+    write_jsonl(
+        folder / "model-a.jsonl",
+        [{"case_id": f"lit-{i}", "output": f"a{i}", "model": "org/model-a"} for i in (1, 2)],
+    )
+    write_jsonl(folder / "model-b.jsonl", [{"case_id": "lit-1", "output": "b1"}])
+    (folder / "notes.txt").write_text("not a generations file", encoding="utf-8")
+    result = cli("import-generations", str(folder), "--suite", "lit", "--run", "ext")
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == [
+        "ext-model-a: 2 added, 0 unchanged, 0 replaced (model org/model-a)",
+        "ext-model-b: 1 added, 0 unchanged, 0 replaced (model model-b)",
+    ]
+    runs = {r["name"]: r for r in json.loads(cli("runs", "--format", "json").out)}
+    assert {n: (r["model"], r["generations"]) for n, r in runs.items()} == {
+        "ext-model-a": ("org/model-a", 2),
+        "ext-model-b": ("model-b", 1),
+    }
+    # a row naming no case in the last file: the new run of the file before it is not kept
+    write_jsonl(folder / "model-c.jsonl", [{"case_id": "lit-1", "output": "c1"}])
+    write_jsonl(folder / "model-z.jsonl", [{"case_id": "lit-9", "output": "z"}])
+    before = database_fingerprint(db_path)
+    refused = cli("import-generations", str(folder), "--suite", "lit", "--run", "ext")
+    assert refused.code == 2
+    assert "model-z.jsonl: line 1: field 'case_id': no case 'lit-9'" in refused.err
+    assert database_fingerprint(db_path) == before
+    # two models in one file
+    (folder / "model-z.jsonl").unlink()
+    write_jsonl(
+        folder / "model-d.jsonl",
+        [
+            {"case_id": "lit-1", "output": "d1", "model": "x"},
+            {"case_id": "lit-2", "output": "d2", "model": "y"},
+        ],
+    )
+    mixed = cli("import-generations", str(folder), "--suite", "lit", "--run", "ext")
+    assert mixed.code == 2
+    assert "model-d.jsonl: line 2: field 'model': 'y' differs from 'x'" in mixed.err
+    assert database_fingerprint(db_path) == before
+    one_model = cli("import-generations", str(folder), "--suite", "lit", "--model", "m")
+    assert one_model.code == 2 and "--model is for one file" in one_model.err

@@ -79,7 +79,7 @@ def golden_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("golden")
     path = root / "demo.db"
     with Store(path) as store:
-        build_demo(store)
+        build_demo(store, runs=("demo",))  # the pins hold the illustrative runs only
         add_decop_run(store)
         records = _label_records(store)
     labels = root / "labels.jsonl"

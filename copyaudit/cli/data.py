@@ -19,9 +19,10 @@ from copyaudit.cli.output import (
     write_jsonl,
 )
 from copyaudit.errors import UserError
-from copyaudit.formats import case_to_record, read_cases, read_generations
+from copyaudit.formats import case_to_record, read_cases, read_generation_files
 from copyaudit.reports.output_file import check_destination, output_file
 from copyaudit.rows import skipped_note
+from copyaudit.studies.decop.published_models import PUBLISHED_MODELS
 from copyaudit.studies.registry import STUDIES, study
 from db import queries
 from db.cases import import_cases, run_import_note
@@ -31,6 +32,8 @@ from db.runs import import_generations, run_row, suite_id
 FORMAT_TABLE_JSON = click.Choice(["table", "json"])
 # `export KIND --run NAME` of a study with its own runs: kind -> how its runs are called
 RUN_EXPORTS = {kind: spec.title for kind, spec in STUDIES.items() if spec.export_run is not None}
+# `import KIND` beyond the studies' case files: a study's published results, as a run
+RESULT_KINDS = {"decop-results": "DE-COP's published per-book workbooks (a run; --model)"}
 # `import --doc-type`: the kinds whose question can name different things
 DOC_TYPES = {kind: spec.doc_types for kind, spec in STUDIES.items() if spec.doc_types is not None}
 # `import --prefix-tokens`: the kinds whose cases can be cut from whole texts
@@ -38,10 +41,25 @@ SPLIT_KINDS = tuple(kind for kind, spec in STUDIES.items() if spec.split_cases i
 
 
 @click.command("import")
-@click.argument("kind", metavar=f"KIND ({'|'.join(STUDIES)})")
+@click.argument("kind", metavar=f"KIND ({'|'.join([*STUDIES, *RESULT_KINDS])})")
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option("--suite", help="Suite name (default: the file name without extension).")
-@click.option("--replace", is_flag=True, help="Overwrite cases whose content changed.")
+@click.option(
+    "--suite",
+    help="Suite name (default: the file name without extension); decop-results: the suite "
+    "the results answer (default: the DE-COP suite holding the first file's work).",
+)
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Overwrite cases whose content changed; decop-results: replace the run's results.",
+)
+@click.option(
+    "--model",
+    help=f"decop-results: the model whose columns to read ({', '.join(PUBLISHED_MODELS)}).",
+)
+@click.option(
+    "--run", "run_name", help="decop-results: the run's name (default SUITE-decop-MODEL-published)."
+)
 @click.option(
     "--doc-type",
     type=click.Choice(sorted({t for d in DOC_TYPES.values() for t in d.choices})),
@@ -71,9 +89,21 @@ def import_cmd(
     prefix_tokens: int | None,
     continuation_tokens: int | None,
     skip_invalid: bool,
+    model: str | None,
+    run_name: str | None,
 ) -> None:
-    """Import cases of KIND from FILE in the source study's format."""
+    """Import cases of KIND from FILE in the source study's format.
 
+    decop-results: FILE is one of DE-COP's published *_Paraphrases_Oversampling.xlsx
+    workbooks, or a directory of them (searched recursively); the rows of --model become
+    a DE-COP run over the suite that holds their passages (matched by work ID and text).
+    Importing the same files again changes nothing."""
+
+    if kind in RESULT_KINDS:
+        _import_results(obj, file, suite, replace, model, run_name, skip_invalid)
+        return
+    if model is not None or run_name is not None:
+        raise UserError(f"--model and --run are for {', '.join(RESULT_KINDS)}")
     if doc_type is not None and kind not in DOC_TYPES:
         files = "; ".join(f"{k} files ({d.files})" for k, d in DOC_TYPES.items())
         raise UserError(f"--doc-type is for {files}")
@@ -108,43 +138,83 @@ def import_cmd(
     echo_skipped(loaded.problems)
 
 
+def _import_results(
+    obj: Any,
+    path: Path,
+    suite: str | None,
+    replace: bool,
+    model: str | None,
+    run: str | None,
+    skip_invalid: bool,
+) -> None:
+    """import decop-results (copyaudit.studies.decop.results_run)."""
+    from copyaudit.studies.decop.results_run import import_decop_results  # defers openpyxl, scipy
+
+    if model is None:
+        raise UserError("import decop-results needs --model NAME (see --help)")
+    with obj.store() as store:
+        done = import_decop_results(
+            store, path, model, suite=suite, run=run, replace=replace, skip_invalid=skip_invalid
+        )
+    click.echo(done.summary())
+
+
 @click.command("import-generations")
-@click.argument("file", type=click.Path(path_type=Path))
-@click.option("--run", "run_name", required=True, help="Run to hold the generations.")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--run",
+    "run_name",
+    help="Run to hold the generations (a file: required); a directory: the runs' prefix "
+    "(RUN-STEM; default: the file's stem).",
+)
 @click.option("--suite", required=True, help="Suite whose cases they answer.")
-@click.option("--model", help="Label of the model that produced them (new runs: 'imported').")
+@click.option(
+    "--model",
+    help="Label of the model that produced them (a file only; default: the rows' `model` "
+    "field, else 'imported' for a new run).",
+)
 @click.option("--replace", is_flag=True, help="Overwrite generations whose output changed.")
 @skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_generations_cmd(
     obj: Any,
-    file: Path,
-    run_name: str,
+    path: Path,
+    run_name: str | None,
     suite: str,
     model: str | None,
     replace: bool,
     skip_invalid: bool,
 ) -> None:
-    """Import generations produced elsewhere (JSONL {case_id, output[, template]})."""
+    """Import generations produced elsewhere (JSONL {case_id, output[, template, model]}).
 
-    loaded = read_generations(file)  # unusable rows are listed with those naming no case
-    with obj.store() as store:
-        added, unchanged, replaced = import_generations(
-            store,
-            run=run_name,
-            suite=suite,
-            model=model,
-            rows=loaded.items,
-            source=str(file),
-            replace=replace,
-            skipped=loaded.problems,
-            skip_invalid=skip_invalid,
-        )
-        note = run_import_note(store, int(run_row(store, run_name)["id"]))
-    click.echo(
-        f"{run_name}: {added} added, {unchanged} unchanged, {replaced} replaced"
-        + (f" ({note})" if note else "")
-    )
+    PATH is one file (one run, --run) or a directory of per-model files: each *.jsonl /
+    *.json file in it becomes one run, named after the file's stem (RUN-STEM with --run
+    RUN), its model the rows' `model` field or, without one, the file's stem. All the
+    files are checked first and imported in one transaction: one bad file imports
+    nothing."""
+
+    files = read_generation_files(path, run_name, model)  # every file read and checked first
+    with obj.store() as store, store.transaction():
+        lines = []
+        for file in files:
+            added, unchanged, replaced = import_generations(
+                store,
+                run=file.run,
+                suite=suite,
+                model=file.model,
+                rows=file.loaded.items,
+                source=str(file.path),
+                replace=replace,
+                skipped=file.loaded.problems,
+                skip_invalid=skip_invalid,
+            )
+            note = run_import_note(store, int(run_row(store, file.run)["id"]))
+            details = [f"model {file.model}"] if len(files) > 1 else []
+            details += [note] if note else []
+            suffix = f" ({'; '.join(details)})" if details else ""
+            lines.append(f"{file.run}: {added} added, {unchanged} unchanged, {replaced} replaced")
+            lines[-1] += suffix
+    click.echo("\n".join(lines))
 
 
 @click.command("suites")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from copyaudit.engine.runner import RunRequest, judge_run
 from copyaudit.engine.takedown import run_takedown
-from copyaudit.formats import load_cases, load_generations
+from copyaudit.formats import load_cases, read_generation_files
 from copyaudit.judges.options import OFFLINE, JudgeOptions
 from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.takedown.render import takedown_markdown
@@ -24,6 +24,11 @@ def sample_cases() -> list[tuple[str, str]]:
 
 
 DEMO_MODEL = "illustrative (written for the demo)"
+# The demo's runs: run-name prefix -> folder of per-suite generation files under samples/.
+# "demo": outputs written by hand for the demo (model DEMO_MODEL); "embedded": outputs of
+# the embedded SmolLM2-135M-Instruct, generated once with `copyaudit run` and exported
+# (each row names its model), so that `compare` has two models without running one.
+DEMO_RUNS: dict[str, str] = {"demo": "generations", "embedded": "generations/embedded"}
 
 
 def samples_dir() -> Path:
@@ -44,10 +49,15 @@ class DemoSummary:
 
 
 def build_demo(
-    store: Store, root: Path | None = None, judging: JudgeOptions = OFFLINE, on_progress=None
+    store: Store,
+    root: Path | None = None,
+    judging: JudgeOptions = OFFLINE,
+    on_progress=None,
+    runs: tuple[str, ...] = tuple(DEMO_RUNS),
 ) -> DemoSummary:
-    """Import every sample suite and the illustrative generations, and judge them with
-    the judges `judging` selects so the app opens with highlights; safe to repeat."""
+    """Import every sample suite and the generations of each of `runs` (prefixes of
+    DEMO_RUNS), and judge them with the judges `judging` selects so the app opens with
+    highlights; safe to repeat."""
 
     root = root or samples_dir()
     summary = DemoSummary()
@@ -56,18 +66,22 @@ def build_demo(
         suite = Path(filename).stem
         result = import_cases(store, suite, kind, load_cases(kind, path), source=str(path))
         summary.suites[suite] = result.added
-        generations = root / "generations" / f"{suite}.jsonl"
-        if generations.is_file():
+        for prefix in runs:
+            generations = root / DEMO_RUNS[prefix] / f"{suite}.jsonl"
+            if not generations.is_file():
+                continue
+            run = f"{prefix}-{suite}"
+            (file,) = read_generation_files(generations, run, None)
             added, _, _ = import_generations(
                 store,
-                run=f"demo-{suite}",
+                run=run,
                 suite=suite,
-                model=DEMO_MODEL,
-                rows=load_generations(generations),
+                model=file.model or DEMO_MODEL,
+                rows=file.loaded.accept(False),
                 source=str(generations),
             )
-            summary.runs[f"demo-{suite}"] = added
-            stored, skipped = judge_run(store, f"demo-{suite}", judging, on_progress=on_progress)
+            summary.runs[run] = added
+            stored, skipped = judge_run(store, run, judging, on_progress=on_progress)
             summary.scores += stored
             summary.skipped += [s for s in skipped if s not in summary.skipped]
     return summary

@@ -9,7 +9,11 @@ from typing import Any
 from copyaudit.vocabulary import Headline
 
 DASH = "—"  # no value
-NOTE_LABELS = {"import_note": "Suite rows", "generations_note": "Imported generations"}
+NOTE_LABELS = {
+    "import_note": "Suite rows",
+    "generations_note": "Imported generations",
+    "results_note": "Imported results",
+}
 
 
 def percent(value: float | None) -> str:

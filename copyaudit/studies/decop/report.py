@@ -13,6 +13,7 @@ import numpy as np
 from copyaudit.errors import UserError
 from copyaudit.render.markdown import cell, table
 from copyaudit.render.text import suite_note_lines
+from copyaudit.rows import skipped_note
 from copyaudit.studies.decop.method import (
     ANSWER_LETTERS,
     MIN_K_RATIO,
@@ -23,7 +24,7 @@ from copyaudit.studies.decop.method import (
     summarize_baselines,
 )
 from copyaudit.studies.decop.works import WorkRows, grouped_rows, to_result
-from db.cases import suite_import_note
+from db.cases import suite_import_note, suite_skipped
 from db.decop import load_calibration
 from db.runs import run_row, suite_kind
 from db.totals import decop_progress
@@ -112,6 +113,7 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
         grouped, [w.work for w in evaluated], config, n_bootstrap, seed
     )
     scored, total = decop_progress(store, run_id)
+    results_note = skipped_note(scored * N_ORDERS, suite_skipped(store, sid, run_id))
     return {
         **summary,
         "method": decoding.get("method"),
@@ -141,6 +143,9 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
         "failed_prompts": sum(r.failed_prompts for r in grouped.values()),
         "notes": NOTES,
         "import_note": suite_import_note(store, sid),
+        # imported results (import decop-results --skip-invalid): the rows left out; only
+        # when there are some (the pinned reports of runs keep their keys)
+        **({"results_note": results_note} if results_note else {}),
     }
 
 
