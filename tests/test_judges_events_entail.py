@@ -33,7 +33,8 @@ from tests.test_judges_presets import ConstantEmbedder
 
 STORY = (
     "Greta Sand ran the night bakery on Pell Street. "
-    "One winter evening a thief named Oskar climbed through the back window and stole the cash box. "
+    "One winter evening a thief named Oskar climbed through the back window "
+    "and stole the cash box. "
     "Greta chased him down the alley with a rolling pin. "
     "She caught Oskar at the canal bridge, and he dropped the box into the water. "
     "The next morning Greta's nephew dived into the canal and brought the box back up. "
@@ -42,8 +43,11 @@ STORY = (
 )
 PAIRS: list[tuple[str, str, bool]] = [  # (kind, event, supported)
     ("verbatim", "Greta chased the thief down the alley with a rolling pin.", True),
-    ("paraphrase", "The baker ran after the burglar through the lane, armed with a rolling pin.", True),
-    ("split", "Greta caught Oskar at the bridge, and her nephew later brought the box up from the canal.", True),
+    ("paraphrase",
+     "The baker ran after the burglar through the lane, armed with a rolling pin.", True),
+    ("split",
+     "Greta caught Oskar at the bridge, and her nephew later brought the box up from the canal.",
+     True),
     ("negated", "The constable arrested Oskar.", False),
     ("negated", "Greta did not chase the thief down the alley.", False),
     ("role_swapped", "Oskar chased Greta down the alley with a rolling pin.", False),
