@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from copyaudit.errors import UserError
-from copyaudit.judges.entailment_lexical import EmbeddingLexicalEntailment
+from copyaudit.judges.entailment_aligned import AlignedEntailment
 from copyaudit.judges.events import EventJudge
 from copyaudit.judges.fluency import FluencyJudge
 from copyaudit.judges.literal import LiteralJudge
@@ -56,7 +56,7 @@ def test_offline_preset_per_kind() -> None:
     embedder = Counter(ConstantEmbedder)
     expected = {
         "literal": ["literal", "refusal"],
-        "nonliteral": ["characters", "events", "refusal"],
+        "nonliteral": ["characters", "events_entail", "refusal"],
         "qa": ["qa", "refusal"],
         "notice": ["notice", "refusal"],
         "decop": [],
@@ -72,9 +72,9 @@ def test_offline_preset_per_kind() -> None:
         )
     judges, _ = build_judges(JudgeOptions("offline"), "nonliteral", embedder_factory=embedder)
     events = next(j for j in judges if isinstance(j, EventJudge))
-    assert isinstance(events.model, EmbeddingLexicalEntailment)
+    assert isinstance(events.model, AlignedEntailment)
     refusal = next(j for j in judges if isinstance(j, RefusalJudge))
-    assert refusal.embedder is events.model.embedder  # one embedder shared per call
+    assert refusal.embedder is events.model.extractor.embedder  # one embedder shared per call
     qa = build_judges(JudgeOptions("offline"), "qa", embedder_factory=embedder)[0][0]
     assert isinstance(qa, QAJudge)
 
@@ -172,7 +172,7 @@ def test_failed_loads_become_skip_reasons() -> None:
     )
     assert _names(judges) == ["characters", "refusal"]
     reasons = dict(skipped)
-    assert "model files missing" in reasons["events"]
+    assert "model files missing" in reasons["events_entail"]
     assert "phrases only" in reasons["refusal (embedding part)"]
     assert "no GPU" in reasons["fluency"]
     refusal = judges[1]
@@ -185,5 +185,5 @@ def test_event_model_that_does_not_exist_is_skipped(tmp_path: Any) -> None:
         "nonliteral",
         embedder_factory=ConstantEmbedder,
     )
-    assert "events" not in _names(judges)
-    assert "no-such-model" in dict(skipped)["events"]
+    assert "events_entail" not in _names(judges)
+    assert "no-such-model" in dict(skipped)["events_entail"]

@@ -20,7 +20,7 @@ def test_presets_run_the_studies_judges_in_their_order() -> None:
     names = {preset: [s.name for s in selected(preset)[0]] for preset in ("paper", "offline")}
     assert names == {
         "paper": ["literal", "characters", "events", "qa", "notice", "fluency", "refusal_lm"],
-        "offline": ["literal", "characters", "events", "qa", "notice", "refusal", "fluency"],
+        "offline": ["literal", "characters", "events_entail", "qa", "notice", "refusal", "fluency"],
     }
     assert selected("qa, literal") == ((JUDGES["qa"], JUDGES["literal"]), True)
 
