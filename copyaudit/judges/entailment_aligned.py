@@ -18,6 +18,7 @@ The weights ship as safetensors beside this module (`events_entail.safetensors`)
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,15 +91,18 @@ def save_combiner(combiner: Combiner, path: Path, metadata: dict[str, str]) -> N
 
     tensors = {name: getattr(combiner, name) for name in _ARRAYS}
     tensors["init_rate"] = np.array([combiner.init, combiner.rate], dtype=np.float64)
-    save_file(tensors, str(path), metadata={"features": ",".join(FEATURES), **metadata})
+    # one metadata key: safetensors writes several in a random order (a Rust HashMap)
+    info = json.dumps({"features": list(FEATURES), **metadata}, sort_keys=True)
+    save_file(tensors, str(path), metadata={"copyaudit": info})
 
 
 def load_combiner(path: Path = WEIGHTS_FILE) -> Combiner:
     from safetensors import safe_open  # deferred: read once, when the judge is built
 
     with safe_open(str(path), framework="numpy") as handle:
-        features = (handle.metadata() or {}).get("features", "")
-        if tuple(features.split(",")) != FEATURES:
+        info = json.loads((handle.metadata() or {}).get("copyaudit", "{}"))
+        features = info.get("features")
+        if not isinstance(features, list) or tuple(features) != FEATURES:
             raise ValueError(f"{path}: weights are for features {features!r}, not {FEATURES}")
         tensors = {key: handle.get_tensor(key) for key in handle.keys()}  # noqa: SIM118
     init, rate = (float(v) for v in tensors["init_rate"])

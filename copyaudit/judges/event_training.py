@@ -5,8 +5,10 @@ for copyaudit, with contrastive variants of every event (supported verbatim, par
 split across sentences; negated, role-swapped, outcome-changed, topical-but-absent,
 absent). Training reads the features of every (event, whole story) pair with the packaged
 MiniLM and fits gradient-boosted trees (scikit-learn, fixed seed) exported to plain
-arrays; features are rounded to 4 decimals, so the safetensors file is the same bit for
-bit wherever it is rebuilt with the same scikit-learn (`make event-judge-weights`).
+arrays; features are rounded to 2 decimals for training, so that the last bits of the
+embedder's output (which move with torch's thread count) cannot move a split, and the
+safetensors file is the same bit for bit wherever it is rebuilt with the same
+scikit-learn (`make event-judge-weights`).
 
 Evaluation is leave-one-story-out: each story is judged by a combiner trained on the
 other stories, through the real events_entail judge, and compared with the old events
@@ -56,6 +58,7 @@ KINDS: dict[str, int] = {  # pair kind -> its label (1: the story supports the e
     "absent": 0,
 }
 TREES, DEPTH, RATE = 100, 2, 0.1  # the boosted trees' size and learning rate
+TRAIN_DECIMALS = 2
 FLAG_AT = 5  # the events judge's run-level flag: >= 5 events copied
 FLAG_LISTS_PER_STORY = 20
 FLAG_LIST_SIZE = 12
@@ -125,6 +128,9 @@ def fit_combiner(features: np.ndarray, labels: np.ndarray) -> Combiner:
     export is checked against scikit-learn's own probabilities."""
     from sklearn.ensemble import GradientBoostingClassifier  # deferred: loads scipy
 
+    # trained on a 0.01 grid: the last bits of MiniLM's output move with the thread
+    # count, and a split must not move with them (thresholds fall between grid points)
+    features = np.round(features, TRAIN_DECIMALS)
     model = GradientBoostingClassifier(
         n_estimators=TREES, max_depth=DEPTH, learning_rate=RATE, random_state=0
     ).fit(features, labels)
