@@ -193,3 +193,30 @@ def test_reports_print_only_the_columns_of_their_kind(two_models: Path, cli) -> 
     literal = cli("report", "demo-literal", db=two_models).out
     assert "| literal % | fluency | refusal % |" in literal
     assert "events %" not in literal
+
+
+def test_a_model_row_prefers_its_run_without_a_mitigation(tmp_path: Path, cli) -> None:
+    """A newer mitigated run of the same model and kind does not stand for the model in
+    the per-model view; it has its own row in the per-mitigation view."""
+    from copyaudit.engine.demo import samples_dir
+    from copyaudit.formats import load_generations
+    from db import Store
+    from db.runs import import_generations
+
+    db = build_two_model_db(tmp_path / "mitigated.db")
+    rows = list(load_generations(samples_dir() / "generations" / "literal.jsonl"))[:3]
+    with Store(db) as store:
+        import_generations(
+            store, run="memfree-literal", suite="literal", model=MODEL, rows=rows, source="x"
+        )
+        store.conn.execute(
+            "UPDATE runs SET mitigation = 'memfree' WHERE name = ?", ("memfree-literal",)
+        )
+        store.conn.commit()
+    by_model = _rows(_json(cli, db, "compare", "--format", "json"), "copybench")
+    assert by_model[(MODEL,)]["literal"]["run"] == "demo-literal"
+    by_mitigation = _rows(
+        _json(cli, db, "compare", "--by", "mitigation", "--format", "json"), "copybench"
+    )
+    assert by_mitigation[(MODEL, "memfree")]["literal"]["run"] == "memfree-literal"
+    assert by_mitigation[(MODEL, "none")]["literal"]["run"] == "demo-literal"

@@ -155,6 +155,11 @@ def _row_keys(table: ComparisonTable, runs: list[dict[str, Any]], by: str) -> li
     return keys
 
 
+def _plain(run: Mapping[str, Any]) -> bool:
+    """A run without a mitigation (stored as "none", or nothing in older runs)."""
+    return run["mitigation"] in (None, "", "none")
+
+
 def _table(runs: _Runs, table: ComparisonTable, by: str) -> dict[str, Any] | None:
     mine = [r for r in runs.runs if r["kind"] in table.kinds]
     if not mine:
@@ -176,6 +181,8 @@ def _table(runs: _Runs, table: ComparisonTable, by: str) -> dict[str, Any] | Non
                 and r["kind"] == column.kind
                 and (mitigation is None or r["mitigation"] == mitigation)
             ]
+            if by != BY_MITIGATION:  # per model: its run without a mitigation, if any
+                candidates = [r for r in candidates if _plain(r)] or candidates
             cells[column.key] = _cell(runs, table, column, candidates, part)
         rows.append({"group": dict(zip(group, key, strict=True)), "cells": cells})
     return {
