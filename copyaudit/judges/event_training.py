@@ -16,6 +16,12 @@ judge (embedding + lexical over CopyBench's 128-token windows) on the same stori
 
     python -m copyaudit.judges.event_training train [--out PATH]
     python -m copyaudit.judges.event_training evaluate
+    python -m copyaudit.judges.event_training demo-check
+
+`demo-check` is a sanity check, not training data: it scores the demo's 22 illustrative
+stories (samples/generations/nonliteral.jsonl against samples/nonliteral.jsonl's
+reference events) and prints each count and flag beside what samples/README.md's table
+says the story was written as (the author's intent, not a judge's verdict).
 """
 
 from __future__ import annotations
@@ -46,7 +52,9 @@ from copyaudit.models.base import Embedder
 from copyaudit.models.embedding import load_embedder
 from copyaudit.types import JudgeInput
 
-DEV_SET = Path(__file__).resolve().parents[2] / "samples" / "judge_training"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+DEV_SET = SAMPLES / "judge_training"
+RETELLING = "retells the book's plot"  # how samples/README.md's table starts a retelling
 KINDS: dict[str, int] = {  # pair kind -> its label (1: the story supports the event)
     "verbatim": 1,
     "paraphrase": 1,
@@ -285,15 +293,78 @@ def report(dev: DevSet, verdicts: dict[str, list[bool]]) -> str:
     return "\n".join(lines)
 
 
+def written_as(readme: Path = SAMPLES / "README.md") -> dict[str, str]:
+    """case id -> "written as" from samples/README.md's table of the nonliteral stories."""
+    rows: dict[str, str] = {}
+    for line in readme.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and "-nl-" in cells[0]:
+            rows[cells[0]] = cells[1].split(":")[0]
+    return rows
+
+
+def demo_check(embedder: Embedder, old: Callable[[], EntailmentModel]) -> str:
+    """Events entailed per demo story by the shipped events_entail and by the old judge,
+    beside what each story was written as, and how many of each kind are flagged."""
+    cases = {
+        str(r["id"]): r for _, r in _records(SAMPLES / "nonliteral.jsonl")
+    }  # the reference events
+    outputs = {
+        str(r["case_id"]): str(r["output"])
+        for _, r in _records(SAMPLES / "generations" / "nonliteral.jsonl")
+    }
+    intent = written_as()
+    ids = [i for i in cases if i in outputs]
+    items = [JudgeInput("nonliteral", cases[i], "", outputs[i]) for i in ids]
+    judges = {
+        "new": EntailingEventJudge(AlignedEntailment(embedder)),
+        "old": EventJudge(old()),
+    }
+    counts = {
+        name: [sum(bool(v.verdict) for v in s[0].items) for s in judge.judge(items)]
+        for name, judge in judges.items()
+    }
+    lines = ["| case | written as | events | new entailed | new flag | old entailed | old flag |"]
+    lines.append("|---|---|---|---|---|---|---|")
+    flagged: dict[tuple[str, str], int] = defaultdict(int)
+    totals: dict[str, int] = defaultdict(int)
+    for k, case_id in enumerate(ids):
+        kind = intent.get(case_id, "?")
+        totals[kind] += 1
+        cells = [case_id, kind, str(len(cases[case_id]["reference_events"]))]
+        for name in ("new", "old"):
+            flag = counts[name][k] >= FLAG_AT
+            flagged[(name, kind)] += flag
+            cells += [str(counts[name][k]), "FLAG" if flag else ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for kind, total in totals.items():
+        lines.append(
+            f"{kind} ({total}): new flags {flagged[('new', kind)]}, old flags "
+            f"{flagged[('old', kind)]}"
+        )
+    for name in ("new", "old"):
+        retell = sum(n for (j, k), n in flagged.items() if j == name and k == RETELLING)
+        other = sum(n for (j, k), n in flagged.items() if j == name and k != RETELLING)
+        lines.append(
+            f"{name} judge: flags {retell} of {totals[RETELLING]} retellings and {other} of "
+            f"{len(ids) - totals[RETELLING]} other stories"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("train", "evaluate"))
+    parser.add_argument("command", choices=("train", "evaluate", "demo-check"))
     parser.add_argument("--out", type=Path, default=WEIGHTS_FILE)
     args = parser.parse_args(argv)
     embedder = load_embedder("default", device="cpu")
     if args.command == "train":
         train(embedder, args.out)
         print(f"{args.out}: sha256 {hashlib.sha256(args.out.read_bytes()).hexdigest()}")
+        return
+    if args.command == "demo-check":
+        print(demo_check(embedder, lambda: EmbeddingLexicalEntailment(embedder)))
         return
     dev = load_dev_set()
     verdicts = cross_validated(dev, embedder, lambda: EmbeddingLexicalEntailment(embedder))
