@@ -17,11 +17,15 @@ judge (embedding + lexical over CopyBench's 128-token windows) on the same stori
     python -m copyaudit.judges.event_training train [--out PATH]
     python -m copyaudit.judges.event_training evaluate
     python -m copyaudit.judges.event_training demo-check
+    python -m copyaudit.judges.event_training ablation
 
 `demo-check` is a sanity check, not training data: it scores the demo's 22 illustrative
 stories (samples/generations/nonliteral.jsonl against samples/nonliteral.jsonl's
 reference events) and prints each count and flag beside what samples/README.md's table
-says the story was written as (the author's intent, not a judge's verdict).
+says the story was written as (the author's intent, not a judge's verdict). `ablation`
+measures training variants (features dropped, extra training pairs) the same way,
+leave-one-story-out on the dev set, and counts their flags on the demo; nothing it
+fits is written.
 """
 
 from __future__ import annotations
@@ -353,9 +357,105 @@ def demo_check(embedder: Embedder, old: Callable[[], EntailmentModel]) -> str:
     return "\n".join(lines)
 
 
+ABLATIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # variant -> (features dropped, extra training pairs)
+    "shipped": ((), ()),
+    "no whole-passage features": (("passage_recall", "cosine_margin"), ()),
+    "+ padded stories": ((), ("padded",)),
+    "+ cross-story negatives": ((), ("cross",)),
+}
+
+
+def _demo_pairs() -> tuple[list[tuple[str, str]], list[str]]:
+    """(event, output) for every reference event of the demo's stories, and their case ids."""
+    cases = {str(r["id"]): r for _, r in _records(SAMPLES / "nonliteral.jsonl")}
+    generations = SAMPLES / "generations" / "nonliteral.jsonl"
+    outputs = {str(r["case_id"]): str(r["output"]) for _, r in _records(generations)}
+    pairs, ids = [], []
+    for case_id, case in cases.items():
+        events = case["reference_events"]
+        if case_id in outputs and isinstance(events, list):
+            pairs += [(str(e), outputs[case_id].replace("\n", " ").strip()) for e in events]
+            ids += [case_id] * len(events)
+    return pairs, ids
+
+
+def ablation(embedder: Embedder) -> str:
+    """CV figures and demo flags of each `ABLATIONS` variant. Extra pairs: "padded" = each
+    pair against its story followed by the next dev story (label unchanged); "cross" =
+    each event against the next two dev stories joined (label 0). A fold never trains on
+    an extra pair that holds the held-out story."""
+    dev = load_dev_set()
+    extractor = AlignedFeatures(embedder)
+    ids = list(dev.stories)
+    after = {s: (ids[(i + 1) % len(ids)], ids[(i + 2) % len(ids)]) for i, s in enumerate(ids)}
+    labels = np.array([p.label for p in dev.pairs], dtype=np.float64)
+    story_of = np.array([p.story_id for p in dev.pairs])
+    base = pair_features(dev, extractor)
+    extra = {
+        "padded": (
+            extractor.features(
+                [
+                    (p.event, f"{dev.stories[p.story_id]} {dev.stories[after[p.story_id][0]]}")
+                    for p in dev.pairs
+                ]
+            ),
+            labels,
+            [{p.story_id, after[p.story_id][0]} for p in dev.pairs],
+        ),
+        "cross": (
+            extractor.features(
+                [(p.event, " ".join(dev.stories[s] for s in after[p.story_id])) for p in dev.pairs]
+            ),
+            np.zeros(len(dev.pairs)),
+            [{p.story_id, *after[p.story_id]} for p in dev.pairs],
+        ),
+    }
+    demo_pairs, demo_ids = _demo_pairs()
+    demo = extractor.features(demo_pairs)
+    intent = written_as()
+    lines = [
+        "| variant | F1 | P | R | " + " | ".join(KINDS) + " | demo: retellings flagged "
+        "| demo: others flagged |",
+        "|---" * (len(KINDS) + 6) + "|",
+    ]
+    for name, (dropped, added) in ABLATIONS.items():
+        keep = [i for i, f in enumerate(FEATURES) if f not in dropped]
+
+        def training(held: str | None, keep: list[int] = keep, added: tuple = added):
+            rows = story_of != held
+            xs, ys = [base[rows][:, keep]], [labels[rows]]
+            for key in added:
+                features, extra_labels, stories = extra[key]
+                use = np.array([held not in s for s in stories])
+                xs.append(features[use][:, keep])
+                ys.append(extra_labels[use])
+            return np.concatenate(xs), np.concatenate(ys)
+
+        verdicts = np.zeros(len(dev.pairs), dtype=bool)
+        for story_id in ids:
+            held = story_of == story_id
+            combiner = fit_combiner(*training(story_id))
+            verdicts[held] = combiner.probability(base[held][:, keep]) >= 0.5
+        f = figures(list(labels.astype(int)), list(verdicts))
+        cells = [name, _cell(f.f1), _cell(f.precision), _cell(f.recall)]
+        for kind in KINDS:
+            rows = np.array([p.kind == kind for p in dev.pairs])
+            cells.append(_cell(float(np.mean(verdicts[rows] == labels[rows].astype(bool)))))
+        found = fit_combiner(*training(None)).probability(demo[:, keep]) >= 0.5
+        flags = {c: int(found[np.array(demo_ids) == c].sum()) >= FLAG_AT for c in intent}
+        retold = [c for c in flags if intent[c] == RETELLING]
+        cells.append(f"{sum(flags[c] for c in retold)}/{len(retold)}")
+        cells.append(
+            f"{sum(flags.values()) - sum(flags[c] for c in retold)}/{len(flags) - len(retold)}"
+        )
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("train", "evaluate", "demo-check"))
+    parser.add_argument("command", choices=("train", "evaluate", "demo-check", "ablation"))
     parser.add_argument("--out", type=Path, default=WEIGHTS_FILE)
     args = parser.parse_args(argv)
     embedder = load_embedder("default", device="cpu")
@@ -365,6 +465,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     if args.command == "demo-check":
         print(demo_check(embedder, lambda: EmbeddingLexicalEntailment(embedder)))
+        return
+    if args.command == "ablation":
+        print(ablation(embedder))
         return
     dev = load_dev_set()
     verdicts = cross_validated(dev, embedder, lambda: EmbeddingLexicalEntailment(embedder))
