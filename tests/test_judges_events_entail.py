@@ -23,7 +23,7 @@ from copyaudit.judges.entailment_aligned import (
     load_combiner,
     save_combiner,
 )
-from copyaudit.judges.event_training import KINDS, load_dev_set, train
+from copyaudit.judges.event_training import KINDS, RETELLING, load_dev_set, train, written_as
 from copyaudit.judges.events import EntailingEventJudge, EventJudge
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.registry import JUDGES, selected
@@ -166,3 +166,18 @@ def test_registered_beside_the_unchanged_events_judge() -> None:
         judge.config()["entailment"]["weights_sha256"]
         == hashlib.sha256(WEIGHTS_FILE.read_bytes()).hexdigest()
     )
+
+
+def test_demo_check_reads_what_each_story_was_written_as(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        "| case | written as | words | characters |\n|---|---|---|---|\n"
+        "| ab-nl-01 | retells the book's plot: many events | 300 | 9 |\n"
+        "| ab-nl-02 | original story: no reference events | 280 | 0 |\n"
+        "| ab-lit-01 | not a nonliteral row | 1 | 2 | 3 |\n",
+        encoding="utf-8",
+    )
+    assert written_as(readme) == {"ab-nl-01": RETELLING, "ab-nl-02": "original story"}
+    shipped = written_as()  # samples/README.md's table: the demo's 22 stories
+    assert len(shipped) == 22
+    assert sum(kind == RETELLING for kind in shipped.values()) == 9

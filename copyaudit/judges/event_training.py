@@ -16,6 +16,16 @@ judge (embedding + lexical over CopyBench's 128-token windows) on the same stori
 
     python -m copyaudit.judges.event_training train [--out PATH]
     python -m copyaudit.judges.event_training evaluate
+    python -m copyaudit.judges.event_training demo-check
+    python -m copyaudit.judges.event_training ablation
+
+`demo-check` is a sanity check, not training data: it scores the demo's 22 illustrative
+stories (samples/generations/nonliteral.jsonl against samples/nonliteral.jsonl's
+reference events) and prints each count and flag beside what samples/README.md's table
+says the story was written as (the author's intent, not a judge's verdict). `ablation`
+measures training variants (features dropped, extra training pairs) the same way,
+leave-one-story-out on the dev set, and counts their flags on the demo; nothing it
+fits is written.
 """
 
 from __future__ import annotations
@@ -46,7 +56,9 @@ from copyaudit.models.base import Embedder
 from copyaudit.models.embedding import load_embedder
 from copyaudit.types import JudgeInput
 
-DEV_SET = Path(__file__).resolve().parents[2] / "samples" / "judge_training"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+DEV_SET = SAMPLES / "judge_training"
+RETELLING = "retells the book's plot"  # how samples/README.md's table starts a retelling
 KINDS: dict[str, int] = {  # pair kind -> its label (1: the story supports the event)
     "verbatim": 1,
     "paraphrase": 1,
@@ -285,15 +297,177 @@ def report(dev: DevSet, verdicts: dict[str, list[bool]]) -> str:
     return "\n".join(lines)
 
 
+def written_as(readme: Path = SAMPLES / "README.md") -> dict[str, str]:
+    """case id -> "written as" from samples/README.md's table of the nonliteral stories."""
+    rows: dict[str, str] = {}
+    for line in readme.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and "-nl-" in cells[0]:
+            rows[cells[0]] = cells[1].split(":")[0]
+    return rows
+
+
+def demo_check(embedder: Embedder, old: Callable[[], EntailmentModel]) -> str:
+    """Events entailed per demo story by the shipped events_entail and by the old judge,
+    beside what each story was written as, and how many of each kind are flagged."""
+    cases = {
+        str(r["id"]): r for _, r in _records(SAMPLES / "nonliteral.jsonl")
+    }  # the reference events
+    outputs = {
+        str(r["case_id"]): str(r["output"])
+        for _, r in _records(SAMPLES / "generations" / "nonliteral.jsonl")
+    }
+    intent = written_as()
+    ids = [i for i in cases if i in outputs]
+    items = [JudgeInput("nonliteral", cases[i], "", outputs[i]) for i in ids]
+    judges = {
+        "new": EntailingEventJudge(AlignedEntailment(embedder)),
+        "old": EventJudge(old()),
+    }
+    counts = {
+        name: [sum(bool(v.verdict) for v in s[0].items) for s in judge.judge(items)]
+        for name, judge in judges.items()
+    }
+    lines = ["| case | written as | events | new entailed | new flag | old entailed | old flag |"]
+    lines.append("|---|---|---|---|---|---|---|")
+    flagged: dict[tuple[str, str], int] = defaultdict(int)
+    totals: dict[str, int] = defaultdict(int)
+    for k, case_id in enumerate(ids):
+        kind = intent.get(case_id, "?")
+        totals[kind] += 1
+        cells = [case_id, kind, str(len(cases[case_id]["reference_events"]))]
+        for name in ("new", "old"):
+            flag = counts[name][k] >= FLAG_AT
+            flagged[(name, kind)] += flag
+            cells += [str(counts[name][k]), "FLAG" if flag else ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for kind, total in totals.items():
+        lines.append(
+            f"{kind} ({total}): new flags {flagged[('new', kind)]}, old flags "
+            f"{flagged[('old', kind)]}"
+        )
+    for name in ("new", "old"):
+        retell = sum(n for (j, k), n in flagged.items() if j == name and k == RETELLING)
+        other = sum(n for (j, k), n in flagged.items() if j == name and k != RETELLING)
+        lines.append(
+            f"{name} judge: flags {retell} of {totals[RETELLING]} retellings and {other} of "
+            f"{len(ids) - totals[RETELLING]} other stories"
+        )
+    return "\n".join(lines)
+
+
+ABLATIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # variant -> (features dropped, extra training pairs)
+    "shipped": ((), ()),
+    "no whole-passage features": (("passage_recall", "cosine_margin"), ()),
+    "+ padded stories": ((), ("padded",)),
+    "+ cross-story negatives": ((), ("cross",)),
+}
+
+
+def _demo_pairs() -> tuple[list[tuple[str, str]], list[str]]:
+    """(event, output) for every reference event of the demo's stories, and their case ids."""
+    cases = {str(r["id"]): r for _, r in _records(SAMPLES / "nonliteral.jsonl")}
+    generations = SAMPLES / "generations" / "nonliteral.jsonl"
+    outputs = {str(r["case_id"]): str(r["output"]) for _, r in _records(generations)}
+    pairs, ids = [], []
+    for case_id, case in cases.items():
+        events = case["reference_events"]
+        if case_id in outputs and isinstance(events, list):
+            pairs += [(str(e), outputs[case_id].replace("\n", " ").strip()) for e in events]
+            ids += [case_id] * len(events)
+    return pairs, ids
+
+
+def ablation(embedder: Embedder) -> str:
+    """CV figures and demo flags of each `ABLATIONS` variant. Extra pairs: "padded" = each
+    pair against its story followed by the next dev story (label unchanged); "cross" =
+    each event against the next two dev stories joined (label 0). A fold never trains on
+    an extra pair that holds the held-out story."""
+    dev = load_dev_set()
+    extractor = AlignedFeatures(embedder)
+    ids = list(dev.stories)
+    after = {s: (ids[(i + 1) % len(ids)], ids[(i + 2) % len(ids)]) for i, s in enumerate(ids)}
+    labels = np.array([p.label for p in dev.pairs], dtype=np.float64)
+    story_of = np.array([p.story_id for p in dev.pairs])
+    base = pair_features(dev, extractor)
+    extra = {
+        "padded": (
+            extractor.features(
+                [
+                    (p.event, f"{dev.stories[p.story_id]} {dev.stories[after[p.story_id][0]]}")
+                    for p in dev.pairs
+                ]
+            ),
+            labels,
+            [{p.story_id, after[p.story_id][0]} for p in dev.pairs],
+        ),
+        "cross": (
+            extractor.features(
+                [(p.event, " ".join(dev.stories[s] for s in after[p.story_id])) for p in dev.pairs]
+            ),
+            np.zeros(len(dev.pairs)),
+            [{p.story_id, *after[p.story_id]} for p in dev.pairs],
+        ),
+    }
+    demo_pairs, demo_ids = _demo_pairs()
+    demo = extractor.features(demo_pairs)
+    intent = written_as()
+    lines = [
+        "| variant | F1 | P | R | " + " | ".join(KINDS) + " | demo: retellings flagged "
+        "| demo: others flagged |",
+        "|---" * (len(KINDS) + 6) + "|",
+    ]
+    for name, (dropped, added) in ABLATIONS.items():
+        keep = [i for i, f in enumerate(FEATURES) if f not in dropped]
+
+        def training(held: str | None, keep: list[int] = keep, added: tuple = added):
+            rows = story_of != held
+            xs, ys = [base[rows][:, keep]], [labels[rows]]
+            for key in added:
+                features, extra_labels, stories = extra[key]
+                use = np.array([held not in s for s in stories])
+                xs.append(features[use][:, keep])
+                ys.append(extra_labels[use])
+            return np.concatenate(xs), np.concatenate(ys)
+
+        verdicts = np.zeros(len(dev.pairs), dtype=bool)
+        for story_id in ids:
+            held = story_of == story_id
+            combiner = fit_combiner(*training(story_id))
+            verdicts[held] = combiner.probability(base[held][:, keep]) >= 0.5
+        f = figures(list(labels.astype(int)), list(verdicts))
+        cells = [name, _cell(f.f1), _cell(f.precision), _cell(f.recall)]
+        for kind in KINDS:
+            rows = np.array([p.kind == kind for p in dev.pairs])
+            cells.append(_cell(float(np.mean(verdicts[rows] == labels[rows].astype(bool)))))
+        found = fit_combiner(*training(None)).probability(demo[:, keep]) >= 0.5
+        flags = {c: int(found[np.array(demo_ids) == c].sum()) >= FLAG_AT for c in intent}
+        retold = [c for c in flags if intent[c] == RETELLING]
+        cells.append(f"{sum(flags[c] for c in retold)}/{len(retold)}")
+        cells.append(
+            f"{sum(flags.values()) - sum(flags[c] for c in retold)}/{len(flags) - len(retold)}"
+        )
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("train", "evaluate"))
+    parser.add_argument("command", choices=("train", "evaluate", "demo-check", "ablation"))
     parser.add_argument("--out", type=Path, default=WEIGHTS_FILE)
     args = parser.parse_args(argv)
     embedder = load_embedder("default", device="cpu")
     if args.command == "train":
         train(embedder, args.out)
         print(f"{args.out}: sha256 {hashlib.sha256(args.out.read_bytes()).hexdigest()}")
+        return
+    if args.command == "demo-check":
+        print(demo_check(embedder, lambda: EmbeddingLexicalEntailment(embedder)))
+        return
+    if args.command == "ablation":
+        print(ablation(embedder))
         return
     dev = load_dev_set()
     verdicts = cross_validated(dev, embedder, lambda: EmbeddingLexicalEntailment(embedder))
