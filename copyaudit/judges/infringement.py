@@ -22,9 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from datasketch import MinHash
 from rapidfuzz.distance import Levenshtein
-from rouge_score import rouge_scorer
 
 from copyaudit.judges.base import Judge
 from copyaudit.judges.segments import char_segments, word_segments
@@ -51,6 +49,8 @@ SHINGLE = 3  # characters per MinHash shingle
 
 def minhash_similarity(output: str, reference: str) -> float:
     """Jaccard estimate of the two texts' sets of character 3-grams (CoTaEval)."""
+    from datasketch import MinHash  # deferred: datasketch loads scipy
+
     hashes = []
     for text in (output, reference):
         sketch = MinHash(num_perm=MINHASH_PERMUTATIONS)
@@ -68,6 +68,8 @@ class InfringementJudge(Judge):
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
+        from rouge_score import rouge_scorer  # deferred: rouge_score loads nltk, then scipy
+
         self._rouge = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=False)
 
     def config(self) -> dict[str, Any]:
