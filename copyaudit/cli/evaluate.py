@@ -39,7 +39,7 @@ from db.queries import metric_thresholds
 from db.run_owner import owned
 
 
-def _templates(value: str) -> tuple[int, ...]:
+def parse_templates(value: str) -> tuple[int, ...]:
     try:
         templates = tuple(int(t) for t in value.split(",") if t.strip())
     except ValueError:
@@ -168,7 +168,7 @@ def run_cmd(
     request = RunRequest(
         suite=suite,
         **run_fields,
-        templates=_templates(templates),
+        templates=parse_templates(templates),
         shots=shots,
         limit=limit,
         mitigation=mitigation,

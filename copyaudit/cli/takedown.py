@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from copyaudit.cli.evaluate import RichProgress, _templates
+from copyaudit.cli.evaluate import RichProgress, parse_templates
 from copyaudit.cli.options import decoding_method_options, judge_options, run_options
 from copyaudit.cli.output import print_json
 from copyaudit.engine.runner import RunRequest
@@ -60,7 +60,7 @@ def takedown_cmd(
         base = RunRequest(
             suite=suite,
             **run_fields,
-            templates=_templates(templates),
+            templates=parse_templates(templates),
             shots=shots,
             limit=limit,
             max_new_tokens=max_new_tokens,
