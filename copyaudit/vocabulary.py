@@ -16,6 +16,14 @@ Unit = Literal["fraction", "count", "rating"]  # fraction: a score in [0, 1]
 Summary = Literal["flagged", "mean"]  # share of flagged judgments, or mean value
 
 TASK_KINDS: tuple[str, ...] = ("literal", "nonliteral", "qa", "decop", "notice", "extraction")
+# A run's mitigation (CoTaEval's takedown methods, in its order) -> how people call it
+MITIGATIONS: dict[str, str] = {
+    "none": "none",
+    "system": "system prompt",
+    "topk": "top-k noise",
+    "memfree": "MemFree",
+    "rcad": "R-CAD",
+}
 # the kinds whose runs generate text (DE-COP scores passages in its own loop); the
 # judges below the studies read it, tests/test_studies_registry.py holds it equal to
 # the registry's prompted kinds

@@ -44,6 +44,7 @@ from copyaudit.runs.progress import ProgressCallback, ProgressMeter
 from copyaudit.runs.run_request import LOGIT_METHODS, METHOD_PARAMETERS, ModelRequest
 from copyaudit.studies.registry import protected_texts
 from copyaudit.types import Case, JudgeInput
+from copyaudit.vocabulary import MITIGATIONS as MITIGATION_LABELS
 from db.pending import generations_to_judge, pending_generations, run_cases
 from db.runs import (
     JudgeIdentity,
@@ -55,7 +56,7 @@ from db.runs import (
     suite_kind,
 )
 
-MITIGATIONS = ("none", "system", "memfree", "topk", "rcad")
+MITIGATIONS = tuple(MITIGATION_LABELS)  # the vocabulary's, in CoTaEval's order
 # the notice study's layout (notice before the query), no mitigation
 NOTICE_DEFAULTS = (NOTICE_POSITIONS[0], NOTICE_MITIGATIONS[0])
 JUDGE_BATCH = 32

@@ -34,6 +34,7 @@ from copyaudit.judges.registry import PRESETS
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 from copyaudit.runs.launch_plan import configuration_conflicts
 from copyaudit.studies.registry import run_size
+from copyaudit.vocabulary import MITIGATIONS as MITIGATION_LABELS
 from db.decop import suite_works
 from db.pending import run_case_count
 from db.queries import suites_summary
@@ -51,11 +52,7 @@ from screens.runs.launcher_form import (
 )
 from screens.runs.run_control import ActiveRun
 
-MITIGATIONS = (
-    ("none", "none"),
-    ("system prompt reminder", "system"),
-    ("MemFree decoding", "memfree"),
-)
+MITIGATIONS = tuple((label, name) for name, label in MITIGATION_LABELS.items())
 JUDGE_PRESETS = tuple((f"{name} ({where})", name) for name, where in PRESETS.items())
 JUDGE_KEY_ENV_DEFAULT = stored_defaults()["judge_api_key_env"]
 NOTICE_PLACEMENTS = (

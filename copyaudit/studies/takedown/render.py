@@ -8,15 +8,8 @@ from __future__ import annotations
 
 from copyaudit.render.markdown import table as markdown_table
 from copyaudit.studies.takedown.table import BASELINE, TakedownRow, TakedownTable
+from copyaudit.vocabulary import MITIGATIONS as METHOD_NAMES
 from copyaudit.vocabulary import metric_label
-
-METHOD_NAMES: dict[str, str] = {
-    "none": "none",
-    "system": "system prompt",
-    "topk": "top-k noise",
-    "memfree": "MemFree",
-    "rcad": "R-CAD",
-}
 
 
 def header(table: TakedownTable) -> list[str]:

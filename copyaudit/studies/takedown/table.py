@@ -14,13 +14,13 @@ from typing import Any
 
 from copyaudit.judges.infringement import INFRINGEMENT_METRICS
 from copyaudit.studies.takedown.winrates import win_rates
-from copyaudit.vocabulary import METRIC
+from copyaudit.vocabulary import METRIC, MITIGATIONS
 from db.connection import Store
 from db.runs import suite_id, suite_kind
 from db.takedown import decoding_speed, generation_metrics, metric_mean, suite_model_runs
 
 # in CoTaEval's order: vanilla, system prompt, top-k perturbation, MemFree, R-CAD
-METHODS: tuple[str, ...] = ("none", "system", "topk", "memfree", "rcad")
+METHODS: tuple[str, ...] = tuple(MITIGATIONS)  # CoTaEval's order
 BASELINE = "none"
 # the suite's own quality figure, read with the method on and off (CotaEval's utility)
 UTILITY_METRIC: dict[str, str] = {"literal": "fluency", "nonliteral": "fluency", "qa": "qa_f1"}
