@@ -10,9 +10,10 @@ from typing import Any
 import click
 
 from copyaudit.cli.options import output_options
+from copyaudit.cli.output import emit
 from copyaudit.reports.compare.build import build_comparison, views
 from copyaudit.reports.compare.render import comparison_csv, comparison_markdown
-from copyaudit.reports.output_file import check_destination, write_output
+from copyaudit.reports.output_file import check_destination
 
 
 @click.command("compare")
@@ -64,11 +65,7 @@ def compare_cmd(
         text = comparison_csv(comparison)
     elif fmt == "md":
         text = comparison_markdown(comparison)
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        write_output(output, text, database=obj.db_path, force=force)
-        click.echo(f"wrote {output}", err=True)
+    emit(text, output, database=obj.db_path, force=force)
 
 
 def register(group: click.Group) -> None:

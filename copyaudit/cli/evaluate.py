@@ -24,12 +24,12 @@ from copyaudit.cli.options import (
     output_options,
     run_options,
 )
-from copyaudit.cli.output import print_json
+from copyaudit.cli.output import emit, print_json
 from copyaudit.engine.runner import MITIGATIONS, RunRequest, judge_run
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
 from copyaudit.reports.dossier.build import integrity_figures
-from copyaudit.reports.output_file import check_destination, write_output
+from copyaudit.reports.output_file import check_destination
 from copyaudit.reports.run_report import build_report, report_markdown
 from copyaudit.reports.run_report_html import report_html
 from copyaudit.studies.notice.report import parse_thresholds
@@ -289,11 +289,7 @@ def report_cmd(
         text = json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
     elif fmt == "md":
         text = report_markdown(report)
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        write_output(output, text, database=obj.db_path, force=force)
-        click.echo(f"wrote {output}", err=True)
+    emit(text, output, database=obj.db_path, force=force)
 
 
 def register(group: click.Group) -> None:

@@ -6,11 +6,15 @@ import csv
 import json
 import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import IO, Any
 
+import click
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from copyaudit.reports.output_file import write_output
 
 
 def _cell(value: Any) -> str:
@@ -64,3 +68,13 @@ def echo_skipped(problems: Iterable[Any]) -> None:
     so that the result on standard output stays one line."""
     for problem in problems:
         sys.stderr.write(f"skipped {problem.describe()}\n")
+
+
+def emit(text: str, output: Path | None, *, database: Path, force: bool) -> None:
+    """A command's document: to standard output, or safely to `output` (never over the
+    database, an existing file only with --force) with a line on standard error."""
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    write_output(output, text, database=database, force=force)
+    click.echo(f"wrote {output}", err=True)
