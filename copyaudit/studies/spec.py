@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from copyaudit.errors import UserError
 from copyaudit.hashing import stable_json
 from copyaudit.items import EVERY_OUTPUT_TARGETS
 from copyaudit.records import LocatedCase
@@ -69,6 +70,37 @@ class Prompter(Protocol):
     def fixed_budgets(self) -> dict[str, int]:
         """max_new_tokens per kind where it does not depend on the case."""
         ...
+
+
+class OneLayoutPrompter:
+    """A Prompter with one layout (template 1), no demonstrations and budgets that depend
+    on the case: a subclass names its `task` (for the error) and builds the `turn`."""
+
+    task = ""
+
+    def templates(self, kind: str) -> tuple[int, ...]:
+        return (1,)
+
+    def demonstrations(self, kind: str) -> int:
+        return 0
+
+    def user_turn(
+        self,
+        kind: str,
+        payload: Mapping[str, Any],
+        template: int,
+        shots: int | None,
+        options: Mapping[str, Any],
+    ) -> UserTurn:
+        if shots not in (None, 0):
+            raise UserError(f"the {self.task} task has no demonstrations; use shots=0")
+        return self.turn(payload, options)
+
+    def turn(self, payload: Mapping[str, Any], options: Mapping[str, Any]) -> UserTurn:
+        raise NotImplementedError
+
+    def fixed_budgets(self) -> dict[str, int]:
+        return {}
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from copyaudit.errors import UserError
 from copyaudit.records import required_text
 from copyaudit.studies.extraction.tokens import TOKENIZER, token_spans
-from copyaudit.studies.spec import UserTurn
+from copyaudit.studies.spec import OneLayoutPrompter, UserTurn
 
 MIN_NEW_TOKENS, MAX_NEW_TOKENS = 32, 1024
 TOKENS_PER_STUDY_TOKEN = 2.0
@@ -24,25 +23,12 @@ def extraction_max_new_tokens(reference: str) -> int:
     return min(MAX_NEW_TOKENS, max(MIN_NEW_TOKENS, wanted))
 
 
-class ExtractionPrompter:
+class ExtractionPrompter(OneLayoutPrompter):
     """One layout (template 1): the prefix, verbatim."""
 
-    def templates(self, kind: str) -> tuple[int, ...]:
-        return (1,)
+    task = "extraction"
 
-    def demonstrations(self, kind: str) -> int:
-        return 0
-
-    def user_turn(
-        self,
-        kind: str,
-        payload: Mapping[str, Any],
-        template: int,
-        shots: int | None,
-        options: Mapping[str, Any],
-    ) -> UserTurn:
-        if shots not in (None, 0):
-            raise UserError("the extraction task has no demonstrations; use shots=0")
+    def turn(self, payload: Mapping[str, Any], options: Mapping[str, Any]) -> UserTurn:
         budget = extraction_max_new_tokens(str(payload.get("reference", "")))
         return UserTurn(required_text(payload, "prefix"), 0, budget)
 
@@ -55,6 +41,3 @@ class ExtractionPrompter:
                 }
             }
         }
-
-    def fixed_budgets(self) -> dict[str, int]:
-        return {}

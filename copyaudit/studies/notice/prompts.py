@@ -12,7 +12,7 @@ from typing import Any
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
 from copyaudit.records import required_text
-from copyaudit.studies.spec import UserTurn
+from copyaudit.studies.spec import OneLayoutPrompter, UserTurn
 
 NOTICE_MAX_NEW_TOKENS_CAP = 1024
 NOTICE_MIN_NEW_TOKENS = 64
@@ -112,26 +112,13 @@ def _notice_user_turn(
     return f"{snippet}\n{notice}\n{query}"
 
 
-class NoticePrompter:
+class NoticePrompter(OneLayoutPrompter):
     """One layout (template 1), no demonstrations; the options `notice_position` and
     `notice_mitigation` override the payload keys of the same names."""
 
-    def templates(self, kind: str) -> tuple[int, ...]:
-        return (1,)
+    task = "notice"
 
-    def demonstrations(self, kind: str) -> int:
-        return 0
-
-    def user_turn(
-        self,
-        kind: str,
-        payload: Mapping[str, Any],
-        template: int,
-        shots: int | None,
-        options: Mapping[str, Any],
-    ) -> UserTurn:
-        if shots not in (None, 0):
-            raise UserError("the notice task has no demonstrations; use shots=0")
+    def turn(self, payload: Mapping[str, Any], options: Mapping[str, Any]) -> UserTurn:
         user = _notice_user_turn(
             payload, options.get("notice_position"), options.get("notice_mitigation")
         )
@@ -149,6 +136,3 @@ class NoticePrompter:
                 }
             }
         }
-
-    def fixed_budgets(self) -> dict[str, int]:
-        return {}
