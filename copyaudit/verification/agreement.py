@@ -176,18 +176,12 @@ def judge_rows(
                 compared.append((verdict, reference.label == stats.YES))
         pred = [bool(v.verdict) for v, _ in compared]
         gold = [g for _, g in compared]
-        metrics = stats.binary_metrics(pred, gold)
         row: dict[str, Any] = {
             "run": run,
             "target": target,
             "judge": judge,
             "metric": metric,
-            **{name: metrics[name] for name in ("n", *stats.METRICS)},
-            "ci": {
-                name: _pair(stats.bootstrap_ci(pred, gold, name, n=resamples, seed=seed))
-                for name in stats.METRICS
-            },
-            "confusion": {name: metrics[name] for name in ("tp", "fp", "fn", "tn")},
+            **judge_figures(pred, gold, resamples, seed),
             "excluded": {
                 name: excluded[name]
                 for name in ("unlabelled", "tie", "no_votes", "judge_error", "not_judged")
@@ -197,6 +191,20 @@ def judge_rows(
         }
         rows.append(row)
     return rows
+
+
+def judge_figures(pred: list[bool], gold: list[bool], resamples: int, seed: int) -> dict[str, Any]:
+    """A judge's verdicts against people: n, accuracy/precision/recall/F1, their
+    bootstrap intervals and the confusion counts."""
+    metrics = stats.binary_metrics(pred, gold)
+    return {
+        **{name: metrics[name] for name in ("n", *stats.METRICS)},
+        "ci": {
+            name: _pair(stats.bootstrap_ci(pred, gold, name, n=resamples, seed=seed))
+            for name in stats.METRICS
+        },
+        "confusion": {name: metrics[name] for name in ("tp", "fp", "fn", "tn")},
+    }
 
 
 def _pair(interval: tuple[float, float] | None) -> list[float] | None:

@@ -39,6 +39,7 @@ from copyaudit.verification.agreement import (
     Item,
     ItemLabels,
     Reference,
+    judge_figures,
     reference_items,
 )
 from db.case_file import run_judges
@@ -91,22 +92,6 @@ def grouped_folds(groups: Sequence[str], folds: int, seed: int = SEED) -> dict[s
         assigned[shuffled[i]] = fold
         load[fold] += sizes[shuffled[i]]
     return assigned
-
-
-def _figures(pred: list[bool], gold: list[bool], resamples: int, seed: int) -> dict[str, Any]:
-    metrics = stats.binary_metrics(pred, gold)
-    return {
-        **{name: metrics[name] for name in ("n", *stats.METRICS)},
-        "ci": {
-            name: _pair(stats.bootstrap_ci(pred, gold, name, n=resamples, seed=seed))
-            for name in stats.METRICS
-        },
-        "confusion": {name: metrics[name] for name in ("tp", "fp", "fn", "tn")},
-    }
-
-
-def _pair(interval: tuple[float, float] | None) -> list[float] | None:
-    return None if interval is None else [interval[0], interval[1]]
 
 
 def check_enough(items: Sequence[LabelledScore], folds: int, what: str) -> None:
@@ -173,8 +158,8 @@ def cross_validate(
         "seed": seed,
         "grouped_by": "story",
         "per_fold": per_fold,
-        "cross_validated": _figures(held_out, gold, resamples, seed),
-        "in_sample": _figures(fitted, gold, resamples, seed),
+        "cross_validated": judge_figures(held_out, gold, resamples, seed),
+        "in_sample": judge_figures(fitted, gold, resamples, seed),
     }
 
 
