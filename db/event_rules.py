@@ -102,12 +102,13 @@ def _check_index(store: Store, event: Mapping[str, Any]) -> None:
             raise EventProblem("item_index", f"a {target} label has one item: index must be 0")
         return
     size = item_counts(store, int(event["generation_id"]))[target]
+    where = event.get("generation_key") or "the generation"
     if index >= size:
         raise EventProblem(
             "item_index",
-            f"the case has {size} reference {target}s (indices 0..{size - 1})"
+            f"{where} has {size} reference {target}s (indices 0..{size - 1})"
             if size
-            else f"the case has no reference {target}s",
+            else f"{where}'s case has no reference {target}s",
         )
 
 
