@@ -16,6 +16,7 @@ from copyaudit.errors import UserError
 from copyaudit.hashing import canonical_json
 from db.clock import now
 from db.connection import Store
+from db.content import content_now
 from db.event_rules import LABEL_ACTIONS as LABEL_ACTIONS
 from db.event_rules import LABEL_VALUES as LABEL_VALUES
 from db.event_rules import REVIEW_STATUS_ALIASES as REVIEW_STATUS_ALIASES
@@ -37,6 +38,7 @@ HASHED_FIELDS: dict[str, tuple[str, ...]] = {
         "label",
         "note",
         "supersedes",
+        "content_hash",
     ),
     "reviews": (
         "uuid",
@@ -48,10 +50,11 @@ HASHED_FIELDS: dict[str, tuple[str, ...]] = {
         "status",
         "note",
         "undoes",
+        "content_hash",
     ),
 }
 # Hashed only when set, so that events written before the field existed keep their hash.
-OPTIONAL_HASHED_FIELDS = frozenset({"undoes"})
+OPTIONAL_HASHED_FIELDS = frozenset({"undoes", "content_hash"})
 
 
 def event_hash(table: str, event: dict[str, Any], prev_hash: str) -> str:
@@ -102,6 +105,7 @@ def _append(
             "generation_id": generation_id,
             "generation_key": generation_key(store, generation_id),
             "created_at": created_at or now(),
+            "content_hash": content_now(store.conn, generation_id),
             **fields,
         }
         check_event(store, table, event)

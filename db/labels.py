@@ -17,6 +17,7 @@ from typing import Any
 from copyaudit.items import CONTENT_TASKS, NUMBERED_TARGETS
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
+from db.content import stale_sql
 from db.event_rules import PAYLOAD_ITEMS, EventProblem, canonical_time
 from db.events import append_label
 from db.inputs import LabelRecord
@@ -53,6 +54,7 @@ class CurrentLabel:
     label: str  # yes / no / unsure
     note: str | None
     created_at: str
+    stale: bool = False  # made on an earlier version of the content (db.content)
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,8 @@ def current_label_events_sql(*conditions: str) -> str:
 
 _LIVE_LABELS_SQL = f"""
 SELECT live.uuid, r.name AS run, live.generation_id, {GENERATION_KEY_SQL} AS generation_key,
-  live.annotator, live.target, live.item_index, live.label, live.note, live.created_at
+  live.annotator, live.target, live.item_index, live.label, live.note, live.created_at,
+  {stale_sql("live")} AS stale
 FROM ({{live}}) live JOIN generations g ON g.id = live.generation_id
   JOIN runs r ON r.id = g.run_id JOIN cases c ON c.id = g.case_pk
 ORDER BY r.id, live.generation_id, live.target, live.item_index, live.annotator
@@ -135,7 +138,10 @@ def current_labels(
         filters.append("l.annotator = ?")
         params.append(annotator)
     sql = _LIVE_LABELS_SQL.replace("{live}", current_label_events_sql(*filters))
-    return [CurrentLabel(**dict(row)) for row in store.conn.execute(sql, params)]
+    return [
+        CurrentLabel(**{**dict(row), "stale": bool(row["stale"])})
+        for row in store.conn.execute(sql, params)
+    ]
 
 
 def latest_label_event(
@@ -261,6 +267,8 @@ def label_progress(
     for label in current_labels(store, generation_ids=ids, annotator=annotator):
         if label.target == "character" and label.item_index in given.get(label.generation_id, ()):
             continue  # not asked
+        if label.stale:
+            continue  # made on an earlier version: to be labelled again
         done[label.generation_id] = done.get(label.generation_id, 0) + 1
     return {gid: (done.get(gid, 0), totals[gid]) for gid in ids if gid in totals}
 
@@ -301,9 +309,10 @@ def import_labels(store: Store, records: Sequence[LabelRecord]) -> LabelImport:
                 raise record.error(
                     "generation", f"no generation '{record.generation}' in this database"
                 )
-        current = {
+        current = {  # a label made on an earlier version is re-confirmed, not skipped
             (c.annotator, c.generation_id, c.target, c.item_index): (c.label, c.note)
             for c in current_labels(store, generation_ids=ids.values())
+            if not c.stale
         }
         added = unchanged = 0
         for record in records:

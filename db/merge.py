@@ -36,6 +36,7 @@ from typing import Any, cast
 from urllib.parse import quote
 
 from copyaudit.errors import UserError
+from copyaudit.hashing import generation_content_hash
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
 from db.event_rules import EventProblem, Lookup, check_event
@@ -162,6 +163,30 @@ def _check(store: Store, table: str, event: dict[str, Any], lookup: Lookup, sour
         ) from None
 
 
+def _carry_binding(store: Store, other: sqlite3.Connection, event: dict[str, Any]) -> None:
+    """Bind an event written before content hashes (db.content) as the other database
+    binds it: its backfilled hash, or (an older database) its generation's content there."""
+    tables = {r[0] for r in other.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    row = None
+    if "backfilled_content_hashes" in tables:
+        row = other.execute(
+            "SELECT content_hash FROM backfilled_content_hashes WHERE uuid = ?", (event["uuid"],)
+        ).fetchone()
+    if row is None:
+        output, case_hash = other.execute(
+            f"SELECT g.output, c.content_hash FROM generations g JOIN runs r ON r.id = g.run_id "
+            f"JOIN cases c ON c.id = g.case_pk WHERE {GENERATION_KEY_SQL} = ?",
+            (event["generation_key"],),
+        ).fetchone()
+        bound = generation_content_hash(output, case_hash)
+    else:
+        bound = row[0]
+    store.conn.execute(
+        "INSERT OR IGNORE INTO backfilled_content_hashes (uuid, content_hash) VALUES (?, ?)",
+        (event["uuid"], bound),
+    )
+
+
 def _merge_table(
     store: Store,
     other: sqlite3.Connection,
@@ -211,6 +236,8 @@ def _merge_table(
             store.conn.execute(
                 f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(event.values())
             )
+            if event["content_hash"] is None:  # bound by the other database's migration
+                _carry_binding(store, other, event)
             placed = (target_chain, seq, event["hash"])
             result.added[table] += 1
 
