@@ -15,10 +15,16 @@ import sqlite3
 
 from copyaudit.hashing import generation_content_hash
 
+EARLIER_VERSION = "made on an earlier version"  # how a stale label or decision is shown
 SQL_FUNCTION = "generation_content_hash"  # registered on every Store connection
 
 # The generation's content now (aliases g: generations, c: cases).
 CONTENT_NOW_SQL = f"{SQL_FUNCTION}(g.output, c.content_hash)"
+
+
+def with_version(text: str, stale: object) -> str:
+    """`text` (a label, a status) with the earlier-version mark when `stale`."""
+    return f"{text} ({EARLIER_VERSION})" if stale else text
 
 
 def bound_sql(event: str) -> str:

@@ -172,3 +172,19 @@ def test_merge_carries_the_binding_of_events_from_before_it(
     _replace_output(cli, tmp_path, "Changed in the merged copy.")
     with Store(base) as store:  # the replace was in the other database: still current here
         assert not any(label.stale for label in current_labels(store, run="r"))
+
+
+def test_review_list_and_dossier_say_made_on_an_earlier_version(
+    labelled: Path, tmp_path: Path, cli
+) -> None:
+    _replace_output(cli, tmp_path, "A different story for nl-1.")
+    listed = cli("review", "list", "--run", "r")
+    assert listed.code == 0 and "earlier" in listed.out  # the table wraps the status cell
+    (row,) = json.loads(cli("review", "list", "--run", "r", "--format", "json").out)["rows"]
+    assert (row["status"], row["review_stale"]) == ("cleared", True)
+    for fmt in ("md", "html"):
+        out = tmp_path / f"case.{fmt}"
+        result = cli("dossier", G1, "--format", fmt, "-o", str(out))
+        assert result.code == 0, result.err
+        text = out.read_text()
+        assert text.count("made on an earlier version") == 9, fmt  # 8 labels + the decision
