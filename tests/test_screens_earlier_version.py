@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 
 from db import Store
+from db.browse import generation_detail
 from db.events import append_label, append_review
 from db.review import review_queue
 from screens.app import CopyauditApp
 from screens.review.review_queue import ReviewQueueScreen
+from screens.widgets.checklist import _labels_text
 from tests.test_screens_annotate import _annotate_first_nonliteral, _lines
 from tests.test_screens_data import settle
 from tests.test_screens_review import _open_first_case
@@ -66,7 +68,11 @@ def _stale_case(path: Path) -> int:
 
 
 async def test_case_view_and_queue_mark_the_earlier_version(demo_db: Path) -> None:
-    _stale_case(demo_db)
+    first = _stale_case(demo_db)
+    with Store(demo_db) as store:  # what the generation view's checklist shows
+        (label,) = generation_detail(store, first).labels
+    assert label["stale"] is True
+    assert f"ann: yes ({EARLIER})" in str(_labels_text([label]))
     app = CopyauditApp(demo_db, annotator="reviewer1")
     async with app.run_test(size=SIZE) as pilot:
         case = await _open_first_case(pilot)
