@@ -217,8 +217,9 @@ def agreement_cmd(
 @click.pass_obj
 def import_labels_cmd(obj: Any, file: Path, skip_invalid: bool) -> None:
     """Import human labels (JSONL {annotator, generation: run/case_id/template, target,
-    index, label[, note]}, or a file written by `export labels`). All or nothing; a label
-    equal to the annotator's current one is skipped, so re-importing adds nothing."""
+    index, label[, note]}, or a file written by `export labels`: each event keeps its uuid
+    and time). All or nothing; an event already here (same uuid) or a label equal to the
+    annotator's current one is skipped, so re-importing adds nothing."""
 
     loaded = read_labels(file)  # the whole file is validated before any write
     records = loaded.accept(skip_invalid)
