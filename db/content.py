@@ -11,6 +11,7 @@ and left out of agreement, calibration and judge quality until re-confirmed.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 
 from copyaudit.hashing import generation_content_hash
@@ -41,9 +42,13 @@ def stale_sql(event: str) -> str:
     return f"({bound_sql(event)} IS NOT {CONTENT_NOW_SQL})"
 
 
+# A query calls the function once per event row; many events share a generation.
+_content_hash = functools.lru_cache(maxsize=1024)(generation_content_hash)
+
+
 def register(conn: sqlite3.Connection) -> None:
     """Make generation_content_hash(output, case_hash) callable from SQL."""
-    conn.create_function(SQL_FUNCTION, 2, generation_content_hash, deterministic=True)
+    conn.create_function(SQL_FUNCTION, 2, _content_hash, deterministic=True)
 
 
 def content_now(conn: sqlite3.Connection, generation_id: int) -> str | None:
