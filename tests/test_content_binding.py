@@ -69,6 +69,8 @@ def test_replacing_the_output_leaves_old_labels_out_until_relabelled(
         (row,) = review_queue(store, run="r")
         assert row.status == "cleared" and row.review_stale
     assert _event_pairs(cli) == []  # left out of agreement
+    said = cli("agreement", "--run", "r").out
+    assert "8 current label(s) made on an earlier version of their content" in said
     # Re-confirming on the new version: ann and bob label again; import of the same
     # values is not skipped as "unchanged" either.
     with Store(labelled) as store:

@@ -16,7 +16,8 @@ from copyaudit.render.metrics_format import format_figure
 from copyaudit.verification.agreement import agreement_report
 from copyaudit.verification.label_files import fold_current, read_labels
 from copyaudit.verification.quality import quality_figures
-from db.labels import import_labels
+from db.content import EARLIER_VERSION
+from db.labels import current_labels, import_labels
 from db.queues import create_queue, list_queues, queue_item_rows
 
 MAX_DISAGREEMENTS_SHOWN = 20
@@ -200,10 +201,16 @@ def agreement_cmd(
         report = agreement_report(
             store, run_name, adjudicators=adjudicators, resamples=resamples, seed=seed
         )
+        earlier = sum(label.stale for label in current_labels(store, run=run_name))
     if fmt == "json":
         print_json(report)
     else:
         click.echo(render_markdown(report), nl=False)
+        if earlier:  # left out of every figure above: say so
+            click.echo(
+                f"\n{earlier} current label(s) {EARLIER_VERSION} of their content (a "
+                "--replace changed it) are left out until labelled again.\n"
+            )
 
 
 # ---------------------------------------------------------------------------
