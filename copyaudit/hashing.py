@@ -27,3 +27,9 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
         while block := handle.read(chunk):
             digest.update(block)
     return digest.hexdigest()
+
+
+def generation_content_hash(output: str, case_hash: str) -> str:
+    """What a label or review decision was made on: the generation's output and its
+    case's content hash (reference items included). A `--replace` of either changes it."""
+    return stable_hash({"output": output, "case": case_hash}, 32)

@@ -20,6 +20,7 @@ from typing import Any
 
 from copyaudit.vocabulary import HEADLINES
 from db.connection import Store
+from db.content import stale_sql
 from db.labels import current_label_events_sql, item_count_sql
 from db.queries import runs_summary, with_shown_status
 
@@ -494,13 +495,17 @@ def list_stamp(store: Store, run_id: int) -> tuple[int, int, int]:
 
 
 def current_labels(store: Store, generation_id: int) -> list[dict[str, Any]]:
-    """The generation's current labels (every annotator), by target and item."""
+    """The generation's current labels (every annotator), by target and item; `stale`:
+    made on an earlier version of the content (db.content)."""
     return [
-        dict(r)
+        {**dict(r), "stale": bool(r["stale"])}
         for r in store.conn.execute(
-            "SELECT uuid, generation_id, annotator, target, item_index, label, note, "
-            f"created_at FROM ({current_label_events_sql('l.generation_id = ?')}) "
-            "ORDER BY target, item_index, annotator",
+            "SELECT live.uuid, live.generation_id, live.annotator, live.target, "
+            "live.item_index, live.label, live.note, live.created_at, "
+            f"{stale_sql('live')} AS stale "
+            f"FROM ({current_label_events_sql('l.generation_id = ?')}) live "
+            "JOIN generations g ON g.id = live.generation_id JOIN cases c ON c.id = g.case_pk "
+            "ORDER BY live.target, live.item_index, live.annotator",
             (generation_id,),
         )
     ]

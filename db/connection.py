@@ -14,6 +14,7 @@ from typing import Any
 import sqlite_utils
 
 from db import live_files
+from db.content import register as register_content_hash
 from db.migrations import migrate
 
 BUSY_TIMEOUT_MS = 30_000
@@ -55,6 +56,7 @@ class Store:
         self.conn.execute("PRAGMA journal_mode = WAL")
         self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute("PRAGMA foreign_keys = ON")
+        register_content_hash(self.conn)
         self.db = sqlite_utils.Database(self.conn)
         self._depth = 0
         self._lock = threading.RLock()

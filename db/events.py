@@ -14,14 +14,14 @@ from typing import Any
 
 from copyaudit.errors import UserError
 from copyaudit.hashing import canonical_json
-from copyaudit.items import LABEL_TARGETS
 from db.clock import now
 from db.connection import Store
-
-LABEL_VALUES = ("yes", "no", "unsure")
-LABEL_ACTIONS = ("label", "retract")
-REVIEW_STATUSES = ("open", "cleared", "escalated", "needs_second_look")
-REVIEW_STATUS_ALIASES = {"second_look": "needs_second_look"}  # accepted on input
+from db.content import content_now
+from db.event_rules import LABEL_ACTIONS as LABEL_ACTIONS
+from db.event_rules import LABEL_VALUES as LABEL_VALUES
+from db.event_rules import REVIEW_STATUS_ALIASES as REVIEW_STATUS_ALIASES
+from db.event_rules import REVIEW_STATUSES as REVIEW_STATUSES
+from db.event_rules import check_event
 
 # The columns covered by the hash, per table (besides prev_hash).
 HASHED_FIELDS: dict[str, tuple[str, ...]] = {
@@ -38,6 +38,7 @@ HASHED_FIELDS: dict[str, tuple[str, ...]] = {
         "label",
         "note",
         "supersedes",
+        "content_hash",
     ),
     "reviews": (
         "uuid",
@@ -49,10 +50,11 @@ HASHED_FIELDS: dict[str, tuple[str, ...]] = {
         "status",
         "note",
         "undoes",
+        "content_hash",
     ),
 }
 # Hashed only when set, so that events written before the field existed keep their hash.
-OPTIONAL_HASHED_FIELDS = frozenset({"undoes"})
+OPTIONAL_HASHED_FIELDS = frozenset({"undoes", "content_hash"})
 
 
 def event_hash(table: str, event: dict[str, Any], prev_hash: str) -> str:
@@ -79,7 +81,17 @@ def generation_key(store: Store, generation_id: int) -> str:
     return f"{row['run']}/{row['case_id']}/{row['template']}"
 
 
-def _append(store: Store, table: str, generation_id: int, fields: dict[str, Any]) -> str:
+def _append(
+    store: Store,
+    table: str,
+    generation_id: int,
+    fields: dict[str, Any],
+    *,
+    uuid: str | None = None,
+    created_at: str | None = None,
+) -> str:
+    """Check the event against db.event_rules and append it to this database's chain.
+    `uuid` and `created_at`: an imported event's own (default: new, now)."""
     with store.transaction():
         chain = origin(store)
         last = store.conn.execute(
@@ -87,14 +99,16 @@ def _append(store: Store, table: str, generation_id: int, fields: dict[str, Any]
         ).fetchone()
         seq, prev = (1, "") if last is None else (last["seq"] + 1, last["hash"])
         event = {
-            "uuid": uuidlib.uuid4().hex,
+            "uuid": uuid or uuidlib.uuid4().hex,
             "chain": chain,
             "seq": seq,
             "generation_id": generation_id,
             "generation_key": generation_key(store, generation_id),
-            "created_at": now(),
+            "created_at": created_at or now(),
+            "content_hash": content_now(store.conn, generation_id),
             **fields,
         }
+        check_event(store, table, event)
         event["prev_hash"] = prev
         event["hash"] = event_hash(table, event, prev)
         columns = ", ".join(event)
@@ -114,14 +128,11 @@ def append_label(
     item_index: int,
     label: str,
     note: str | None = None,
+    uuid: str | None = None,
+    created_at: str | None = None,
 ) -> str:
-    """Record one label event (committed before returning); returns its uuid."""
-    if target not in LABEL_TARGETS:
-        raise UserError(f"unknown label target '{target}' (one of {', '.join(LABEL_TARGETS)})")
-    if label not in LABEL_VALUES:
-        raise UserError(f"unknown label '{label}' (one of {', '.join(LABEL_VALUES)})")
-    if not annotator.strip():
-        raise UserError("an annotator name is required")
+    """Record one label event (committed before returning); returns its uuid.
+    `uuid`, `created_at`: an imported event's own."""
     return _append(
         store,
         "labels",
@@ -135,11 +146,14 @@ def append_label(
             "note": note,
             "supersedes": None,
         },
+        uuid=uuid,
+        created_at=created_at,
     )
 
 
 def retract_label(store: Store, *, label_uuid: str, annotator: str) -> str:
-    """Undo: a new event that retracts an earlier label event of the same annotator."""
+    """Undo: a new event that retracts an earlier label event of the same annotator
+    (anyone else's is refused by db.event_rules)."""
     row = store.conn.execute(
         "SELECT * FROM labels WHERE uuid = ? AND action = 'label'", (label_uuid,)
     ).fetchone()
@@ -174,17 +188,6 @@ def append_review(
     `undoes`: the uuid of the reviewer's own decision on this generation that this event
     withdraws (its status is then the one in force before that decision)."""
     status = REVIEW_STATUS_ALIASES.get(status, status)
-    if status not in REVIEW_STATUSES:
-        raise UserError(f"unknown status '{status}' (one of {', '.join(REVIEW_STATUSES)})")
-    if not reviewer.strip():
-        raise UserError("a reviewer name is required")
-    if undoes is not None:
-        target = store.conn.execute(
-            "SELECT reviewer FROM reviews WHERE uuid = ? AND generation_id = ?",
-            (undoes, generation_id),
-        ).fetchone()
-        if target is None or target["reviewer"] != reviewer:
-            raise UserError(f"{reviewer} has no review decision {undoes} on this generation")
     fields = {"reviewer": reviewer, "status": status, "note": note, "undoes": undoes}
     return _append(store, "reviews", generation_id, fields)
 

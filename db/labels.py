@@ -17,11 +17,12 @@ from typing import Any
 from copyaudit.items import CONTENT_TASKS, NUMBERED_TARGETS
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
+from db.content import stale_sql
+from db.event_rules import PAYLOAD_ITEMS, EventProblem, canonical_time
 from db.events import append_label
 from db.inputs import LabelRecord
 
 ITEM_TARGETS = NUMBERED_TARGETS  # judged per reference item
-PAYLOAD_ITEMS = {"event": "reference_events", "character": "reference_characters"}
 
 
 def item_count_sql(case: str = "c") -> str:
@@ -53,6 +54,7 @@ class CurrentLabel:
     label: str  # yes / no / unsure
     note: str | None
     created_at: str
+    stale: bool = False  # made on an earlier version of the content (db.content)
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,8 @@ def current_label_events_sql(*conditions: str) -> str:
 
 _LIVE_LABELS_SQL = f"""
 SELECT live.uuid, r.name AS run, live.generation_id, {GENERATION_KEY_SQL} AS generation_key,
-  live.annotator, live.target, live.item_index, live.label, live.note, live.created_at
+  live.annotator, live.target, live.item_index, live.label, live.note, live.created_at,
+  {stale_sql("live")} AS stale
 FROM ({{live}}) live JOIN generations g ON g.id = live.generation_id
   JOIN runs r ON r.id = g.run_id JOIN cases c ON c.id = g.case_pk
 ORDER BY r.id, live.generation_id, live.target, live.item_index, live.annotator
@@ -135,7 +138,10 @@ def current_labels(
         filters.append("l.annotator = ?")
         params.append(annotator)
     sql = _LIVE_LABELS_SQL.replace("{live}", current_label_events_sql(*filters))
-    return [CurrentLabel(**dict(row)) for row in store.conn.execute(sql, params)]
+    return [
+        CurrentLabel(**{**dict(row), "stale": bool(row["stale"])})
+        for row in store.conn.execute(sql, params)
+    ]
 
 
 def latest_label_event(
@@ -240,23 +246,6 @@ def generation_ids_by_key(store: Store, keys: Iterable[str]) -> dict[str, int]:
     return {row["key"]: int(row["id"]) for row in rows}
 
 
-def reference_item_counts(store: Store, generation_ids: Iterable[int]) -> dict[int, dict[str, int]]:
-    """How many reference events and characters each generation's case has."""
-    rows = store.conn.execute(
-        "SELECT g.id, c.payload FROM generations g JOIN cases c ON c.id = g.case_pk "
-        "WHERE g.id IN (SELECT value FROM json_each(?))",
-        (_ids_param(generation_ids),),
-    )
-    counts: dict[int, dict[str, int]] = {}
-    for row in rows:
-        payload = json.loads(row["payload"])
-        counts[int(row["id"])] = {
-            target: len(payload[field]) if isinstance(payload.get(field), list) else 0
-            for target, field in PAYLOAD_ITEMS.items()
-        }
-    return counts
-
-
 def label_progress(
     store: Store, generation_ids: Iterable[int], annotator: str
 ) -> dict[int, tuple[int, int]]:
@@ -278,6 +267,8 @@ def label_progress(
     for label in current_labels(store, generation_ids=ids, annotator=annotator):
         if label.target == "character" and label.item_index in given.get(label.generation_id, ()):
             continue  # not asked
+        if label.stale:
+            continue  # made on an earlier version: to be labelled again
         done[label.generation_id] = done.get(label.generation_id, 0) + 1
     return {gid: (done.get(gid, 0), totals[gid]) for gid in ids if gid in totals}
 
@@ -285,16 +276,31 @@ def label_progress(
 @dataclass(frozen=True)
 class LabelImport:
     added: int  # label events appended
-    unchanged: int  # records equal to the annotator's current label: skipped
+    unchanged: int  # records already here (same uuid) or equal to the current label: skipped
+
+
+_FILE_FIELDS = {"item_index": "index"}  # an event's column -> the label file's field
+
+
+def _same_event(row: Any, record: LabelRecord, generation_id: int) -> bool:
+    return (row["annotator"], row["generation_id"], row["target"], row["item_index"]) == (
+        record.annotator,
+        generation_id,
+        record.target,
+        record.index,
+    ) and (row["action"], row["label"], row["note"]) == ("label", record.label, record.note)
 
 
 def import_labels(store: Store, records: Sequence[LabelRecord]) -> LabelImport:
-    """Append each record as a label event, all or nothing.
+    """Append each record as a label event, all or nothing, checked by the app's own
+    rules (db.event_rules; a broken one is named by the record's file, line and field).
 
-    Records are current labels (see copyaudit.verification.label_files.fold_current). A record
-    equal (label and note) to the annotator's current label on that item is
-    skipped, so importing the same file twice adds nothing. Importing never
-    retracts a label already in the database.
+    Records are current labels (see copyaudit.verification.label_files.fold_current). A
+    record keeps its own uuid and created_at (an export's), so an older file never
+    outranks a newer label; one whose uuid is already here is skipped (a different
+    event under that uuid is an error), as is one equal (label and note) to the
+    annotator's current label on that item, so importing the same file twice adds
+    nothing. Importing never retracts a label already in the database.
     """
     with store.transaction():
         ids = generation_ids_by_key(store, (r.generation for r in records))
@@ -303,39 +309,49 @@ def import_labels(store: Store, records: Sequence[LabelRecord]) -> LabelImport:
                 raise record.error(
                     "generation", f"no generation '{record.generation}' in this database"
                 )
-        sizes = reference_item_counts(store, ids.values())
-        for record in records:
-            if record.target in ITEM_TARGETS:
-                size = sizes[ids[record.generation]][record.target]
-                if record.index >= size:
-                    raise record.error(
-                        "index",
-                        f"{record.generation} has {size} reference {record.target}s "
-                        f"(indices 0..{size - 1})"
-                        if size
-                        else f"{record.generation}'s case has no reference {record.target}s",
-                    )
-        current = {
+        current = {  # a label made on an earlier version is re-confirmed, not skipped
             (c.annotator, c.generation_id, c.target, c.item_index): (c.label, c.note)
             for c in current_labels(store, generation_ids=ids.values())
+            if not c.stale
         }
         added = unchanged = 0
         for record in records:
             generation_id = ids[record.generation]
+            if record.uuid is not None:
+                row = store.conn.execute(
+                    "SELECT * FROM labels WHERE uuid = ?", (record.uuid,)
+                ).fetchone()
+                if row is not None:
+                    if not _same_event(row, record, generation_id):
+                        raise record.error(
+                            "uuid", f"event {record.uuid} is already here with other content"
+                        )
+                    unchanged += 1
+                    continue
             key = (record.annotator, generation_id, record.target, record.index)
             if current.get(key) == (record.label, record.note):
                 unchanged += 1
                 continue
             assert record.label is not None
-            append_label(
-                store,
-                generation_id=generation_id,
-                annotator=record.annotator,
-                target=record.target,
-                item_index=record.index,
-                label=record.label,
-                note=record.note,
-            )
+            try:
+                created_at = (
+                    None if record.created_at is None else canonical_time(record.created_at)
+                )
+                append_label(
+                    store,
+                    generation_id=generation_id,
+                    annotator=record.annotator,
+                    target=record.target,
+                    item_index=record.index,
+                    label=record.label,
+                    note=record.note,
+                    uuid=record.uuid,
+                    created_at=created_at,
+                )
+            except EventProblem as problem:
+                raise record.error(
+                    _FILE_FIELDS.get(problem.field, problem.field), problem.message
+                ) from None
             current[key] = (record.label, record.note)
             added += 1
     return LabelImport(added, unchanged)

@@ -16,6 +16,10 @@ at seq 1, with its hashes recomputed over the same content. Nothing already here
 is ever rewritten, labels are never overwritten (a person's current label is still
 their latest one), and `verify` holds afterwards.
 
+Every new event is held to the app's own rules (db.event_rules: value, target,
+action, item index within the generation's items here, time, a retract only of its
+author's label); the first that breaks one is named (file, table, uuid, field).
+
 Everything happens in one transaction: any error leaves this database unchanged.
 """
 
@@ -32,8 +36,10 @@ from typing import Any, cast
 from urllib.parse import quote
 
 from copyaudit.errors import UserError
+from copyaudit.hashing import generation_content_hash
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
+from db.event_rules import EventProblem, Lookup, check_event
 from db.events import HASHED_FIELDS, event_hash, verify_chains
 from db.labels import generation_ids_by_key
 
@@ -132,10 +138,65 @@ def _head_seq(store: Store, table: str, chain: str) -> int:
     return int(store.scalar(f"SELECT COALESCE(MAX(seq), 0) FROM {table} WHERE chain = ?", (chain,)))
 
 
+def _lookup(store: Store, other: sqlite3.Connection, table: str) -> Lookup:
+    """An earlier event by uuid, here or in the other database (what a retract or an
+    undo names may come in the same merge)."""
+
+    def lookup(uuid: str) -> sqlite3.Row | None:
+        for conn in (store.conn, other):
+            row = conn.execute(f"SELECT * FROM {table} WHERE uuid = ?", (uuid,)).fetchone()
+            if row is not None:
+                return cast(sqlite3.Row, row)
+        return None
+
+    return lookup
+
+
+def _check(store: Store, table: str, event: dict[str, Any], lookup: Lookup, source: Path) -> None:
+    """The app's own rules (db.event_rules); the first broken one stops the merge."""
+    try:
+        check_event(store, table, event, lookup)
+    except EventProblem as problem:
+        raise UserError(
+            f"{source}: {table} event {event['uuid']}: field '{problem.field}': "
+            f"{problem.message}; nothing was merged"
+        ) from None
+
+
+def _carry_binding(store: Store, other: sqlite3.Connection, event: dict[str, Any]) -> None:
+    """Bind an event written before content hashes (db.content) as the other database
+    binds it: its backfilled hash, or (an older database) its generation's content there."""
+    tables = {r[0] for r in other.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    row = None
+    if "backfilled_content_hashes" in tables:
+        row = other.execute(
+            "SELECT content_hash FROM backfilled_content_hashes WHERE uuid = ?", (event["uuid"],)
+        ).fetchone()
+    if row is None:
+        output, case_hash = other.execute(
+            f"SELECT g.output, c.content_hash FROM generations g JOIN runs r ON r.id = g.run_id "
+            f"JOIN cases c ON c.id = g.case_pk WHERE {GENERATION_KEY_SQL} = ?",
+            (event["generation_key"],),
+        ).fetchone()
+        bound = generation_content_hash(output, case_hash)
+    else:
+        bound = row[0]
+    store.conn.execute(
+        "INSERT OR IGNORE INTO backfilled_content_hashes (uuid, content_hash) VALUES (?, ?)",
+        (event["uuid"], bound),
+    )
+
+
 def _merge_table(
-    store: Store, other: sqlite3.Connection, table: str, ids: dict[str, int], result: MergeResult
+    store: Store,
+    other: sqlite3.Connection,
+    table: str,
+    ids: dict[str, int],
+    result: MergeResult,
+    source: Path,
 ) -> None:
     chains = [r[0] for r in other.execute(f"SELECT DISTINCT chain FROM {table} ORDER BY chain")]
+    lookup = _lookup(store, other, table)
     for chain in chains:
         placed: tuple[str, int, str] | None = None  # where the predecessor lives here
         for row in other.execute(f"SELECT * FROM {table} WHERE chain = ? ORDER BY seq", (chain,)):
@@ -168,12 +229,15 @@ def _merge_table(
                 prev_hash=prev,
                 generation_id=ids[event["generation_key"]],
             )
+            _check(store, table, event, lookup, source)
             event["hash"] = event_hash(table, event, prev)
             columns = ", ".join(event)
             marks = ", ".join("?" for _ in event)
             store.conn.execute(
                 f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(event.values())
             )
+            if event["content_hash"] is None:  # bound by the other database's migration
+                _carry_binding(store, other, event)
             placed = (target_chain, seq, event["hash"])
             result.added[table] += 1
 
@@ -200,5 +264,5 @@ def merge_database(store: Store, other_path: str | Path) -> MergeResult:
             }
             ids = _check_generations(store, other, keys)
             for table in EVENT_TABLES:
-                _merge_table(store, other, table, ids, result)
+                _merge_table(store, other, table, ids, result, other_path)
     return result

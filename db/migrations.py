@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 import sqlite_utils
 
+from copyaudit.hashing import generation_content_hash
 from db.derived import given_character_indices
 
 
@@ -363,6 +364,32 @@ def migrate_review_undo(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE reviews ADD COLUMN undoes TEXT")
 
 
+def migrate_content_binding(db: sqlite_utils.Database) -> None:
+    """`content_hash` on labels and reviews: the generation's content an event was made
+    on (db.content). Events already here are bound to the content now, in
+    `backfilled_content_hashes` (append-only like them: their rows stay as hashed)."""
+    for table in ("labels", "reviews"):
+        db.execute(f"ALTER TABLE {table} ADD COLUMN content_hash TEXT")
+    db.execute(
+        "CREATE TABLE backfilled_content_hashes (uuid TEXT PRIMARY KEY, content_hash TEXT NOT NULL)"
+    )
+    for verb in ("UPDATE", "DELETE"):
+        db.execute(
+            f"CREATE TRIGGER backfilled_content_hashes_no_{verb.lower()} BEFORE {verb} ON "
+            "backfilled_content_hashes BEGIN SELECT RAISE(ABORT, "
+            "'backfilled_content_hashes are append-only'); END"
+        )
+    rows = db.execute(
+        "SELECT e.uuid, g.output, c.content_hash FROM (SELECT uuid, generation_id FROM labels "
+        "UNION ALL SELECT uuid, generation_id FROM reviews) e "
+        "JOIN generations g ON g.id = e.generation_id JOIN cases c ON c.id = g.case_pk"
+    ).fetchall()
+    db.conn.executemany(
+        "INSERT INTO backfilled_content_hashes (uuid, content_hash) VALUES (?, ?)",
+        [(uuid, generation_content_hash(output, case)) for uuid, output, case in rows],
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
@@ -375,6 +402,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     migrate_decop_doc_type,
     migrate_given_characters,  # the list's 'not fully labelled by me' filter
     migrate_review_undo,
+    migrate_content_binding,  # labels and reviews bound to the content they were made on
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -191,6 +191,8 @@ def queue_progress(store: Store, name: str) -> list[dict[str, Any]]:
             needed[verdict.generation_id].add((verdict.target, verdict.item_index))
     done: dict[str, dict[int, set[tuple[str, int]]]] = defaultdict(lambda: defaultdict(set))
     for label in current_labels(store, generation_ids=ids):
+        if label.stale:
+            continue  # made on an earlier version: to be labelled again
         done[label.annotator][label.generation_id].add((label.target, label.item_index))
     return [
         {

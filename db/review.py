@@ -29,6 +29,7 @@ from typing import Any
 from copyaudit.errors import UserError
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
+from db.content import stale_sql
 from db.events import REVIEW_STATUS_ALIASES, REVIEW_STATUSES, append_review
 from db.labels import current_label_events_sql, generation_ids_by_key
 
@@ -51,6 +52,7 @@ class QueueRow:
     reviewer: str | None
     note: str | None
     reviewed_at: str | None
+    review_stale: bool = False  # the decision was made on an earlier version (db.content)
 
     @property
     def page_key(self) -> QueueKey:
@@ -132,7 +134,8 @@ judged AS (
   GROUP BY j.generation_id
 ),
 ranked_reviews AS (
-  SELECT generation_id AS gid, status, reviewer, note, created_at, ROW_NUMBER() OVER (
+  SELECT generation_id AS gid, uuid, content_hash, status, reviewer, note, created_at,
+    ROW_NUMBER() OVER (
     PARTITION BY generation_id ORDER BY created_at DESC, chain DESC, seq DESC) AS rank
   FROM reviews
 ),
@@ -141,7 +144,8 @@ queue AS (
     r.model, w.title AS work, COALESCE(judged.flagged_judges, 0) AS flagged_judges,
     COALESCE(judged.judges, '') AS judges, judged.max_ratio,
     COALESCE(human.human_yes, 0) AS human_yes, COALESCE(rv.status, 'open') AS status,
-    rv.reviewer, rv.note, rv.created_at AS reviewed_at
+    rv.reviewer, rv.note, rv.created_at AS reviewed_at,
+    CASE WHEN rv.uuid IS NULL THEN 0 ELSE {stale_sql("rv")} END AS review_stale
   FROM candidates JOIN generations g ON g.id = candidates.gid
     JOIN runs r ON r.id = g.run_id JOIN cases c ON c.id = g.case_pk
     JOIN works w ON w.id = c.work_id
@@ -221,7 +225,10 @@ def review_queue(
             a_yes=after.human_yes,
             a_gid=after.generation_id,
         )
-    return [QueueRow(**dict(row)) for row in store.conn.execute(sql, params)]
+    return [
+        QueueRow(**{**dict(row), "review_stale": bool(row["review_stale"])})
+        for row in store.conn.execute(sql, params)
+    ]
 
 
 def review_queue_count(
@@ -240,15 +247,24 @@ def review_queue_count(
 
 
 def current_review(store: Store, generation_id: int) -> dict[str, Any]:
-    """The generation's current status, reviewer, note and time ('open' if never reviewed)."""
+    """The generation's current status, reviewer, note and time ('open' if never
+    reviewed), and `stale`: the decision was made on an earlier version of the content."""
     row = store.conn.execute(
-        "SELECT status, reviewer, note, created_at FROM reviews WHERE generation_id = ? "
-        "ORDER BY created_at DESC, chain DESC, seq DESC LIMIT 1",
+        f"SELECT rv.status, rv.reviewer, rv.note, rv.created_at, {stale_sql('rv')} AS stale "
+        "FROM reviews rv JOIN generations g ON g.id = rv.generation_id "
+        "JOIN cases c ON c.id = g.case_pk WHERE rv.generation_id = ? "
+        "ORDER BY rv.created_at DESC, rv.chain DESC, rv.seq DESC LIMIT 1",
         (generation_id,),
     ).fetchone()
     if row is None:
-        return {"status": "open", "reviewer": None, "note": None, "created_at": None}
-    return dict(row)
+        return {
+            "status": "open",
+            "reviewer": None,
+            "note": None,
+            "created_at": None,
+            "stale": False,
+        }
+    return {**dict(row), "stale": bool(row["stale"])}
 
 
 def _standing_decisions(store: Store, generation_id: int) -> list[dict[str, Any]]:

@@ -30,7 +30,9 @@ EVENTS = MetricKey("events", "events")
 
 
 def _case(i: int, work: str) -> LocatedCase:
-    payload = {"input": f"prompt {i}", "reference": f"reference {i}"}
+    payload: dict = {"input": f"prompt {i}", "reference": f"reference {i}"}
+    if i == 1:  # the two events c1/1's events score judges (and people label)
+        payload["reference_events"] = ["event zero", "event one"]
     return LocatedCase(i, Case(f"c{i}", "literal", Work(work), payload))
 
 

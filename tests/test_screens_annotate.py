@@ -366,7 +366,14 @@ print(json.dumps(final))
 
 def test_two_annotators_labelling_at_once_lose_nothing(demo_db: Path, tmp_path: Path) -> None:
     with Store(demo_db) as store:
-        ids = [int(r[0]) for r in store.query("SELECT id FROM generations ORDER BY id LIMIT 1")]
+        ids = [  # a generation whose case has the 6 reference events the writers label
+            int(r[0])
+            for r in store.query(
+                "SELECT g.id FROM generations g JOIN cases c ON c.id = g.case_pk "
+                "WHERE json_array_length(c.payload, '$.reference_events') >= 6 "
+                "ORDER BY g.id LIMIT 1"
+            )
+        ]
     go = tmp_path / "go"
     writers = {
         name: subprocess.Popen(

@@ -97,7 +97,7 @@ def test_tampering_behind_the_tools_back_is_detected(store_with_generation: Stor
     store = store_with_generation
     uuids = [
         append_label(
-            store, generation_id=1, annotator="a", target="event", item_index=i, label="yes"
+            store, generation_id=1, annotator=f"a{i}", target="literal", item_index=0, label="yes"
         )
         for i in range(3)
     ]
@@ -114,7 +114,7 @@ def test_deletion_is_detected(store_with_generation: Store) -> None:
     store = store_with_generation
     for i in range(3):
         append_label(
-            store, generation_id=1, annotator="a", target="event", item_index=i, label="no"
+            store, generation_id=1, annotator=f"a{i}", target="literal", item_index=0, label="no"
         )
     conn = sqlite3.connect(store.path)
     conn.execute("DROP TRIGGER labels_no_delete")
@@ -162,7 +162,7 @@ def test_verify_command_names_the_altered_event(store_with_generation: Store, cl
     store = store_with_generation
     uuids = [
         append_label(
-            store, generation_id=1, annotator="a", target="event", item_index=i, label="yes"
+            store, generation_id=1, annotator=f"a{i}", target="literal", item_index=0, label="yes"
         )
         for i in range(3)
     ]

@@ -10,6 +10,7 @@ import click
 from copyaudit.cli.output import print_json, print_table
 from copyaudit.errors import UserError
 from copyaudit.items import item_name
+from db.content import with_version
 from db.events import append_review
 from db.review import (
     case_history,
@@ -69,6 +70,8 @@ def list_cmd(
     if fmt == "json":
         print_json({"total": total, "offset": offset, "rows": rows})
         return
+    for row in rows:
+        row["status"] = with_version(row["status"], row["review_stale"])
     first = offset + 1 if rows else offset
     print_table(rows, QUEUE_COLUMNS, f"Review queue: {first}-{offset + len(rows)} of {total}")
 

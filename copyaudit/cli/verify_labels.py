@@ -16,7 +16,8 @@ from copyaudit.render.metrics_format import format_figure
 from copyaudit.verification.agreement import agreement_report
 from copyaudit.verification.label_files import fold_current, read_labels
 from copyaudit.verification.quality import quality_figures
-from db.labels import import_labels
+from db.content import EARLIER_VERSION
+from db.labels import current_labels, import_labels
 from db.queues import create_queue, list_queues, queue_item_rows
 
 MAX_DISAGREEMENTS_SHOWN = 20
@@ -200,10 +201,16 @@ def agreement_cmd(
         report = agreement_report(
             store, run_name, adjudicators=adjudicators, resamples=resamples, seed=seed
         )
+        earlier = sum(label.stale for label in current_labels(store, run=run_name))
     if fmt == "json":
         print_json(report)
     else:
         click.echo(render_markdown(report), nl=False)
+        if earlier:  # left out of every figure above: say so
+            click.echo(
+                f"\n{earlier} current label(s) {EARLIER_VERSION} of their content (a "
+                "--replace changed it) are left out until labelled again.\n"
+            )
 
 
 # ---------------------------------------------------------------------------
@@ -217,8 +224,9 @@ def agreement_cmd(
 @click.pass_obj
 def import_labels_cmd(obj: Any, file: Path, skip_invalid: bool) -> None:
     """Import human labels (JSONL {annotator, generation: run/case_id/template, target,
-    index, label[, note]}, or a file written by `export labels`). All or nothing; a label
-    equal to the annotator's current one is skipped, so re-importing adds nothing."""
+    index, label[, note]}, or a file written by `export labels`: each event keeps its uuid
+    and time). All or nothing; an event already here (same uuid) or a label equal to the
+    annotator's current one is skipped, so re-importing adds nothing."""
 
     loaded = read_labels(file)  # the whole file is validated before any write
     records = loaded.accept(skip_invalid)

@@ -339,12 +339,14 @@ def reference_items(
     adjudicators: Sequence[str] = DEFAULT_ADJUDICATORS,
 ) -> tuple[dict[Item, ItemLabels], dict[Item, Reference]]:
     """The labelled items and their human reference; labels on items a judge left
-    out on purpose count nowhere."""
+    out on purpose, and labels made on an earlier version of the content (until
+    re-confirmed), count nowhere."""
     not_scored = {(v.run, v.generation_id, v.target, v.item_index) for v in verdicts if v.excluded}
     labels = [
         label
         for label in labels
         if (label.run, label.generation_id, label.target, label.item_index) not in not_scored
+        and not label.stale
     ]
     items = collect_items(labels, adjudicators)
     return items, {key: reference_for(item) for key, item in items.items()}

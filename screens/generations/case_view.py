@@ -39,6 +39,7 @@ from copyaudit.reports.dossier.build import case_file, write_dossier
 from copyaudit.reports.dossier.model import Dossier, flag_text
 from copyaudit.verification.quality import quality_figures
 from db.browse import GenerationDetail, JudgmentView, detail_from_row
+from db.content import EARLIER_VERSION, with_version
 from db.events import append_review
 from db.review import current_review, undo_review
 from screens.generations.generation_view import generation_title
@@ -170,6 +171,8 @@ def people_text(case: Dossier) -> Text:
     review = case.review
     out = _section("Review", first=True)
     out.append_text(status_text(review["status"]))
+    if review.get("stale"):
+        out.append(f" ({EARLIER_VERSION})", style="italic yellow")
     if review["reviewer"]:
         out.append_text(plain(f" by {review['reviewer']}, {_when(review['created_at'])}"))
     else:
@@ -183,7 +186,7 @@ def people_text(case: Dossier) -> Text:
     payload = case.generation.get("payload") or {}
     for label in case.labels:
         item = item_label(label["target"], label["item_index"], payload)
-        line = f"{label['annotator']}: {item} {label['label']}"
+        line = f"{label['annotator']}: {item} {with_version(label['label'], label.get('stale'))}"
         out.append_text(plain(line))
         if label["note"]:
             out.append_text(plain(f" — {label['note']}", "italic"))
@@ -318,6 +321,8 @@ class CaseScreen(Screen[None]):
         review = self.case.review
         line = Text("Status ", style="bold", end="")
         line.append_text(status_text(review["status"]))
+        if review.get("stale"):
+            line.append(f" ({EARLIER_VERSION}: set it again)", style="italic yellow")
         if review["reviewer"]:
             line.append_text(plain(f" by {review['reviewer']}"))
         if review["note"]:

@@ -41,6 +41,10 @@ COLUMNS = (  # key, label, width (None: shares the room left, FLEXIBLE)
 FLEXIBLE = {"case": 30, "work": 14, "note": 10, "judges": 14}
 
 
+# a decision made on an earlier version of the content (db.content)
+EARLIER_MARK = Text(" (earlier version)", style="italic yellow")
+
+
 class QueueMetaLoaded(Message):
     def __init__(self, works: list[tuple[str, str]], runs: list[tuple[str, str | None]]) -> None:
         super().__init__()
@@ -143,7 +147,7 @@ class ReviewQueueScreen(PagedTableScreen):
             one_line(flagged, CELL_CHARS),
             ratio,
             number(row.human_yes) if row.human_yes else Text(DASH, justify="right"),
-            status_text(row.status),
+            status_text(row.status) + (EARLIER_MARK if row.review_stale else Text("")),
             one_line(row.reviewer or DASH, 9),
             one_line(row.note or "", CELL_CHARS),
         ]

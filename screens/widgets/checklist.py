@@ -17,6 +17,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from copyaudit.render.metrics_format import format_metric
+from db.content import with_version
 from screens.plain import DASH, plain
 from screens.widgets.evidence import EvidenceItem, character_style
 
@@ -38,7 +39,10 @@ def _score_text(item: EvidenceItem) -> Text:
 def _labels_text(labels: Sequence[dict[str, Any]]) -> Text:
     if not labels:
         return Text("")
-    parts = [plain(f"{label['annotator']}: {label['label']}") for label in labels]
+    parts = [
+        plain(f"{label['annotator']}: {with_version(label['label'], label.get('stale'))}")
+        for label in labels
+    ]
     return Text("  ", end="").join([Text("  human ", style="italic dim"), *parts])
 
 

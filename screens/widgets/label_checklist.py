@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from db.content import EARLIER_VERSION, with_version
 from db.labels import CurrentLabel
 from screens.plain import plain
 from screens.state.labelling import ItemKey
@@ -63,10 +64,12 @@ def label_line(
         line.append_text(plain(f"  ({item.note})", "italic dim"))
     if mine is not None and mine.note:
         line.append_text(plain(f"  ✎ {mine.note}", "italic cyan"))
+    if mine is not None and mine.stale:
+        line.append(f"  ({EARLIER_VERSION}: label again)", style="italic yellow")
     if not blind:
         line.append_text(_judge_marks(item))
     if others:
-        people = ", ".join(f"{o.annotator}: {o.label}" for o in others)
+        people = ", ".join(f"{o.annotator}: {with_version(o.label, o.stale)}" for o in others)
         line.append_text(plain(f"  [{people}]", "italic"))
     return line
 

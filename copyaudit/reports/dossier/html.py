@@ -25,6 +25,7 @@ from copyaudit.render.html import (
 from copyaudit.render.html import table as html_table
 from copyaudit.reports.dossier.model import Dossier, flag_text, verdict_text
 from copyaudit.verification.quality import quality_line
+from db.content import EARLIER_VERSION
 
 CSS = """
 body { max-width: 110em; }
@@ -66,6 +67,11 @@ def highlighted(segments: Sequence[Segment]) -> str:
     return "".join(out)
 
 
+def _earlier(stale: object) -> str:
+    """The mark of a label or decision made on an earlier version of the content."""
+    return f" <em class='muted'>({EARLIER_VERSION})</em>" if stale else ""
+
+
 def _label_html(label: str | None) -> str:
     return f'<span class="{esc(label)}">{esc(label)}</span>' if label else ""
 
@@ -92,7 +98,10 @@ def _case(d: Dossier) -> str:
             ("generation source", esc(g["source"])),
             ("tokens / seconds", f"{esc(g['tokens'] or '—')} / {esc(g['seconds'] or '—')}"),
             ("generation error", esc(g["error"]) or "none"),
-            ("review status", f"<strong>{esc(d.review['status'])}</strong>"),
+            (
+                "review status",
+                f"<strong>{esc(d.review['status'])}</strong>{_earlier(d.review.get('stale'))}",
+            ),
         ]
     )
 
@@ -198,7 +207,7 @@ def _labels(d: Dossier) -> str:
                 esc(lab["annotator"]),
                 esc(lab["target"]),
                 esc(item_number(lab["target"], lab["item_index"])),
-                _label_html(lab["label"]),
+                _label_html(lab["label"]) + _earlier(lab.get("stale")),
                 esc(lab["note"]),
                 esc(lab["created_at"]),
                 f"<code>{esc(lab['uuid'])}</code>",

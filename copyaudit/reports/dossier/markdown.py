@@ -18,6 +18,7 @@ from copyaudit.render.highlight import Segment
 from copyaudit.render.markdown import table
 from copyaudit.reports.dossier.model import Dossier, flag_text, verdict_text
 from copyaudit.verification.quality import quality_line
+from db.content import with_version
 
 _INLINE = re.compile(r"([\\`*_{}\[\]()<>&#|~!])")
 _BLOCK_START = re.compile(r"^(\d*)([-+=>.)])")  # "- x", "1. x", "> x" ...
@@ -83,7 +84,7 @@ def _case(d: Dossier) -> list[str]:
             ("generation source", g["source"]),
             ("tokens / seconds", f"{g['tokens'] or '—'} / {g['seconds'] or '—'}"),
             ("generation error", g["error"] or "none"),
-            ("review status", d.review["status"]),
+            ("review status", with_version(d.review["status"], d.review.get("stale"))),
         ],
     )
 
@@ -184,7 +185,7 @@ def _labels(d: Dossier) -> list[str]:
                 x["annotator"],
                 x["target"],
                 item_number(x["target"], x["item_index"]),
-                x["label"],
+                with_version(x["label"], x.get("stale")),
                 x["note"],
                 x["created_at"],
                 x["uuid"],
