@@ -19,6 +19,7 @@ from copyaudit.judges.entailment_aligned import (
     FEATURES,
     WEIGHTS_FILE,
     AlignedEntailment,
+    AlignedFeatures,
     Combiner,
     load_combiner,
     save_combiner,
@@ -104,6 +105,28 @@ def test_role_features_see_a_swap_and_a_possessor() -> None:
     assert ef.role_features(ef.words("Ilse threw Pieter a rope."), she)[:2] == (1.0, 1.0)
 
 
+def test_predicate_words_leave_the_names_out() -> None:
+    event = ef.words("Greta chased Oskar down the alley.")
+    assert [t for t, _ in ef.predicate_words(event)] == ["chased", "alley"]
+    assert ef.name_recall(event, ef.words("Oskar sold bread to Greta.")) == 1.0
+    assert ef.name_recall(event, ef.words("Oskar sold bread.")) == 0.5
+    assert ef.name_recall(ef.words("the thief ran."), ef.words("Oskar ran.")) == 1.0
+
+
+def test_a_new_plot_with_the_same_names_lacks_predicate_support(embedder: HFEmbedder) -> None:
+    """The names match, what happens does not: predicate support is low, name recall full;
+    the retelling supports every predicate word."""
+    extractor = AlignedFeatures(embedder)
+    event = "Greta chased Oskar down the alley with a rolling pin."
+    retold = "Greta ran after Oskar down the alley, waving a rolling pin."
+    new_plot = "Greta and Oskar sat by the canal and shared a loaf of rye bread."
+    rows = extractor.features([(event, retold), (event, new_plot)])
+    column = {name: i for i, name in enumerate(FEATURES)}
+    assert rows[0, column["name_recall"]] == rows[1, column["name_recall"]] == 1.0
+    assert rows[0, column["predicate_mean"]] > rows[1, column["predicate_mean"]]
+    assert rows[1, column["predicate_unsupported"]] >= 2 > rows[0, column["predicate_unsupported"]]
+
+
 def test_antonyms_and_clauses() -> None:
     assert ef.antonym_clash(ef.words("She accepted the medal."), ef.words("She refused it."))
     assert not ef.antonym_clash(ef.words("She refused the medal."), ef.words("She refused it."))
@@ -159,7 +182,7 @@ def test_registered_beside_the_unchanged_events_judge() -> None:
     ctx = BuildContext(JudgeOptions(judges="events_entail"), embedder_factory=ConstantEmbedder)
     judge = JUDGES["events_entail"].build(ctx)
     assert isinstance(judge, EntailingEventJudge) and isinstance(judge.model, AlignedEntailment)
-    assert (judge.name, judge.version) == ("events_entail", "1")
+    assert (judge.name, judge.version) == ("events_entail", "2")
     assert (EventJudge.name, EventJudge.version) == ("events", "2")
     assert selected("events,events_entail")[0] == (JUDGES["events"], JUDGES["events_entail"])
     assert (

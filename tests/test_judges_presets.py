@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from copyaudit.errors import UserError
+from copyaudit.judges.entailment_aligned import AlignedEntailment
 from copyaudit.judges.entailment_lexical import EmbeddingLexicalEntailment
 from copyaudit.judges.events import EventJudge
 from copyaudit.judges.fluency import FluencyJudge
@@ -57,7 +58,7 @@ def test_offline_preset_per_kind() -> None:
     embedder = Counter(ConstantEmbedder)
     expected = {
         "literal": ["literal", "refusal_reader", "verbatim"],
-        "nonliteral": ["characters", "events", "refusal_reader"],
+        "nonliteral": ["characters", "events_entail", "refusal_reader"],
         "qa": ["qa", "refusal_reader"],
         "notice": ["notice", "refusal_reader", "verbatim"],
         "extraction": ["refusal_reader", "verbatim", "extraction"],
@@ -74,11 +75,12 @@ def test_offline_preset_per_kind() -> None:
         )
     judges, _ = build_judges(JudgeOptions("offline"), "nonliteral", embedder_factory=embedder)
     events = next(j for j in judges if isinstance(j, EventJudge))
-    assert isinstance(events.model, EmbeddingLexicalEntailment)
+    assert isinstance(events.model, AlignedEntailment)  # the offline event judge that entails
     assert any(isinstance(j, RefusalReader) for j in judges)  # the offline refusal judge
     old = build_judges(JudgeOptions("events,refusal"), "nonliteral", embedder_factory=embedder)[0]
     refusal = next(j for j in old if isinstance(j, RefusalJudge))  # the old one, by name
     events = next(j for j in old if isinstance(j, EventJudge))
+    assert isinstance(events.model, EmbeddingLexicalEntailment)  # the old one, by name
     assert refusal.embedder is events.model.embedder  # one embedder shared per call
     qa = build_judges(JudgeOptions("offline"), "qa", embedder_factory=embedder)[0][0]
     assert isinstance(qa, QAJudge)
@@ -178,7 +180,7 @@ def test_failed_loads_become_skip_reasons() -> None:
     )
     assert _names(judges) == ["characters", "refusal_reader"]
     reasons = dict(skipped)
-    assert "model files missing" in reasons["events"]
+    assert "model files missing" in reasons["events_entail"]
     assert "no GPU" in reasons["fluency"]
     judges, skipped = build_judges(
         JudgeOptions("refusal"), "nonliteral", embedder_factory=broken_embedder
@@ -194,5 +196,5 @@ def test_event_model_that_does_not_exist_is_skipped(tmp_path: Any) -> None:
         "nonliteral",
         embedder_factory=ConstantEmbedder,
     )
-    assert "events" not in _names(judges)
-    assert "no-such-model" in dict(skipped)["events"]
+    assert "events_entail" not in _names(judges)
+    assert "no-such-model" in dict(skipped)["events_entail"]

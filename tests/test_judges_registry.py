@@ -27,7 +27,7 @@ def test_presets_run_the_studies_judges_in_their_order() -> None:
             *(
                 "literal",
                 "characters",
-                "events",
+                "events_entail",
                 "qa",
                 "notice",
                 "refusal_reader",

@@ -7,9 +7,12 @@ The candidate with the best 0.5 * cosine + 0.5 * content-word recall is the clai
 alignment, and `FEATURES` are read from it: similarity (MiniLM cosine, recall, and the
 least supported clause of the claim), polarity (negation parity), roles (agent and
 patient around the shared action word) and outcome (antonyms, words the sentence
-lacks) — see `event_features`. Gradient-boosted trees trained on our own labelled
-(story, event) pairs (samples/judge_training, `event_training`) turns them into the
-probability that the passage supports the claim.
+lacks) — see `event_features` — and predicate support (how well the claim's words other
+than names are matched, word by word, in the candidate and in the whole passage: a story
+that reuses the book's names in a new plot shares the names, not the events).
+Gradient-boosted trees trained on our own labelled (story, event) pairs
+(samples/judge_training, `event_training`) turn them into the probability that the
+passage supports the claim.
 
 The weights ship as safetensors beside this module (`events_entail.safetensors`) and
 `make event-judge-weights` rebuilds them bit for bit.
@@ -28,6 +31,7 @@ import numpy as np
 
 from copyaudit.judges import event_features as ef
 from copyaudit.judges.entailment_lexical import candidate_passages, split_sentences
+from copyaudit.judges.event_features import Words
 from copyaudit.models.base import Embedder
 
 WEIGHTS_FILE = Path(__file__).with_name("events_entail.safetensors")
@@ -46,7 +50,16 @@ FEATURES: tuple[str, ...] = (
     "name_sides",  # names on the same side of the action word (1) or swapped (-1)
     "antonym",  # the candidate holds an antonym of a claim word it lacks
     "missing_words",  # the claim's content stems the candidate lacks (count)
+    "predicate_mean",  # mean support of the claim's non-name content words in the candidate
+    "predicate_min",  # the least supported of them
+    "predicate_unsupported",  # how many of them have support below UNSUPPORTED
+    "name_recall",  # share of the claim's names the candidate names too
+    "passage_predicate_mean",  # predicate_mean over the whole passage
 )
+# A word's support in a text: 1 when the text holds its stem, else its best MiniLM cosine
+# (each word embedded alone) to one of the text's content words. Names are left out of the
+# claim's side: a story that reuses the book's names shares those, not what happens.
+UNSUPPORTED = 0.55
 ALIGN_COSINE_WEIGHT = 0.5
 NEAR_BEST = 0.03  # alignment scores this close to the best count as ties
 
@@ -121,6 +134,7 @@ class AlignedFeatures:
         self.embedder = embedder
         self.join_sentences = join_sentences
         self.batch_size = batch_size
+        self._word_vectors: dict[str, np.ndarray] = {}
 
     def features(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """One row of `FEATURES` per pair (rounded to 4 decimals, so that the last bits
@@ -138,6 +152,15 @@ class AlignedFeatures:
         )
         vectors = self._embed(texts)
         row = {text: i for i, text in enumerate(texts)}
+        self._word_vectors = self._embed_words(
+            [t for c in claim_clauses for t, _ in ef.predicate_words(ef.words(c))]
+            + [
+                t
+                for passage, options in candidates.items()
+                for text in (passage, *options)
+                for t, _ in ef.content_words(ef.words(text))
+            ]
+        )
         rows = [
             self._pair_features(
                 claim, passage, candidates[passage], claim_clauses[claim], vectors, row
@@ -145,6 +168,37 @@ class AlignedFeatures:
             for claim, passage in pairs
         ]
         return np.round(np.asarray(rows, dtype=np.float64), 4)
+
+    def _embed_words(self, tokens: list[str]) -> dict[str, np.ndarray]:
+        unique = list(dict.fromkeys(tokens))
+        return dict(zip(unique, self._embed(unique), strict=True)) if unique else {}
+
+    def _support(self, claim: Words, text: Words) -> np.ndarray:
+        """Each of the claim's predicate words' support in `text` (see UNSUPPORTED)."""
+        wanted = ef.predicate_words(claim)
+        found = ef.content_words(text)
+        if not found:
+            return np.zeros(len(wanted))
+        stems = {stem for _, stem in found}
+        claim_vectors = np.stack([self._word_vectors[t] for t, _ in wanted])
+        text_vectors = np.stack([self._word_vectors[t] for t, _ in found])
+        best = (claim_vectors @ text_vectors.T).max(axis=1)
+        return np.array(
+            [1.0 if stem in stems else float(b) for (_, stem), b in zip(wanted, best, strict=True)]
+        )
+
+    def _predicate_features(self, claim: Words, sentence: Words, passage: Words) -> list[float]:
+        names = ef.name_recall(claim, sentence)
+        if not ef.predicate_words(claim):
+            return [1.0, 1.0, 0.0, names, 1.0]
+        local = self._support(claim, sentence)
+        return [
+            float(local.mean()),
+            float(local.min()),
+            float((local < UNSUPPORTED).sum()),
+            names,
+            float(self._support(claim, passage).mean()),
+        ]
 
     def _pair_features(
         self,
@@ -195,14 +249,21 @@ class AlignedFeatures:
             sides,
             ef.antonym_clash(claim_words, sentence),
             float(len(claim_words.content - sentence.content)),
+            *self._predicate_features(claim_words, sentence, ef.words(passage)),
         ]
 
     def _embed(self, texts: list[str]) -> np.ndarray:
+        """Embeddings in `texts` order, asked for in batches of similar length (less padding)."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        ordered = [texts[i] for i in order]
         chunks = [
-            np.asarray(self.embedder.embed(texts[i : i + self.batch_size]), dtype=np.float32)
-            for i in range(0, len(texts), self.batch_size)
+            np.asarray(self.embedder.embed(ordered[i : i + self.batch_size]), dtype=np.float32)
+            for i in range(0, len(ordered), self.batch_size)
         ]
-        return np.concatenate(chunks)
+        vectors = np.empty_like(np.concatenate(chunks)) if chunks else np.zeros((0, 0), np.float32)
+        if chunks:
+            vectors[order] = np.concatenate(chunks)
+        return vectors
 
 
 class AlignedEntailment:
@@ -222,7 +283,7 @@ class AlignedEntailment:
 
     def config(self) -> dict[str, Any]:
         return {
-            "backend": "aligned sentences + contrast features + logistic regression",
+            "backend": "aligned sentences + contrast features + boosted trees",
             "embedder": self.extractor.embedder.provenance(),
             "features": list(FEATURES),
             "weights_sha256": self.combiner.digest,

@@ -269,6 +269,32 @@ def clauses(text: str) -> list[str]:
     return parts or [text]
 
 
+def predicate_words(event: Words) -> list[tuple[str, str]]:
+    """(token, stem) of the event's content words that are not names: what it says
+    happens, as against who is in it (a story that reuses the names shares those)."""
+    return [
+        (token, stem)
+        for token, stem, name in zip(event.tokens, event.stems, event.names, strict=True)
+        if _is_content(token) and not name and token.isalpha()
+    ]
+
+
+def content_words(text: Words) -> list[tuple[str, str]]:
+    """(token, stem) of every alphabetic content word, names included."""
+    return [
+        (t, s)
+        for t, s in zip(text.tokens, text.stems, strict=True)
+        if _is_content(t) and t.isalpha()
+    ]
+
+
+def name_recall(event: Words, sentence: Words) -> float:
+    """Share of the event's names (as stems) that the sentence names too; 1 when it names none."""
+    names = {s for s, n in zip(event.stems, event.names, strict=True) if n}
+    found = {s for s, n in zip(sentence.stems, sentence.names, strict=True) if n}
+    return len(names & found) / len(names) if names else 1.0
+
+
 def recall(event: Words, sentence: Words) -> float:
     """Share of the event's content stems found in the sentence."""
     content = event.content

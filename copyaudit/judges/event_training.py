@@ -360,6 +360,16 @@ def demo_check(embedder: Embedder, old: Callable[[], EntailmentModel]) -> str:
 ABLATIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # variant -> (features dropped, extra training pairs)
     "shipped": ((), ()),
+    "no predicate support (v1's features)": (
+        (
+            "predicate_mean",
+            "predicate_min",
+            "predicate_unsupported",
+            "name_recall",
+            "passage_predicate_mean",
+        ),
+        (),
+    ),
     "no whole-passage features": (("passage_recall", "cosine_margin"), ()),
     "+ padded stories": ((), ("padded",)),
     "+ cross-story negatives": ((), ("cross",)),

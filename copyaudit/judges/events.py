@@ -260,7 +260,7 @@ class EntailingEventJudge(EventJudge):
     window cuts sentences in two and doubles the chances of a false match)."""
 
     name = "events_entail"
-    version = "1"
+    version = "2"  # 2: predicate-support features (1: 14 features, over-flagged new plots)
 
     def config(self) -> dict[str, Any]:
         config = super().config()
