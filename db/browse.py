@@ -22,6 +22,7 @@ from copyaudit.vocabulary import HEADLINES
 from db.connection import Store
 from db.labels import current_label_events_sql, item_count_sql
 from db.queries import runs_summary, with_shown_status
+from db.search import search_condition
 
 PREVIEW_CHARS = 160
 NULL_LOW = -1.0e308  # where unscored generations sort: always after the scored ones
@@ -74,7 +75,7 @@ class GenerationFilter:
     disagreement: bool = False  # a current yes/no label contradicts the judge's verdict
     work_id: int | None = None
     template: int | None = None
-    search: str = ""  # substring of the output, the prompt or the case text (LIKE)
+    search: str = ""  # substring of the output, the prompt or the case text (db.search)
     sort: MetricKey | None = None  # None: generation order
     descending: bool = False
 
@@ -255,11 +256,6 @@ def run_templates(store: Store, run_id: int) -> list[int]:
 # --- the generation list --------------------------------------------------------------
 
 
-def _like_pattern(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 def _where(f: GenerationFilter) -> tuple[list[str], dict[str, Any], bool]:
     """(conditions, parameters, whether the cases table is needed)."""
     conditions = ["g.run_id = :run_id"]
@@ -298,12 +294,10 @@ def _where(f: GenerationFilter) -> tuple[list[str], dict[str, Any], bool]:
         conditions.append("g.template = :template")
         params["template"] = f.template
     if f.search:
-        # LIKE: case-insensitive for ASCII letters only, a substring match, no ranking.
-        conditions.append(
-            "(g.output LIKE :pattern ESCAPE '\\' OR g.prompt LIKE :pattern ESCAPE '\\' "
-            "OR c.payload LIKE :pattern ESCAPE '\\' OR c.case_id LIKE :pattern ESCAPE '\\')"
-        )
-        params["pattern"] = _like_pattern(f.search)
+        # db.search: LIKE's matches (ASCII case folded), candidates from the FTS5 index.
+        condition, search_params = search_condition(f.search)
+        conditions.append(condition)
+        params.update(search_params)
         needs_case = True
     return conditions, params, needs_case
 
