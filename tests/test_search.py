@@ -25,6 +25,7 @@ from db.runs import (
     import_generations,
 )
 from db.search import fts_phrase, uses_index
+from screens.widgets.matches import match_ranges
 
 # Our own snippets: mixed case, non-ASCII letters with case, punctuation, quotes, what
 # FTS5 reads as syntax, LIKE's wildcards and its escape character.
@@ -317,3 +318,16 @@ def test_the_migration_back_fills_an_existing_database(tmp_path: Path) -> None:
     run_id = _run_ids(store)[0]
     assert _found(store, run_id, "quillwort")[0] == 1
     assert _found(store, run_id, "amber")[0] == 1
+
+
+def test_the_view_marks_what_the_search_matched() -> None:
+    text = "The theme: THE end. École école aaaa"
+    assert match_ranges(text, "the") == [(0, 3), (4, 7), (11, 14)]
+    assert match_ranges(text, "école") == [(26, 31)]  # É is not folded, as in LIKE
+    assert match_ranges(text, "aa") == [(32, 34), (34, 36)]  # left to right, no overlap
+    assert match_ranges(text, "") == []
+    for query in QUERIES:
+        for snippet in SNIPPETS:
+            assert bool(match_ranges(snippet, query)) == (
+                _ascii_lower(query) in _ascii_lower(snippet)
+            )
