@@ -22,7 +22,7 @@ from copyaudit.vocabulary import HEADLINES
 from db.connection import Store
 from db.labels import current_label_events_sql, item_count_sql
 from db.queries import runs_summary, with_shown_status
-from db.search import search_condition
+from db.search import DENSE_COUNT_SHARE, DENSE_PAGE_SHARE, index_pays, search_condition
 
 PREVIEW_CHARS = 160
 NULL_LOW = -1.0e308  # where unscored generations sort: always after the scored ones
@@ -256,8 +256,9 @@ def run_templates(store: Store, run_id: int) -> list[int]:
 # --- the generation list --------------------------------------------------------------
 
 
-def _where(f: GenerationFilter) -> tuple[list[str], dict[str, Any], bool]:
-    """(conditions, parameters, whether the cases table is needed)."""
+def _where(f: GenerationFilter, indexed: bool = True) -> tuple[list[str], dict[str, Any], bool]:
+    """(conditions, parameters, whether the cases table is needed); `indexed`: whether the
+    search reads the FTS5 index (db.search.index_pays) or scans."""
     conditions = ["g.run_id = :run_id"]
     params: dict[str, Any] = {"run_id": f.run_id}
     needs_case = False
@@ -295,7 +296,7 @@ def _where(f: GenerationFilter) -> tuple[list[str], dict[str, Any], bool]:
         params["template"] = f.template
     if f.search:
         # db.search: LIKE's matches (ASCII case folded), candidates from the FTS5 index.
-        condition, search_params = search_condition(f.search)
+        condition, search_params = search_condition(f.search, indexed)
         conditions.append(condition)
         params.update(search_params)
         needs_case = True
@@ -303,7 +304,7 @@ def _where(f: GenerationFilter) -> tuple[list[str], dict[str, Any], bool]:
 
 
 def count_generations(store: Store, f: GenerationFilter) -> int:
-    conditions, params, needs_case = _where(f)
+    conditions, params, needs_case = _where(f, index_pays(store, f.search, DENSE_COUNT_SHARE))
     join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
     return int(
         store.scalar(
@@ -318,13 +319,14 @@ def _page_ids(
     """The ids of the next page with their sort keys. Sorted by a score, the scored
     generations come first (walking the sort index in value order, so a page costs a
     page, not a sort of the run), then the unscored ones in id order."""
+    indexed = index_pays(store, f.search, DENSE_PAGE_SHARE)
     if f.sort is None:
-        return _id_order_page(store, f, after, limit, [])
+        return _id_order_page(store, f, after, limit, [], indexed=indexed)
     compare = "<" if f.descending else ">"
     null_key = NULL_LOW if f.descending else NULL_HIGH
     rows: list[tuple[int, float]] = []
     if after is None or after.value != null_key:
-        conditions, params, needs_case = _where(f)
+        conditions, params, needs_case = _where(f, indexed)
         params.update(sort_judge=f.sort.judge, sort_metric=f.sort.metric, limit=limit)
         conditions += ["s.judge = :sort_judge", "s.metric = :sort_metric", "s.value IS NOT NULL"]
         if after is not None:
@@ -358,6 +360,7 @@ def _page_ids(
             limit - len(rows),
             [unscored],
             {"sort_judge": f.sort.judge, "sort_metric": f.sort.metric},
+            indexed=indexed,
         )
         rows += [(gid, null_key) for gid, _ in tail]
     return rows
@@ -370,8 +373,10 @@ def _id_order_page(
     limit: int,
     extra: list[str],
     extra_params: dict[str, Any] | None = None,
+    *,
+    indexed: bool = True,
 ) -> list[tuple[int, float]]:
-    conditions, params, needs_case = _where(f)
+    conditions, params, needs_case = _where(f, indexed)
     conditions += extra
     params.update(extra_params or {})
     compare = "<" if f.descending else ">"

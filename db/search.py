@@ -8,6 +8,12 @@ matches, not a scan of the run, and finds exactly what LIKE finds: the index fol
 for every letter, a superset of LIKE's ASCII folding. A shorter search cannot use a
 trigram index and falls back to LIKE over the run's rows.
 
+Where the text is common the scan is the cheaper plan: the first page of a word in most
+rows is found in the first rows scanned, while the index would list every match first.
+`index_pays` asks the index for at most a share of the table's rows; when it has that
+many, the scan serves (a page from DENSE_PAGE_SHARE, a count from DENSE_COUNT_SHARE).
+Either plan finds the same rows.
+
 What a person types is always a literal string, never FTS5 query syntax: it is passed to
 MATCH as one double-quoted phrase.
 """
@@ -16,7 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from db.connection import Store
+
 MIN_INDEXED_CHARS = 3  # the trigram tokenizer matches nothing shorter
+DENSE_PAGE_SHARE = 0.01  # a page scans when the index holds this share of rows or more
+DENSE_COUNT_SHARE = 0.25  # a count scans from this share (a scan row costs ~1/2 an index row)
+MIN_PROBE = 1_000  # below this many candidates the index always serves
 
 _LIKE = (
     "(g.output LIKE :pattern ESCAPE '\\' OR g.prompt LIKE :pattern ESCAPE '\\' "
@@ -48,10 +59,30 @@ def uses_index(text: str) -> bool:
     return len(text) >= MIN_INDEXED_CHARS
 
 
-def search_condition(text: str) -> tuple[str, dict[str, Any]]:
-    """The WHERE condition (over `generations g JOIN cases c`) and its parameters."""
-    params: dict[str, Any] = {"pattern": like_pattern(text)}
+def index_pays(store: Store, text: str, share: float) -> bool:
+    """Whether the index should serve a search for `text`: it can (uses_index) and
+    neither index holds `share` of its table's rows (at least MIN_PROBE) as candidates.
+    Costs at most that many index entries."""
     if not uses_index(text):
+        return False
+    phrase = fts_phrase(text)
+    for table in ("generations", "cases"):
+        rows = store.scalar(f"SELECT COALESCE(MAX(id), 0) FROM {table}")  # a rowid seek
+        cap = max(MIN_PROBE, int(rows * share))
+        found = store.scalar(
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM {table}_fts WHERE {table}_fts MATCH ? LIMIT ?)",
+            (phrase, cap),
+        )
+        if found >= cap:
+            return False
+    return True
+
+
+def search_condition(text: str, indexed: bool = True) -> tuple[str, dict[str, Any]]:
+    """The WHERE condition (over `generations g JOIN cases c`) and its parameters:
+    index candidates confirmed by LIKE, or (not `indexed`, or too short) LIKE alone."""
+    params: dict[str, Any] = {"pattern": like_pattern(text)}
+    if not indexed or not uses_index(text):
         return _LIKE, params
     params["phrase"] = fts_phrase(text)
     return f"{_CANDIDATES} AND {_LIKE}", params

@@ -24,7 +24,7 @@ from db.runs import (
     create_or_resume_run,
     import_generations,
 )
-from db.search import fts_phrase, uses_index
+from db.search import fts_phrase, index_pays, uses_index
 from screens.widgets.matches import match_ranges
 
 # Our own snippets: mixed case, non-ASCII letters with case, punctuation, quotes, what
@@ -192,6 +192,12 @@ def _like_only(store: Store, run_id: int, text: str, monkeypatch: pytest.MonkeyP
         return _found(store, run_id, text)
 
 
+def _index_only(store: Store, run_id: int, text: str, monkeypatch: pytest.MonkeyPatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(db.search, "MIN_PROBE", 10**9)  # never dense: the index serves
+        return _found(store, run_id, text)
+
+
 def _ascii_lower(text: str) -> str:
     return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in text)
 
@@ -220,8 +226,9 @@ def test_search_finds_exactly_what_like_finds(
     store: Store, text: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for run_id in _run_ids(store):
-        indexed = _found(store, run_id, text)
+        indexed = _index_only(store, run_id, text, monkeypatch)
         assert indexed == _like_only(store, run_id, text, monkeypatch)
+        assert indexed == _found(store, run_id, text)  # the plan index_pays picks
         assert indexed[1] == _oracle(store, run_id, text)
         assert indexed[0] == len(indexed[1])
 
@@ -247,6 +254,20 @@ def test_case_folding_is_like_s_ascii_only(tmp_path: Path) -> None:
         "SELECT COUNT(*) FROM generations_fts WHERE generations_fts MATCH ?", ('"école"',)
     )
     assert _found(store, run_id, "école")[0] == 0
+
+
+def test_a_common_text_is_scanned_a_rare_one_read_from_the_index(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(db.search, "MIN_PROBE", 5)
+    rows = store.scalar("SELECT COUNT(*) FROM generations")
+    assert rows > 5 / 0.25
+    assert not index_pays(store, "output", 0.25)  # in every output
+    assert index_pays(store, "NEAR(a b)", 0.25)  # in a few
+    assert index_pays(store, "not there at all", 0.25)
+    assert not index_pays(store, "zz", 0.25)  # too short for the index
+    run_id = _run_ids(store)[0]
+    assert _found(store, run_id, "output") == _like_only(store, run_id, "output", monkeypatch)
 
 
 def test_typed_text_is_one_literal_phrase() -> None:
