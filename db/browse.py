@@ -22,7 +22,7 @@ from copyaudit.vocabulary import HEADLINES
 from db.connection import Store
 from db.labels import current_label_events_sql, item_count_sql
 from db.queries import runs_summary, with_shown_status
-from db.search import DENSE_COUNT_SHARE, DENSE_PAGE_SHARE, index_pays, search_condition
+from db.search import index_pays, search_condition
 
 PREVIEW_CHARS = 160
 NULL_LOW = -1.0e308  # where unscored generations sort: always after the scored ones
@@ -304,7 +304,7 @@ def _where(f: GenerationFilter, indexed: bool = True) -> tuple[list[str], dict[s
 
 
 def count_generations(store: Store, f: GenerationFilter) -> int:
-    conditions, params, needs_case = _where(f, index_pays(store, f.search, DENSE_COUNT_SHARE))
+    conditions, params, needs_case = _where(f, index_pays(store, f.search))
     join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
     return int(
         store.scalar(
@@ -319,7 +319,7 @@ def _page_ids(
     """The ids of the next page with their sort keys. Sorted by a score, the scored
     generations come first (walking the sort index in value order, so a page costs a
     page, not a sort of the run), then the unscored ones in id order."""
-    indexed = index_pays(store, f.search, DENSE_PAGE_SHARE)
+    indexed = index_pays(store, f.search, limit)
     if f.sort is None:
         return _id_order_page(store, f, after, limit, [], indexed=indexed)
     compare = "<" if f.descending else ">"

@@ -8,11 +8,14 @@ matches, not a scan of the run, and finds exactly what LIKE finds: the index fol
 for every letter, a superset of LIKE's ASCII folding. A shorter search cannot use a
 trigram index and falls back to LIKE over the run's rows.
 
-Where the text is common the scan is the cheaper plan: the first page of a word in most
-rows is found in the first rows scanned, while the index would list every match first.
-`index_pays` asks the index for at most a share of the table's rows; when it has that
-many, the scan serves (a page from DENSE_PAGE_SHARE, a count from DENSE_COUNT_SHARE).
-Either plan finds the same rows.
+Where the text is common a scan is the cheaper plan: the first page of a word in most
+rows is found in the first rows scanned, while the index lists every match first.
+`index_pays` lets the index serve unless it holds as many candidates as make both plans
+cost the same. For a page of L rows of N at density d a scan reads about L/d rows and
+the index d*N candidates, a scanned row costing PAGE_SCAN_COST of a candidate: even at
+d*N = sqrt(L*N*PAGE_SCAN_COST). A count scans N rows: even at N*COUNT_SCAN_COST.
+Either plan finds the same rows (tests/test_search.py); tests/bench/bench_search.py
+prints both.
 
 What a person types is always a literal string, never FTS5 query syntax: it is passed to
 MATCH as one double-quoted phrase.
@@ -20,13 +23,17 @@ MATCH as one double-quoted phrase.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from db.connection import Store
 
 MIN_INDEXED_CHARS = 3  # the trigram tokenizer matches nothing shorter
-DENSE_PAGE_SHARE = 0.01  # a page scans when the index holds this share of rows or more
-DENSE_COUNT_SHARE = 0.25  # a count scans from this share (a scan row costs ~1/2 an index row)
+# What a scanned row costs against an index candidate (LIKE over the four columns vs the
+# phrase match, the IN list and the row's lookup), measured by bench_search.py: ~1/2 for
+# a page, ~1/3 for a count (which also reads the candidates' cases).
+PAGE_SCAN_COST = 0.5
+COUNT_SCAN_COST = 0.3
 MIN_PROBE = 1_000  # below this many candidates the index always serves
 
 _LIKE = (
@@ -59,16 +66,17 @@ def uses_index(text: str) -> bool:
     return len(text) >= MIN_INDEXED_CHARS
 
 
-def index_pays(store: Store, text: str, share: float) -> bool:
-    """Whether the index should serve a search for `text`: it can (uses_index) and
-    neither index holds `share` of its table's rows (at least MIN_PROBE) as candidates.
-    Costs at most that many index entries."""
+def index_pays(store: Store, text: str, page: int | None = None) -> bool:
+    """Whether the index should serve a search for `text` (a count, or a page of `page`
+    rows): it can (uses_index) and neither index holds as many candidates as scanning
+    would cost (at least MIN_PROBE). Reads at most that many index entries."""
     if not uses_index(text):
         return False
     phrase = fts_phrase(text)
     for table in ("generations", "cases"):
         rows = store.scalar(f"SELECT COALESCE(MAX(id), 0) FROM {table}")  # a rowid seek
-        cap = max(MIN_PROBE, int(rows * share))
+        even = rows * COUNT_SCAN_COST if page is None else math.sqrt(page * rows * PAGE_SCAN_COST)
+        cap = max(MIN_PROBE, int(even))
         found = store.scalar(
             f"SELECT COUNT(*) FROM (SELECT 1 FROM {table}_fts WHERE {table}_fts MATCH ? LIMIT ?)",
             (phrase, cap),
