@@ -13,7 +13,9 @@ in 100) without the search index, then
     count and of its first page (db.browse.count_generations, generation_page: what the
     app calls) as the app plans them (db.search.index_pays), always through the index,
     and always as a LIKE scan (the old plan), best of 3. All must find the same rows;
-    the script stops if they do not.
+    the script stops if they do not;
+  - what keeping the index costs the CLI's import: `copyaudit import` + `import-generations`
+    of --import-n cases (default 20,000) on a database with and without the FTS tables.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +38,7 @@ from db.browse import GenerationFilter, count_generations, generation_page
 from db.migrations import FTS_TABLES, migrate_search_index
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_growth import RARE, WORDS  # the growth table's text
+from bench_growth import RARE, WORDS, write_inputs  # the growth table's text
 
 MARKER = "amberlight"  # one output in 100
 CHUNK = 20_000
@@ -48,11 +52,8 @@ def build(path: Path, n: int) -> Store:
     """N cases and generations, inserted in chunks (memory flat), without the index."""
     store = Store(path)
     conn, stamp, rng = store.conn, "2026-01-01T00:00:00+00:00", random.Random(n)
+    _drop_index(store)
     with store.transaction():
-        for table in FTS_TABLES:  # as before the migration
-            conn.execute(f"DROP TABLE {table}_fts")
-            for event in ("insert", "update", "delete"):
-                conn.execute(f"DROP TRIGGER {table}_fts_{event}")
         conn.execute(
             "INSERT INTO suites (name, kind, created_at) VALUES ('bench', 'literal', ?)", (stamp,)
         )
@@ -87,6 +88,42 @@ def build(path: Path, n: int) -> Store:
                 outputs,
             )
     return store
+
+
+def _drop_index(store: Store) -> None:
+    """The database as before the migration: no FTS tables, no triggers."""
+    with store.transaction():
+        for table in FTS_TABLES:
+            store.conn.execute(f"DROP TABLE {table}_fts")
+            for event in ("insert", "update", "delete"):
+                store.conn.execute(f"DROP TRIGGER {table}_fts_{event}")
+
+
+def import_cost(directory: Path, n: int) -> None:
+    """CPU s of the CLI's import of n cases and generations, with and without the index."""
+    cases, generations = write_inputs(directory, n)
+    figures = {}
+    for indexed in (True, False):
+        path = directory / f"import-{indexed}.db"
+        store = Store(path)
+        if not indexed:
+            _drop_index(store)
+        store.close()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        for args in (
+            ["import", "literal", str(cases), "--suite", "s"],
+            ["import-generations", "--run", "r", "--suite", "s", str(generations)],
+        ):
+            cmd = [sys.executable, "-m", "copyaudit", "--db", str(path), *args]
+            subprocess.run(cmd, check=True, capture_output=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        figures[indexed] = sum(
+            getattr(after, f) - getattr(before, f) for f in ("ru_utime", "ru_stime")
+        )
+    print(
+        f"import {n:,} cases + generations (CLI): {figures[True]:.1f} CPU s with the index, "
+        f"{figures[False]:.1f} s without (x{figures[True] / figures[False]:.1f})"
+    )
 
 
 def _best(call: Callable[[], Any]) -> tuple[float, Any]:
@@ -129,7 +166,12 @@ def _planned(store: Store, text: str, plan: str) -> tuple[float, float, int, lis
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000)
-    n = parser.parse_args().n
+    parser.add_argument("--import-n", type=int, default=20_000, help="0: skip")
+    args = parser.parse_args()
+    n = args.n
+    if args.import_n:
+        with tempfile.TemporaryDirectory() as tmp:
+            import_cost(Path(tmp), args.import_n)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "search.db"
         store = build(path, n)
