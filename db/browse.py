@@ -23,6 +23,7 @@ from db.connection import Store
 from db.content import stale_sql
 from db.labels import current_label_events_sql, item_count_sql
 from db.queries import runs_summary, with_shown_status
+from db.search import index_pays, search_condition
 
 PREVIEW_CHARS = 160
 NULL_LOW = -1.0e308  # where unscored generations sort: always after the scored ones
@@ -75,7 +76,7 @@ class GenerationFilter:
     disagreement: bool = False  # a current yes/no label contradicts the judge's verdict
     work_id: int | None = None
     template: int | None = None
-    search: str = ""  # substring of the output, the prompt or the case text (LIKE)
+    search: str = ""  # substring of the output, the prompt or the case text (db.search)
     sort: MetricKey | None = None  # None: generation order
     descending: bool = False
 
@@ -256,13 +257,9 @@ def run_templates(store: Store, run_id: int) -> list[int]:
 # --- the generation list --------------------------------------------------------------
 
 
-def _like_pattern(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-def _where(f: GenerationFilter) -> tuple[list[str], dict[str, Any], bool]:
-    """(conditions, parameters, whether the cases table is needed)."""
+def _where(f: GenerationFilter, indexed: bool = True) -> tuple[list[str], dict[str, Any], bool]:
+    """(conditions, parameters, whether the cases table is needed); `indexed`: whether the
+    search reads the FTS5 index (db.search.index_pays) or scans."""
     conditions = ["g.run_id = :run_id"]
     params: dict[str, Any] = {"run_id": f.run_id}
     needs_case = False
@@ -299,18 +296,16 @@ def _where(f: GenerationFilter) -> tuple[list[str], dict[str, Any], bool]:
         conditions.append("g.template = :template")
         params["template"] = f.template
     if f.search:
-        # LIKE: case-insensitive for ASCII letters only, a substring match, no ranking.
-        conditions.append(
-            "(g.output LIKE :pattern ESCAPE '\\' OR g.prompt LIKE :pattern ESCAPE '\\' "
-            "OR c.payload LIKE :pattern ESCAPE '\\' OR c.case_id LIKE :pattern ESCAPE '\\')"
-        )
-        params["pattern"] = _like_pattern(f.search)
+        # db.search: LIKE's matches (ASCII case folded), candidates from the FTS5 index.
+        condition, search_params = search_condition(f.search, indexed)
+        conditions.append(condition)
+        params.update(search_params)
         needs_case = True
     return conditions, params, needs_case
 
 
 def count_generations(store: Store, f: GenerationFilter) -> int:
-    conditions, params, needs_case = _where(f)
+    conditions, params, needs_case = _where(f, index_pays(store, f.search))
     join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
     return int(
         store.scalar(
@@ -325,13 +320,14 @@ def _page_ids(
     """The ids of the next page with their sort keys. Sorted by a score, the scored
     generations come first (walking the sort index in value order, so a page costs a
     page, not a sort of the run), then the unscored ones in id order."""
+    indexed = index_pays(store, f.search, limit)
     if f.sort is None:
-        return _id_order_page(store, f, after, limit, [])
+        return _id_order_page(store, f, after, limit, [], indexed=indexed)
     compare = "<" if f.descending else ">"
     null_key = NULL_LOW if f.descending else NULL_HIGH
     rows: list[tuple[int, float]] = []
     if after is None or after.value != null_key:
-        conditions, params, needs_case = _where(f)
+        conditions, params, needs_case = _where(f, indexed)
         params.update(sort_judge=f.sort.judge, sort_metric=f.sort.metric, limit=limit)
         conditions += ["s.judge = :sort_judge", "s.metric = :sort_metric", "s.value IS NOT NULL"]
         if after is not None:
@@ -365,6 +361,7 @@ def _page_ids(
             limit - len(rows),
             [unscored],
             {"sort_judge": f.sort.judge, "sort_metric": f.sort.metric},
+            indexed=indexed,
         )
         rows += [(gid, null_key) for gid, _ in tail]
     return rows
@@ -377,8 +374,10 @@ def _id_order_page(
     limit: int,
     extra: list[str],
     extra_params: dict[str, Any] | None = None,
+    *,
+    indexed: bool = True,
 ) -> list[tuple[int, float]]:
-    conditions, params, needs_case = _where(f)
+    conditions, params, needs_case = _where(f, indexed)
     conditions += extra
     params.update(extra_params or {})
     compare = "<" if f.descending else ">"

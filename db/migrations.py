@@ -390,6 +390,34 @@ def migrate_content_binding(db: sqlite_utils.Database) -> None:
     )
 
 
+# Full-text search (db.search): trigram FTS5 indexes over what the generation list's
+# search reads. External content (the text stays in its table once), kept in step by
+# triggers; an UPDATE that leaves the indexed columns alone does not touch the index.
+FTS_TABLES = {"generations": ("output", "prompt"), "cases": ("case_id", "payload")}
+
+
+def migrate_search_index(db: sqlite_utils.Database) -> None:
+    """`generations_fts` (output, prompt) and `cases_fts` (case_id, payload): trigram
+    FTS5 tables (substring search, case-folded) with their triggers, back-filled."""
+    for table, columns in FTS_TABLES.items():
+        fts, names = f"{table}_fts", ", ".join(columns)
+        new = ", ".join(f"new.{c}" for c in columns)
+        old = ", ".join(f"old.{c}" for c in columns)
+        remove = f"INSERT INTO {fts} ({fts}, rowid, {names}) VALUES ('delete', old.id, {old});"
+        add = f"INSERT INTO {fts} (rowid, {names}) VALUES (new.id, {new});"
+        db.execute(
+            f"CREATE VIRTUAL TABLE {fts} USING fts5({names}, content='{table}', "
+            "content_rowid='id', tokenize='trigram')"
+        )
+        db.execute(f"CREATE TRIGGER {fts}_insert AFTER INSERT ON {table} BEGIN {add} END")
+        db.execute(f"CREATE TRIGGER {fts}_delete AFTER DELETE ON {table} BEGIN {remove} END")
+        db.execute(
+            f"CREATE TRIGGER {fts}_update AFTER UPDATE OF {names} ON {table} "
+            f"BEGIN {remove} {add} END"
+        )
+        db.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
@@ -403,6 +431,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     migrate_given_characters,  # the list's 'not fully labelled by me' filter
     migrate_review_undo,
     migrate_content_binding,  # labels and reviews bound to the content they were made on
+    migrate_search_index,  # db.search: the list's search, FTS5 trigram
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

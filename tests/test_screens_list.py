@@ -86,6 +86,16 @@ async def test_filters_sort_and_search_from_the_keyboard(demo_db: Path) -> None:
         await settle(pilot)
         assert _row_keys(screen) == _db_ids(demo_db, "AND g.output LIKE '%New Zealand%'")
         assert screen.focused is screen.query_one("#generations")
+        status = screen.query_one("#status")
+        assert "not the index" not in str(status.content)
+        await pilot.press("slash", "ctrl+u", *"Ne", "enter")  # too short for the index
+        await settle(pilot)
+        assert _row_keys(screen) == _db_ids(
+            demo_db,
+            "AND (g.output LIKE '%Ne%' OR g.prompt LIKE '%Ne%' OR g.case_pk IN "
+            "(SELECT id FROM cases WHERE payload LIKE '%Ne%' OR case_id LIKE '%Ne%'))",
+        )
+        assert "search under 3 characters: a scan, not the index" in str(status.content)
 
 
 async def test_unlabeled_and_disagreement_toggles(demo_db: Path) -> None:

@@ -16,6 +16,7 @@ from screens.app import CopyauditApp
 from screens.generations.generation_list import GenerationListScreen
 from screens.generations.generation_view import GenerationScreen
 from screens.widgets.evidence import GUTTER, SELECTED_STYLE, character_style
+from screens.widgets.matches import SEARCH_STYLE
 from tests.test_screens_data import build_demo_like_db, settle
 
 pytestmark = pytest.mark.anyio
@@ -233,3 +234,52 @@ async def test_notice_view_shows_snippet_notice_query_and_the_copied_spans(
         # the output copies the snippet's opening: its first 40 characters are highlighted
         start = str(output).index("Wren kept two books")
         assert set(range(start, start + 40)) <= highlighted
+
+
+async def _open_searched(pilot, text: str) -> GenerationScreen:
+    """demo-nonliteral's list searched for `text` (/, typed, Enter), its first row opened."""
+    return await _open(pilot, 1, "slash", *text, "enter")
+
+
+def _marked(shown) -> list[str]:
+    """The shown text under each search mark, in order."""
+    spans = sorted((s.start, s.end) for s in shown.spans if s.style == SEARCH_STYLE)
+    return [shown.plain[start:end] for start, end in spans]
+
+
+async def test_the_search_is_marked_in_the_output_and_the_context(demo_db: Path) -> None:
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_searched(pilot, "THE")
+        assert screen.search == "THE"
+        detail = screen.detail
+        output = screen.query_one("#output").content
+        # wrapped here with the event gutter: each mark is one line's part of a match
+        assert screen.rendered is not None and screen.rendered.gutter > 0
+        occurrences = detail.output.lower().count("the")
+        assert occurrences > 1
+        assert "".join(_marked(output)).lower() == "the" * occurrences
+        title = str(screen.query_one("#output-pane").border_title)
+        assert title == f"Output · 'THE': {occurrences}"
+        context = screen.query_one("#context").content
+        assert _marked(context) and {m.lower() for m in _marked(context)} == {"the"}
+        await pilot.press("N")  # the next generation of the searched list is marked too
+        await settle(pilot)
+        shown = screen.query_one("#output").content
+        assert "".join(_marked(shown)).lower() == "the" * screen.detail.output.lower().count("the")
+
+
+async def test_without_a_search_nothing_is_marked(demo_db: Path) -> None:
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, 1)
+        assert screen.search == ""
+        assert _marked(screen.query_one("#output").content) == []
+        assert str(screen.query_one("#output-pane").border_title) == "Output"
+
+
+def test_generation_view_with_a_search_snapshot(demo_db: Path, snap_compare) -> None:
+    async def open_view(pilot) -> None:
+        await _open_searched(pilot, "the")
+
+    assert snap_compare(CopyauditApp(demo_db), terminal_size=SIZE, run_before=open_view)

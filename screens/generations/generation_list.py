@@ -1,10 +1,11 @@
 """Generation list of one run: paged from SQL (a page at a time, the next one fetched as
 the cursor nears the end), sortable by any score, filtered by flag, labels, judge/human
 disagreement, work, template, and a substring search (SQL LIKE: case-insensitive for
-ASCII letters only). `u` keeps the generations you (the annotator) have not fully
-labelled. The list is live: every REFRESH_S seconds (and on return from the view, and on
-R) it compares a cheap fingerprint (db.browse.list_stamp) and shows new rows of a
-running run or an import, and new labels in the Labels column and the u/d filters."""
+ASCII letters only; served by the FTS5 trigram index from 3 characters, db.search). `u`
+keeps the generations you (the annotator) have not fully labelled. The list is live:
+every REFRESH_S seconds (and on return from the view, and on R) it compares a cheap
+fingerprint (db.browse.list_stamp) and shows new rows of a running run or an import, and
+new labels in the Labels column and the u/d filters."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from db.browse import (
     run_templates,
     run_works,
 )
+from db.search import MIN_INDEXED_CHARS, uses_index
 from screens.destinations import Generation
 from screens.generations.paged_table import CountLoaded, PagedTableScreen
 from screens.plain import DASH, metric_cell, one_line, plain
@@ -235,6 +237,8 @@ class GenerationListScreen(PagedTableScreen):
                 ]
         elif f.unlabeled and f.annotator:
             parts.append(f"not fully labelled by {f.annotator}")
+        if f.search and not uses_index(f.search):
+            parts.append(f"search under {MIN_INDEXED_CHARS} characters: a scan, not the index")
         self.query_one("#status", Static).update(plain(" · ".join(parts), "dim"))
 
     # --- filters -----------------------------------------------------------------------

@@ -34,10 +34,12 @@ from screens.widgets.evidence import (
     line_of_offset,
     render_output,
 )
+from screens.widgets.matches import mark_matches
 from screens.widgets.reference import context_text
 from screens.widgets.scores import scores_text
 
 CONTEXT_LINES = 2  # lines shown above the evidence when scrolling to it
+PANE_TITLES = {"output-pane": "Output", "context-pane": "Prompt & reference"}
 
 
 def evidence_keys(*, show: bool) -> list[BindingType]:
@@ -115,11 +117,11 @@ class GenerationScreen(Screen[None]):
         with Horizontal(id="panes"):
             with Vertical(id="left"):
                 with VerticalScroll(id="output-pane") as output_pane:
-                    output_pane.border_title = "Output"
+                    output_pane.border_title = PANE_TITLES["output-pane"]
                     yield Static(id="output")
                 yield Static(id="legend")
                 with VerticalScroll(id="context-pane") as context_pane:
-                    context_pane.border_title = "Prompt & reference"
+                    context_pane.border_title = PANE_TITLES["context-pane"]
                     yield Static(id="context")
             yield self.make_checklist()
         yield Footer()
@@ -148,9 +150,24 @@ class GenerationScreen(Screen[None]):
         """Title, score line, prompt & reference and output of the current generation."""
         self.query_one("#title", Static).update(self._title())
         self.query_one("#scores", Static).update(self.scores_line())
-        self.query_one("#context", Static).update(context_text(self.shown_detail()))
+        context = context_text(self.shown_detail())
+        found = mark_matches(context, context.plain, self.search)
+        self._count_matches("context-pane", found)
+        self.query_one("#context", Static).update(context)
         self._render_output()
         self.query_one("#legend", Static).update(self._legend())
+
+    @property
+    def search(self) -> str:
+        """The list's search string (marked in the output and the context; "" if none)."""
+        return getattr(getattr(self.pager, "filter", None), "search", "") or ""
+
+    def _count_matches(self, pane_id: str, found: int) -> None:
+        """The pane's title says how often the search string occurs in it."""
+        title = plain(PANE_TITLES[pane_id])
+        if self.search:
+            title.append_text(plain(f" · {self.search!r}: {found}"))
+        self.query_one(f"#{pane_id}", VerticalScroll).border_title = title
 
     def _legend(self) -> Text:
         assert self.detail is not None
@@ -200,6 +217,8 @@ class GenerationScreen(Screen[None]):
         width = self.query_one("#output", Static).content_size.width or None
         self.rendered = render_output(detail.output, self.highlighted_items(), key, width)
         text = self.rendered.text
+        found = mark_matches(text, detail.output, self.search, self.rendered.shown_ranges)
+        self._count_matches("output-pane", found)
         if not detail.output:
             text = Text("(empty output)", style="italic dim")
             if detail.error:

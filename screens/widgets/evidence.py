@@ -203,6 +203,21 @@ class RenderedOutput:
             return position
         return self.shown_starts[line] + position - self.line_starts[line]
 
+    def shown_ranges(self, start: int, end: int) -> list[tuple[int, int]]:
+        """Where stored characters start..end are in the shown text: one range per
+        shown line they cross (the gutters between lines left out)."""
+        first, last = self.line_of(start), self.line_of(max(start, end - 1))
+        if first is None or last is None:
+            return [(start, end)]
+        ranges = []
+        for line in range(first, last + 1):
+            line_end = self.line_starts[line + 1] if line + 1 < len(self.line_starts) else end
+            begin, stop = max(start, self.line_starts[line]), min(end, line_end)
+            if stop > begin:
+                shown = self.display_offset(begin)
+                ranges.append((shown, shown + stop - begin))
+        return ranges
+
 
 def _clip(start: int, end: int, length: int) -> tuple[int, int] | None:
     start, end = max(0, min(start, length)), max(0, min(end, length))

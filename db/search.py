@@ -1,0 +1,96 @@
+"""The generation list's search: a literal substring of the output, the prompt, the case
+text (payload) or the case id, matched as SQL LIKE matches it (case-insensitive for
+ASCII letters only, every other character exactly).
+
+From MIN_INDEXED_CHARS characters the trigram FTS5 indexes (migration
+migrate_search_index) pick the candidates and LIKE confirms them, so a search costs its
+matches, not a scan of the run, and finds exactly what LIKE finds: the index folds case
+for every letter, a superset of LIKE's ASCII folding. A shorter search cannot use a
+trigram index and falls back to LIKE over the run's rows.
+
+Where the text is common a scan is the cheaper plan: the first page of a word in most
+rows is found in the first rows scanned, while the index lists every match first.
+`index_pays` lets the index serve unless it holds as many candidates as make both plans
+cost the same. For a page of L rows of N at density d a scan reads about L/d rows and
+the index d*N candidates, a scanned row costing PAGE_SCAN_COST of a candidate: even at
+d*N = sqrt(L*N*PAGE_SCAN_COST). A count scans N rows: even at N*COUNT_SCAN_COST.
+Either plan finds the same rows (tests/test_search.py); tests/bench/bench_search.py
+prints both.
+
+What a person types is always a literal string, never FTS5 query syntax: it is passed to
+MATCH as one double-quoted phrase.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from db.connection import Store
+
+MIN_INDEXED_CHARS = 3  # the trigram tokenizer matches nothing shorter
+# What a scanned row costs against an index candidate (LIKE over the four columns vs the
+# phrase match, the IN list and the row's lookup), measured by bench_search.py: ~1/2 for
+# a page, ~1/3 for a count (which also reads the candidates' cases).
+PAGE_SCAN_COST = 0.5
+COUNT_SCAN_COST = 0.3
+MIN_PROBE = 1_000  # below this many candidates the index always serves
+
+_LIKE = (
+    "(g.output LIKE :pattern ESCAPE '\\' OR g.prompt LIKE :pattern ESCAPE '\\' "
+    "OR c.payload LIKE :pattern ESCAPE '\\' OR c.case_id LIKE :pattern ESCAPE '\\')"
+)
+
+# Generations whose own text or whose case's text holds every trigram of the phrase.
+_CANDIDATES = (
+    "g.id IN (SELECT rowid FROM generations_fts WHERE generations_fts MATCH :phrase "
+    "UNION ALL SELECT gc.id FROM generations gc WHERE gc.case_pk IN "
+    "(SELECT rowid FROM cases_fts WHERE cases_fts MATCH :phrase))"
+)
+
+
+def like_pattern(text: str) -> str:
+    """`text` as a LIKE pattern matching it anywhere (with ESCAPE '\\')."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def fts_phrase(text: str) -> str:
+    """`text` as one FTS5 phrase: double-quoted, its double quotes doubled, so operators
+    (AND, OR, NOT, NEAR, *, ^, column filters) are read as plain characters."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+def uses_index(text: str) -> bool:
+    """Whether a search for `text` is served by the trigram indexes (else LIKE scans)."""
+    return len(text) >= MIN_INDEXED_CHARS
+
+
+def index_pays(store: Store, text: str, page: int | None = None) -> bool:
+    """Whether the index should serve a search for `text` (a count, or a page of `page`
+    rows): it can (uses_index) and neither index holds as many candidates as scanning
+    would cost (at least MIN_PROBE). Reads at most that many index entries."""
+    if not uses_index(text):
+        return False
+    phrase = fts_phrase(text)
+    for table in ("generations", "cases"):
+        rows = store.scalar(f"SELECT COALESCE(MAX(id), 0) FROM {table}")  # a rowid seek
+        even = rows * COUNT_SCAN_COST if page is None else math.sqrt(page * rows * PAGE_SCAN_COST)
+        cap = max(MIN_PROBE, int(even))
+        found = store.scalar(
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM {table}_fts WHERE {table}_fts MATCH ? LIMIT ?)",
+            (phrase, cap),
+        )
+        if found >= cap:
+            return False
+    return True
+
+
+def search_condition(text: str, indexed: bool = True) -> tuple[str, dict[str, Any]]:
+    """The WHERE condition (over `generations g JOIN cases c`) and its parameters:
+    index candidates confirmed by LIKE, or (not `indexed`, or too short) LIKE alone."""
+    params: dict[str, Any] = {"pattern": like_pattern(text)}
+    if not indexed or not uses_index(text):
+        return _LIKE, params
+    params["phrase"] = fts_phrase(text)
+    return f"{_CANDIDATES} AND {_LIKE}", params

@@ -1,0 +1,203 @@
+"""Benchmark: the generation list's search, FTS5 trigram index vs the LIKE scan it replaced.
+
+Run: .venv/bin/python tests/bench/bench_search.py              (100,000 generations)
+     .venv/bin/python tests/bench/bench_search.py --n 1000000
+
+Builds a database of N literal cases and one generation each (our own text: the seeded
+word list of bench_growth, a rare phrase in one output in 10,000 and a marker word in one
+in 100) without the search index, then
+  - back-fills the index as the migration does (db.migrations.migrate_search_index) and
+    prints its CPU seconds and the database size before and after;
+  - for a rare phrase, a 1% word, a common word, a rare phrase of common words, a case id
+    (found through the case text) and a 2-character search: the CPU ms of the list's
+    count and of its first page (db.browse.count_generations, generation_page: what the
+    app calls) as the app plans them (db.search.index_pays), always through the index,
+    and always as a LIKE scan (the old plan), best of 3. All must find the same rows;
+    the script stops if they do not;
+  - what keeping the index costs the CLI's import: `copyaudit import` + `import-generations`
+    of --import-n cases (default 20,000) on a database with and without the FTS tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import db.search
+from db import Store
+from db.browse import GenerationFilter, count_generations, generation_page
+from db.migrations import FTS_TABLES, migrate_search_index
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_growth import RARE, WORDS, write_inputs  # the growth table's text
+
+MARKER = "amberlight"  # one output in 100
+CHUNK = 20_000
+
+
+def _words(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def build(path: Path, n: int) -> Store:
+    """N cases and generations, inserted in chunks (memory flat), without the index."""
+    store = Store(path)
+    conn, stamp, rng = store.conn, "2026-01-01T00:00:00+00:00", random.Random(n)
+    _drop_index(store)
+    with store.transaction():
+        conn.execute(
+            "INSERT INTO suites (name, kind, created_at) VALUES ('bench', 'literal', ?)", (stamp,)
+        )
+        conn.executemany(
+            "INSERT INTO works (key, title, membership) VALUES (?, ?, 'unknown')",
+            [(f"w{w}", f"Work {w}") for w in range(500)],
+        )
+        conn.execute(
+            "INSERT INTO runs (name, suite_id, backend, model, templates, status, created_at) "
+            "VALUES ('bench', 1, 'imported', 'bench', '[1]', 'imported', ?)",
+            (stamp,),
+        )
+        for first in range(0, n, CHUNK):
+            ids = range(first, min(n, first + CHUNK))
+            cases, outputs = [], []
+            for i in ids:
+                reference = _words(rng, 50)
+                payload = {"input": _words(rng, 120), "reference": reference}
+                cases.append((f"case-{i}", 1 + i % 500, json.dumps(payload), f"h{i}", stamp))
+                output = reference[: rng.randrange(40, 300)] + " " + _words(rng, 20)
+                output += f" {RARE}" if i % 10_000 == 7 else ""
+                output += f" {MARKER}" if i % 100 == 3 else ""
+                outputs.append((1 + i, output, stamp))
+            conn.executemany(
+                "INSERT INTO cases (suite_id, case_id, work_id, payload, content_hash, source, "
+                "created_at) VALUES (1, ?, ?, ?, ?, 'bench', ?)",
+                cases,
+            )
+            conn.executemany(
+                "INSERT INTO generations (run_id, case_pk, template, prompt, output, source, "
+                "created_at) VALUES (1, ?, 1, '', ?, 'imported', ?)",
+                outputs,
+            )
+    return store
+
+
+def _drop_index(store: Store) -> None:
+    """The database as before the migration: no FTS tables, no triggers."""
+    with store.transaction():
+        for table in FTS_TABLES:
+            store.conn.execute(f"DROP TABLE {table}_fts")
+            for event in ("insert", "update", "delete"):
+                store.conn.execute(f"DROP TRIGGER {table}_fts_{event}")
+
+
+def import_cost(directory: Path, n: int) -> None:
+    """CPU s of the CLI's import of n cases and generations, with and without the index."""
+    cases, generations = write_inputs(directory, n)
+    figures = {}
+    for indexed in (True, False):
+        path = directory / f"import-{indexed}.db"
+        store = Store(path)
+        if not indexed:
+            _drop_index(store)
+        store.close()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        for args in (
+            ["import", "literal", str(cases), "--suite", "s"],
+            ["import-generations", "--run", "r", "--suite", "s", str(generations)],
+        ):
+            cmd = [sys.executable, "-m", "copyaudit", "--db", str(path), *args]
+            subprocess.run(cmd, check=True, capture_output=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        figures[indexed] = sum(
+            getattr(after, f) - getattr(before, f) for f in ("ru_utime", "ru_stime")
+        )
+    print(
+        f"import {n:,} cases + generations (CLI): {figures[True]:.1f} CPU s with the index, "
+        f"{figures[False]:.1f} s without (x{figures[True] / figures[False]:.1f})"
+    )
+
+
+def _best(call: Callable[[], Any]) -> tuple[float, Any]:
+    """(least CPU ms of 3 calls, the result)."""
+    times, result = [], None
+    for _ in range(3):
+        start = time.process_time()
+        result = call()
+        times.append((time.process_time() - start) * 1000)
+    return min(times), result
+
+
+def _search(store: Store, text: str) -> tuple[float, float, int, list[int]]:
+    """(count ms, first page ms, count, first page ids)."""
+    f = GenerationFilter(run_id=1, search=text)
+    count_ms, count = _best(lambda: count_generations(store, f))
+    page_ms, rows = _best(lambda: [r.generation_id for r in generation_page(store, f)])
+    return count_ms, page_ms, count, rows
+
+
+PLANS = {  # plan -> the db.search settings that force it (None: the app's own choice)
+    "app": None,
+    "index": ("MIN_PROBE", 10**12),
+    "scan": ("MIN_INDEXED_CHARS", 10**12),
+}
+
+
+def _planned(store: Store, text: str, plan: str) -> tuple[float, float, int, list[int]]:
+    forced = PLANS[plan]
+    if forced is None:
+        return _search(store, text)
+    saved = getattr(db.search, forced[0])
+    setattr(db.search, forced[0], forced[1])
+    try:
+        return _search(store, text)
+    finally:
+        setattr(db.search, forced[0], saved)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--import-n", type=int, default=20_000, help="0: skip")
+    args = parser.parse_args()
+    n = args.n
+    if args.import_n:
+        with tempfile.TemporaryDirectory() as tmp:
+            import_cost(Path(tmp), args.import_n)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "search.db"
+        store = build(path, n)
+        before = path.stat().st_size / 1e6
+        start = time.process_time()
+        with store.transaction():
+            migrate_search_index(store.db)
+        backfill = time.process_time() - start
+        after = path.stat().st_size / 1e6
+        print(
+            f"{n:,} generations + cases: database {before:,.0f} MB without the index, "
+            f"{after:,.0f} MB with it (+{after - before:,.0f} MB, x{after / before:.2f}); "
+            f"back-fill (the migration) {backfill:.1f} CPU s"
+        )
+        print(
+            f"{'search':<22} {'found':>9}  "
+            + "  ".join(f"{p + ' count/page ms':>24}" for p in PLANS)
+        )
+        for text in (RARE, MARKER, "lantern", "orchard glass seed", f"case-{n // 2}", "qu"):
+            results = {plan: _planned(store, text, plan) for plan in PLANS}
+            if len({tuple(map(str, r[2:])) for r in results.values()}) != 1:
+                raise SystemExit(f"{text!r}: the plans found different rows")
+            cells = "  ".join(f"{r[0]:>14.1f} /{r[1]:>8.1f}" for r in results.values())
+            print(f"{text!r:<22} {results['app'][2]:>9,}  {cells}", flush=True)
+        store.close()
+
+
+if __name__ == "__main__":
+    main()

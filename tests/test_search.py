@@ -1,0 +1,354 @@
+"""db.search: the list's search finds through the trigram FTS5 indexes exactly what SQL
+LIKE finds (ASCII case folded, every other character literal), for any typed text,
+including FTS5 operators and quotes, and the indexes follow inserts, updates and deletes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import db.search
+from copyaudit.formats import LocatedCase, LocatedGeneration
+from copyaudit.types import Case, Work
+from db import Store
+from db.browse import GenerationFilter, count_generations, generation_detail, generation_page
+from db.cases import import_cases
+from db.migrations import MIGRATIONS, migrate_search_index
+from db.runs import (
+    NewGeneration,
+    RunSpec,
+    add_generations,
+    create_or_resume_run,
+    import_generations,
+)
+from db.search import fts_phrase, index_pays, uses_index
+from screens.widgets.matches import match_ranges
+
+# Our own snippets: mixed case, non-ASCII letters with case, punctuation, quotes, what
+# FTS5 reads as syntax, LIKE's wildcards and its escape character.
+SNIPPETS = [
+    'The Orchard Keeper said: "Glass seeds" grow at NIGHT.',
+    "ÉCOLE école Straße STRASSE ΣΟΦΙΑ σοφία ς İstanbul ıi",
+    "cats AND dogs OR mice NOT birds NEAR(a b) foo* ^start col:value",
+    "100% sure_thing back\\slash a\\%b under_score",
+    "it's 'single' and \"double\" quotes \"\" and '' pairs",
+    "(parens) [brackets] {braces} - minus + plus : colon ; semi , comma . dot",
+    "日本語のテキスト 中文文本 한국어 emoji 🙂🙃 tab\tand\nnewline",
+    "lantern harbour quiet morning; the river's LANTERN glowed",
+    "aaa aaaa aaaaa abababab xyzzy XYZZY xYzZy",
+    "",
+]
+
+QUERIES = [
+    "orchard",
+    "ORCHARD",
+    "Orchard Keeper",
+    "glass seeds",
+    '"Glass seeds"',
+    '"',
+    '""',
+    "école",
+    "ÉCOLE",
+    "École",
+    "straße",
+    "STRASSE",
+    "σοφία",
+    "ΣΟΦΙΑ",
+    "İstanbul",
+    "istanbul",
+    "AND",
+    "and dogs",
+    "OR mice",
+    "NOT",
+    "NEAR(a b)",
+    "NEAR",
+    "foo*",
+    "*",
+    "^start",
+    "^",
+    "col:value",
+    "col:",
+    ":",
+    "100%",
+    "%",
+    "_",
+    "sure_thing",
+    "sure thing",
+    "\\",
+    "a\\%b",
+    "back\\slash",
+    "it's",
+    "'single'",
+    "''",
+    "(parens)",
+    "(",
+    ")",
+    "{braces}",
+    "- minus",
+    "+ plus",
+    "日本語",
+    "本",
+    "テキスト",
+    "🙂",
+    "🙂🙃",
+    "tab\tand",
+    "and\nnewline",
+    "\n",
+    "lantern",
+    "LaNtErN",
+    "river's",
+    "aaa",
+    "aaaa",
+    "aaaaaa",
+    "abab",
+    "babab",
+    "xyzzy",
+    "XYZZY",
+    "zz",
+    "z",
+    "a",
+    "ab",
+    "c0",
+    "c1",
+    "-",
+    "--",
+    "case",
+    "reference",
+    "input",
+    "not there at all",
+    "Ω",
+    "ß",
+    "ss",
+    "{",
+    '"reference":',
+    "\u00a0",
+    "r",
+    "  ",
+]
+
+
+def _text(i: int, template: int) -> str:
+    return f"output {i}/{template} " + SNIPPETS[(i + template) % len(SNIPPETS)]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """Run `r` (imported outputs, no prompts) and run `g` (generated: prompts too) over
+    cases whose payload and id hold the snippets."""
+    path = tmp_path_factory.mktemp("search") / "search.db"
+    store = Store(path)
+    cases = [
+        LocatedCase(
+            i,
+            Case(
+                f"c{i}-{SNIPPETS[i % len(SNIPPETS)][:6]}",
+                "literal",
+                Work(f"Work {i % 3}"),
+                {"input": SNIPPETS[(i + 3) % len(SNIPPETS)], "reference": f"reference {i}"},
+            ),
+        )
+        for i in range(len(SNIPPETS) * 2)
+    ]
+    import_cases(store, "lit", "literal", cases, source="test")
+    rows = [
+        LocatedGeneration(i * 2 + t, case.case.case_id, t, _text(i, t))
+        for i, case in enumerate(cases)
+        for t in (1, 2)
+    ]
+    import_generations(store, run="r", suite="lit", model="m", rows=rows, source="test")
+    run_id = create_or_resume_run(store, RunSpec("g", "lit", "hf", "m"))
+    case_pks = [r["id"] for r in store.query("SELECT id FROM cases ORDER BY id")]
+    add_generations(
+        store,
+        run_id,
+        [
+            NewGeneration(pk, 1, SNIPPETS[(n + 5) % len(SNIPPETS)], _text(n, 3))
+            for n, pk in enumerate(case_pks)
+        ],
+    )
+    return store
+
+
+def _run_ids(store: Store) -> list[int]:
+    return [r["id"] for r in store.query("SELECT id FROM runs ORDER BY id")]
+
+
+def _found(store: Store, run_id: int, text: str, page: int = 7) -> tuple[int, list[int]]:
+    """(count, every id of the list, paged) for a search."""
+    f = GenerationFilter(run_id=run_id, search=text)
+    ids, after = [], None
+    while rows := generation_page(store, f, after, page):
+        ids += [r.generation_id for r in rows]
+        after = rows[-1].key
+    return count_generations(store, f), ids
+
+
+def _like_only(store: Store, run_id: int, text: str, monkeypatch: pytest.MonkeyPatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(db.search, "MIN_INDEXED_CHARS", 10**9)  # every search a LIKE scan
+        return _found(store, run_id, text)
+
+
+def _index_only(store: Store, run_id: int, text: str, monkeypatch: pytest.MonkeyPatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(db.search, "MIN_PROBE", 10**9)  # never dense: the index serves
+        return _found(store, run_id, text)
+
+
+def _ascii_lower(text: str) -> str:
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in text)
+
+
+def _oracle(store: Store, run_id: int, text: str) -> list[int]:
+    """What a LIKE substring search means, computed in Python from the stored texts."""
+    needle = _ascii_lower(text)
+    found = []
+    for (gid,) in store.conn.execute(
+        "SELECT id FROM generations WHERE run_id = ? ORDER BY id", (run_id,)
+    ):
+        d = generation_detail(store, gid)
+        assert d is not None
+        stored_payload = store.scalar(
+            "SELECT payload FROM cases c JOIN generations g ON g.case_pk = c.id WHERE g.id = ?",
+            (gid,),
+        )
+        fields = (d.output, d.prompt, stored_payload, d.case_id)
+        if any(needle in _ascii_lower(value) for value in fields):
+            found.append(gid)
+    return found
+
+
+@pytest.mark.parametrize("text", QUERIES)
+def test_search_finds_exactly_what_like_finds(
+    store: Store, text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for run_id in _run_ids(store):
+        indexed = _index_only(store, run_id, text, monkeypatch)
+        assert indexed == _like_only(store, run_id, text, monkeypatch)
+        assert indexed == _found(store, run_id, text)  # the plan index_pays picks
+        assert indexed[1] == _oracle(store, run_id, text)
+        assert indexed[0] == len(indexed[1])
+
+
+def test_the_queries_cover_hits_misses_and_both_paths(store: Store) -> None:
+    counts = [_found(store, _run_ids(store)[0], q)[0] for q in QUERIES]
+    assert sum(1 for c in counts if c) > len(QUERIES) // 2
+    assert 0 in counts
+    assert {uses_index(q) for q in QUERIES} == {True, False}
+
+
+def test_case_folding_is_like_s_ascii_only(tmp_path: Path) -> None:
+    store = Store(tmp_path / "fold.db")
+    cases = [LocatedCase(1, Case("c1", "literal", Work("W"), {"input": "-", "reference": "-"}))]
+    import_cases(store, "lit", "literal", cases, source="t")
+    rows = [LocatedGeneration(1, "c1", 1, "Grand ÉCOLE Orchard")]
+    import_generations(store, run="r", suite="lit", model="m", rows=rows, source="t")
+    run_id = _run_ids(store)[0]
+    assert _found(store, run_id, "GRAND ÉCOLE ORCHARD")[0] == 1
+    assert _found(store, run_id, "grand ÉCOLE orchard")[0] == 1  # ASCII letters fold
+    # The trigram index folds É to é (a candidate); LIKE does not, and the search follows LIKE.
+    assert store.scalar(
+        "SELECT COUNT(*) FROM generations_fts WHERE generations_fts MATCH ?", ('"école"',)
+    )
+    assert _found(store, run_id, "école")[0] == 0
+
+
+def test_a_common_text_is_scanned_a_rare_one_read_from_the_index(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(db.search, "MIN_PROBE", 10)
+    assert store.scalar("SELECT COUNT(*) FROM cases") * db.search.COUNT_SCAN_COST < 10
+    for page in (None, 1):  # a count, a page of one row
+        assert not index_pays(store, "output", page)  # in every output
+        assert index_pays(store, "NEAR(a b)", page)  # in 8 generations, 2 cases
+        assert index_pays(store, "not there at all", page)
+        assert not index_pays(store, "zz", page)  # too short for the index
+    run_id = _run_ids(store)[0]
+    assert _found(store, run_id, "output") == _like_only(store, run_id, "output", monkeypatch)
+
+
+def test_typed_text_is_one_literal_phrase() -> None:
+    assert fts_phrase('say "NEAR(a b)" OR *') == '"say ""NEAR(a b)"" OR *"'
+
+
+_alphabet = st.sampled_from(sorted({c for s in SNIPPETS for c in s} | set("AZaz%_\\\"'*:^")))
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.one_of(
+        st.text(_alphabet, min_size=1, max_size=6),
+        st.tuples(st.sampled_from(SNIPPETS[:-1]), st.integers(0, 60), st.integers(1, 12)).map(
+            lambda t: t[0][t[1] : t[1] + t[2]].swapcase() if t[1] % 2 else t[0][t[1] : t[1] + t[2]]
+        ),
+    ).filter(bool)
+)
+def test_any_typed_text_matches_like(store: Store, text: str) -> None:
+    for run_id in _run_ids(store):
+        count, ids = _found(store, run_id, text, page=50)
+        assert ids == _oracle(store, run_id, text)
+        assert count == len(ids)
+
+
+def test_the_indexes_follow_updates_and_deletes(tmp_path: Path) -> None:
+    store = Store(tmp_path / "live.db")
+    cases = [LocatedCase(1, Case("c1", "literal", Work("W"), {"input": "amber", "reference": "x"}))]
+    import_cases(store, "lit", "literal", cases, source="t")
+    first = [LocatedGeneration(1, "c1", 1, "the quillwort grows")]
+    import_generations(store, run="r", suite="lit", model="m", rows=first, source="t")
+    run_id = _run_ids(store)[0]
+    assert _found(store, run_id, "quillwort")[0] == 1
+    second = [LocatedGeneration(1, "c1", 1, "the zephyrine blows")]
+    import_generations(
+        store, run="r", suite="lit", model="m", rows=second, source="t", replace=True
+    )
+    assert _found(store, run_id, "quillwort")[0] == 0
+    assert _found(store, run_id, "zephyrine")[0] == 1
+    changed = [
+        LocatedCase(1, Case("c1", "literal", Work("W"), {"input": "umber", "reference": "x"}))
+    ]
+    import_cases(store, "lit", "literal", changed, source="t", replace=True)
+    assert _found(store, run_id, "amber")[0] == 0
+    assert _found(store, run_id, "umber")[0] == 1
+    with store.transaction():
+        store.conn.execute("DELETE FROM generations")
+    assert _found(store, run_id, "zephyrine")[0] == 0
+    # The index holds nothing the tables do not (FTS5's own consistency check).
+    store.conn.execute("INSERT INTO generations_fts (generations_fts) VALUES ('integrity-check')")
+    store.conn.execute("INSERT INTO cases_fts (cases_fts) VALUES ('integrity-check')")
+
+
+def test_the_migration_back_fills_an_existing_database(tmp_path: Path) -> None:
+    store = Store(tmp_path / "old.db")
+    cases = [LocatedCase(1, Case("c1", "literal", Work("W"), {"input": "amber", "reference": "x"}))]
+    import_cases(store, "lit", "literal", cases, source="t")
+    rows = [LocatedGeneration(1, "c1", 1, "the quillwort grows")]
+    import_generations(store, run="r", suite="lit", model="m", rows=rows, source="t")
+    with store.transaction():  # as before the migration: no index, no triggers
+        for table in ("generations_fts", "cases_fts"):
+            store.conn.execute(f"DROP TABLE {table}")
+            for event in ("insert", "update", "delete"):
+                store.conn.execute(f"DROP TRIGGER {table}_{event}")
+        assert migrate_search_index in MIGRATIONS
+        migrate_search_index(store.db)
+    run_id = _run_ids(store)[0]
+    assert _found(store, run_id, "quillwort")[0] == 1
+    assert _found(store, run_id, "amber")[0] == 1
+
+
+def test_the_view_marks_what_the_search_matched() -> None:
+    text = "The theme: THE end. École école aaaa"
+    assert match_ranges(text, "the") == [(0, 3), (4, 7), (11, 14)]
+    assert match_ranges(text, "école") == [(26, 31)]  # É is not folded, as in LIKE
+    assert match_ranges(text, "aa") == [(32, 34), (34, 36)]  # left to right, no overlap
+    assert match_ranges(text, "") == []
+    for query in QUERIES:
+        for snippet in SNIPPETS:
+            assert bool(match_ranges(snippet, query)) == (
+                _ascii_lower(query) in _ascii_lower(snippet)
+            )
