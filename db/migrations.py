@@ -398,7 +398,8 @@ FTS_TABLES = {"generations": ("output", "prompt"), "cases": ("case_id", "payload
 
 def migrate_search_index(db: sqlite_utils.Database) -> None:
     """`generations_fts` (output, prompt) and `cases_fts` (case_id, payload): trigram
-    FTS5 tables (substring search, case-folded) with their triggers, back-filled."""
+    FTS5 tables (substring search, case-folded) with their triggers, back-filled.
+    Idempotent: a test that winds the schema back to an earlier migration runs it again."""
     for table, columns in FTS_TABLES.items():
         fts, names = f"{table}_fts", ", ".join(columns)
         new = ", ".join(f"new.{c}" for c in columns)
@@ -406,13 +407,14 @@ def migrate_search_index(db: sqlite_utils.Database) -> None:
         remove = f"INSERT INTO {fts} ({fts}, rowid, {names}) VALUES ('delete', old.id, {old});"
         add = f"INSERT INTO {fts} (rowid, {names}) VALUES (new.id, {new});"
         db.execute(
-            f"CREATE VIRTUAL TABLE {fts} USING fts5({names}, content='{table}', "
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5({names}, content='{table}', "
             "content_rowid='id', tokenize='trigram')"
         )
-        db.execute(f"CREATE TRIGGER {fts}_insert AFTER INSERT ON {table} BEGIN {add} END")
-        db.execute(f"CREATE TRIGGER {fts}_delete AFTER DELETE ON {table} BEGIN {remove} END")
+        create = "CREATE TRIGGER IF NOT EXISTS"
+        db.execute(f"{create} {fts}_insert AFTER INSERT ON {table} BEGIN {add} END")
+        db.execute(f"{create} {fts}_delete AFTER DELETE ON {table} BEGIN {remove} END")
         db.execute(
-            f"CREATE TRIGGER {fts}_update AFTER UPDATE OF {names} ON {table} "
+            f"{create} {fts}_update AFTER UPDATE OF {names} ON {table} "
             f"BEGIN {remove} {add} END"
         )
         db.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")

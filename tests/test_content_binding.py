@@ -15,7 +15,7 @@ import pytest
 from db import Store
 from db.events import append_review, event_hash, verify_chains
 from db.labels import current_labels, label_progress
-from db.migrations import MIGRATIONS
+from db.migrations import MIGRATIONS, migrate_content_binding
 from db.review import current_review, review_queue
 from tests.conftest import write_jsonl
 from tests.factories import nonliteral_record
@@ -135,7 +135,8 @@ def _as_before_binding(path: Path) -> None:
                 )
                 prev = digest
             conn.execute(trigger)
-        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+        # back to just before the binding: the migrations after it run again (idempotent)
+        conn.execute(f"PRAGMA user_version = {MIGRATIONS.index(migrate_content_binding)}")
         conn.commit()
 
 
