@@ -414,8 +414,7 @@ def migrate_search_index(db: sqlite_utils.Database) -> None:
         db.execute(f"{create} {fts}_insert AFTER INSERT ON {table} BEGIN {add} END")
         db.execute(f"{create} {fts}_delete AFTER DELETE ON {table} BEGIN {remove} END")
         db.execute(
-            f"{create} {fts}_update AFTER UPDATE OF {names} ON {table} "
-            f"BEGIN {remove} {add} END"
+            f"{create} {fts}_update AFTER UPDATE OF {names} ON {table} BEGIN {remove} {add} END"
         )
         db.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
 
