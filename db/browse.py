@@ -22,6 +22,7 @@ from copyaudit.vocabulary import HEADLINES
 from db.connection import Store
 from db.labels import current_label_events_sql, item_count_sql
 from db.queries import runs_summary, with_shown_status
+from db.run_totals import run_metric_tallies
 
 PREVIEW_CHARS = 160
 NULL_LOW = -1.0e308  # where unscored generations sort: always after the scored ones
@@ -160,17 +161,16 @@ class GenerationDetail:
 def headline_figures(store: Store) -> dict[int, dict[str, float | None]]:
     """run id -> {headline key: figure or None} for every run with judgments: the
     copyaudit.vocabulary headlines, "flagged" as the share of the metric's judgments that
-    are flagged (as copyaudit.reports.run_report computes it), "mean" as its mean."""
-    metrics = sorted({h.metric for h in HEADLINES})
-    marks = ", ".join("?" for _ in metrics)
+    are flagged (as copyaudit.reports.run_report computes it), "mean" as its mean; read
+    from the totals the database keeps (db.run_totals), not from the judgments."""
+    wanted = {h.metric for h in HEADLINES}
     by_run: dict[int, dict[str, tuple[float | None, float | None]]] = {}
-    for row in store.conn.execute(
-        "SELECT g.run_id, j.metric, AVG(j.flagged) AS rate, AVG(j.value) AS mean "
-        "FROM judgments j JOIN generations g ON g.id = j.generation_id "
-        f"WHERE j.metric IN ({marks}) GROUP BY g.run_id, j.metric",
-        metrics,
-    ):
-        by_run.setdefault(row["run_id"], {})[row["metric"]] = (row["rate"], row["mean"])
+    for row in run_metric_tallies(store):
+        if row["metric"] not in wanted:
+            continue
+        rate = row["flagged"] / row["verdicts"] if row["verdicts"] else None
+        mean = row["value_sum"] / row["valued"] if row["valued"] else None
+        by_run.setdefault(row["run_id"], {})[row["metric"]] = (rate, mean)
     figures: dict[int, dict[str, float | None]] = {}
     for run_id, values in by_run.items():
         figures[run_id] = {
@@ -234,19 +234,19 @@ def run_works(store: Store, run_id: int) -> list[tuple[int, str]]:
     return [
         (int(r["id"]), r["title"])
         for r in store.conn.execute(
-            "SELECT w.id, w.title FROM works w WHERE w.id IN "
-            "(SELECT c.work_id FROM cases c JOIN runs r ON r.suite_id = c.suite_id "
-            "WHERE r.id = ?) ORDER BY w.title, w.id",
+            "SELECT w.id, w.title FROM runs r JOIN suite_work_totals t ON t.suite_id = r.suite_id "
+            "JOIN works w ON w.id = t.work_id WHERE r.id = ? ORDER BY w.title, w.id",
             (run_id,),
         )
     ]
 
 
 def run_templates(store: Store, run_id: int) -> list[int]:
+    """The prompt templates the run has generations of, ascending."""
     return [
         int(r[0])
         for r in store.conn.execute(
-            "SELECT DISTINCT template FROM generations WHERE run_id = ? ORDER BY template",
+            "SELECT template FROM generation_totals WHERE run_id = ? ORDER BY template",
             (run_id,),
         )
     ]
