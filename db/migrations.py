@@ -413,9 +413,10 @@ def _judgment_effect(row: str, sign: int) -> str:
     statements = [
         _upsert(
             "judgment_totals",
-            ("run_id", "metric", "template"),
+            ("run_id", "metric", "template", "judge", "judge_hash"),
             ("judged", "valued", "value_sum", "verdicts", "flagged"),
-            f"SELECT g.run_id, {row}.metric, g.template, {s}, {s} * ({row}.value IS NOT NULL), "
+            f"SELECT g.run_id, {row}.metric, g.template, {row}.judge, "
+            f"COALESCE({row}.judge_hash, ''), {s}, {s} * ({row}.value IS NOT NULL), "
             f"{s} * COALESCE({row}.value, 0.0), {s} * ({row}.flagged IS NOT NULL), "
             f"{s} * COALESCE({row}.flagged, 0) {of_run}",
         ),
@@ -496,8 +497,9 @@ def _kept_by_triggers(
 def migrate_run_totals(db: sqlite_utils.Database) -> None:
     """Totals kept by triggers, so that the dashboard, opening a run and a run report read
     a few rows instead of every generation and judgment: per run and template the
-    generations (and failed ones); per suite and work the cases; per run, metric and
-    template the judgments (with a value, their sum, with a verdict, flagged); per run
+    generations (and failed ones); per suite and work the cases; per run, metric,
+    template, judge and judge configuration ('' for none) the judgments (with a value,
+    their sum, with a verdict, flagged); per run
     and metric the values by histogram bin (fraction metrics, listed in
     `fraction_metrics`) or by value (any other), and the thresholds judged against."""
     from copyaudit.vocabulary import FRACTION_METRICS  # the metrics binned over [0, 1]
@@ -517,9 +519,10 @@ def migrate_run_totals(db: sqlite_utils.Database) -> None:
     )
     db.execute(
         "CREATE TABLE judgment_totals (run_id INTEGER NOT NULL, metric TEXT NOT NULL, "
-        "template INTEGER NOT NULL, judged INTEGER NOT NULL, valued INTEGER NOT NULL, "
-        "value_sum REAL NOT NULL, verdicts INTEGER NOT NULL, flagged INTEGER NOT NULL, "
-        "PRIMARY KEY (run_id, metric, template)) WITHOUT ROWID"
+        "template INTEGER NOT NULL, judge TEXT NOT NULL, judge_hash TEXT NOT NULL, "
+        "judged INTEGER NOT NULL, valued INTEGER NOT NULL, value_sum REAL NOT NULL, "
+        "verdicts INTEGER NOT NULL, flagged INTEGER NOT NULL, "
+        "PRIMARY KEY (run_id, metric, template, judge, judge_hash)) WITHOUT ROWID"
     )
     db.execute(
         "CREATE TABLE value_counts (run_id INTEGER NOT NULL, metric TEXT NOT NULL, "
@@ -541,9 +544,10 @@ def migrate_run_totals(db: sqlite_utils.Database) -> None:
     )
     judged = "FROM judgments j JOIN generations g ON g.id = j.generation_id"
     db.execute(
-        "INSERT INTO judgment_totals SELECT g.run_id, j.metric, g.template, COUNT(*), "
-        "COUNT(j.value), TOTAL(j.value), COUNT(j.flagged), COALESCE(SUM(j.flagged), 0) "
-        f"{judged} GROUP BY g.run_id, j.metric, g.template"
+        "INSERT INTO judgment_totals SELECT g.run_id, j.metric, g.template, j.judge, "
+        "COALESCE(j.judge_hash, '') AS hash, COUNT(*), COUNT(j.value), TOTAL(j.value), "
+        f"COUNT(j.flagged), COALESCE(SUM(j.flagged), 0) {judged} "
+        "GROUP BY g.run_id, j.metric, g.template, j.judge, hash"
     )
     db.execute(
         f"INSERT INTO value_counts SELECT g.run_id, j.metric, {value_bin_sql('j')} AS bin, "

@@ -10,8 +10,6 @@ from typing import Any
 
 from db.connection import Store
 
-_TALLIES = "judged, valued, value_sum, verdicts, flagged"
-
 
 def judgment_tallies(store: Store, run_id: int) -> list[dict[str, Any]]:
     """Per metric and template of the run: judged, valued (with a value), value_sum,
@@ -19,8 +17,24 @@ def judgment_tallies(store: Store, run_id: int) -> list[dict[str, Any]]:
     return [
         dict(r)
         for r in store.conn.execute(
-            f"SELECT metric, template, {_TALLIES} FROM judgment_totals WHERE run_id = ? "
+            "SELECT metric, template, SUM(judged) AS judged, SUM(valued) AS valued, "
+            "SUM(value_sum) AS value_sum, SUM(verdicts) AS verdicts, SUM(flagged) AS flagged "
+            "FROM judgment_totals WHERE run_id = ? GROUP BY metric, template "
             "ORDER BY metric, template",
+            (run_id,),
+        )
+    ]
+
+
+def judge_configurations(store: Store, run_id: int) -> list[dict[str, Any]]:
+    """Per judge and configuration hash (None: none stored) that scored the run: the
+    metrics it gave (comma-separated) and how many judgments, in judge then hash order."""
+    return [
+        dict(r)
+        for r in store.conn.execute(
+            "SELECT judge, NULLIF(judge_hash, '') AS judge_hash, GROUP_CONCAT(DISTINCT metric) "
+            "AS metrics, SUM(judged) AS judgments FROM judgment_totals WHERE run_id = ? "
+            "GROUP BY judge, judge_hash ORDER BY judge, judge_hash",
             (run_id,),
         )
     ]

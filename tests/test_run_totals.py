@@ -20,6 +20,7 @@ from copyaudit.reports.scores import (
 )
 from copyaudit.vocabulary import FRACTION_METRICS
 from db import Store, migrations
+from db.case_file import run_judges
 from db.queries import metric_thresholds, run_overview, suites_summary
 from db.run_totals import generation_counts, metric_values, thresholds
 
@@ -77,14 +78,16 @@ def _judge(conn, gid: int, rng: random.Random) -> None:
     value = rng.choice([None, rng.random(), rng.choice(EDGE_VALUES), -0.2, 1.5])
     threshold = rng.choice([0.5, 0.8])
     flagged = None if value is None else int(value >= threshold)
+    refused = rng.random() < 0.3
     rows = [
-        ("rougeL", value, flagged, json.dumps({"threshold": threshold})),
-        ("lcs_tokens", float(rng.randrange(60)), None, "not json"),
-        ("fluency", rng.choice([None, 1.0, 2.0, 3.5, 5.0]), None, None),
+        ("j", "h", "rougeL", value, flagged, json.dumps({"threshold": threshold})),
+        ("j", "h", "lcs_tokens", float(rng.randrange(60)), None, "not json"),
+        ("j", "h", "fluency", rng.choice([None, 1.0, 2.0, 3.5, 5.0]), None, None),
+        ("k", None, "refusal", float(refused), int(refused), "[]"),  # no configuration
     ]
     conn.executemany(
         "INSERT INTO judgments (generation_id, judge, judge_hash, metric, value, flagged, "
-        f"evidence, created_at) VALUES ({gid}, 'j', 'h', ?, ?, ?, ?, '{STAMP}')",
+        f"evidence, created_at) VALUES ({gid}, ?, ?, ?, ?, ?, ?, '{STAMP}')",
         rows,
     )
 
@@ -101,9 +104,9 @@ def _recount(store: Store) -> dict[str, list[tuple]]:
             "SELECT suite_id, work_id, COUNT(*) FROM cases GROUP BY 1, 2 ORDER BY 1, 2"
         ).fetchall(),
         "judgment_totals": store.conn.execute(
-            "SELECT g.run_id, j.metric, g.template, COUNT(*), COUNT(j.value), TOTAL(j.value), "
-            f"COUNT(j.flagged), COALESCE(SUM(j.flagged), 0) {judged} GROUP BY 1, 2, 3 "
-            "ORDER BY 1, 2, 3"
+            "SELECT g.run_id, j.metric, g.template, j.judge, COALESCE(j.judge_hash, ''), "
+            "COUNT(*), COUNT(j.value), TOTAL(j.value), COUNT(j.flagged), "
+            f"COALESCE(SUM(j.flagged), 0) {judged} GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5"
         ).fetchall(),
         "value_counts": store.conn.execute(
             f"SELECT g.run_id, j.metric, {migrations.value_bin_sql('j')} AS bin, COUNT(*) "
@@ -114,6 +117,7 @@ def _recount(store: Store) -> dict[str, list[tuple]]:
 
 def _kept(store: Store) -> dict[str, list[tuple]]:
     order = {"generation_totals": "1, 2", "suite_work_totals": "1, 2"}
+    order["judgment_totals"] = "1, 2, 3, 4, 5"
     return {
         table: store.conn.execute(
             f"SELECT * FROM {table} ORDER BY {order.get(table, '1, 2, 3')}"
@@ -246,7 +250,7 @@ def test_report_figures_from_the_totals_equal_those_counted_from_the_rows(store:
             )
         ]
         expected, got = scores_from_rows(rows), scores_from_store(store, run_id)
-        assert list(got) == list(expected) == ["fluency", "lcs_tokens", "rougeL"]
+        assert list(got) == list(expected) == ["fluency", "lcs_tokens", "refusal", "rougeL"]
         for metric, want in expected.items():
             mine = got[metric]
             values = [r["value"] for r in rows if r["metric"] == metric and r["value"] is not None]
@@ -274,3 +278,21 @@ def test_overview_suites_and_thresholds_read_the_totals(store: Store) -> None:
     assert suites == {"suite0": (150, 5), "suite1": (150, 5)}
     assert metric_thresholds(store, "run1") == {"rougeL": [0.5, 0.8]}
     assert metric_thresholds(store, "nope") == {}
+
+
+def test_run_judges_from_the_totals_equal_a_count_of_the_judgments(store: Store) -> None:
+    expected = [
+        {**dict(r), "config": json.loads(r["config"]) if r["config"] else None}
+        for r in store.conn.execute(
+            "SELECT j.judge, jc.version, j.judge_hash, jc.config, "
+            "GROUP_CONCAT(DISTINCT j.metric) AS metrics, COUNT(*) AS judgments "
+            "FROM judgments j JOIN generations g ON g.id = j.generation_id "
+            "LEFT JOIN judge_configs jc ON jc.hash = j.judge_hash WHERE g.run_id = 2 "
+            "GROUP BY j.judge, j.judge_hash ORDER BY j.judge, j.judge_hash"
+        )
+    ]
+    for row in expected:
+        row["metrics"] = sorted(row["metrics"].split(","))
+    assert run_judges(store, "run1") == expected
+    assert [r["judge_hash"] for r in expected] == ["h", None]
+    assert run_judges(store, "nope") == []
