@@ -22,7 +22,7 @@ from copyaudit.vocabulary import HEADLINES
 from db.connection import Store
 from db.labels import current_label_events_sql, item_count_sql
 from db.queries import runs_summary, with_shown_status
-from db.run_totals import run_metric_tallies
+from db.run_totals import generation_counts, run_metric_tallies
 
 PREVIEW_CHARS = 160
 NULL_LOW = -1.0e308  # where unscored generations sort: always after the scored ones
@@ -199,34 +199,15 @@ def run_info(store: Store, name: str) -> dict[str, Any] | None:
 
 
 def run_metrics(store: Store, run_id: int) -> list[MetricKey]:
-    """The (judge, metric) pairs scored in the run, in name order.
-
-    Index seeks only: the distinct pairs of the whole table one seek at a time, then for
-    each pair the first judgment within the run's range of generation ids."""
-    bounds = store.conn.execute(
-        "SELECT MIN(id), MAX(id) FROM generations WHERE run_id = ?", (run_id,)
-    ).fetchone()
-    if bounds[0] is None:
-        return []
-    present: list[MetricKey] = []
-    pair = ("", "")
-    while True:
-        row = store.conn.execute(
-            "SELECT judge, metric FROM judgments WHERE (judge, metric) > (?, ?) "
-            "ORDER BY judge, metric LIMIT 1",
-            pair,
-        ).fetchone()
-        if row is None:
-            return present
-        pair = (row[0], row[1])
-        hit = store.conn.execute(
-            "SELECT 1 FROM judgments j JOIN generations g ON g.id = j.generation_id "
-            "WHERE j.judge = ? AND j.metric = ? AND j.generation_id BETWEEN ? AND ? "
-            "AND g.run_id = ? LIMIT 1",
-            (*pair, bounds[0], bounds[1], run_id),
-        ).fetchone()
-        if hit is not None:
-            present.append(MetricKey(*pair))
+    """The (judge, metric) pairs scored in the run, in name order (from the kept totals)."""
+    return [
+        MetricKey(r[0], r[1])
+        for r in store.conn.execute(
+            "SELECT DISTINCT judge, metric FROM judgment_totals WHERE run_id = ? "
+            "ORDER BY judge, metric",
+            (run_id,),
+        )
+    ]
 
 
 def run_works(store: Store, run_id: int) -> list[tuple[int, str]]:
@@ -309,6 +290,8 @@ def _where(f: GenerationFilter) -> tuple[list[str], dict[str, Any], bool]:
 
 
 def count_generations(store: Store, f: GenerationFilter) -> int:
+    if f == GenerationFilter(run_id=f.run_id):  # the whole run: its kept total
+        return generation_counts(store, f.run_id)[0]
     conditions, params, needs_case = _where(f)
     join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
     return int(
@@ -486,9 +469,10 @@ def label_counts(store: Store, generation_ids: Sequence[int]) -> dict[int, int]:
 def list_stamp(store: Store, run_id: int) -> tuple[int, int, int]:
     """A cheap fingerprint of what a run's list shows: (generations, newest generation
     id, newest label event): a list compares it to notice new rows and new labels."""
-    generations, newest = store.conn.execute(
-        "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM generations WHERE run_id = ?", (run_id,)
-    ).fetchone()
+    generations = generation_counts(store, run_id)[0]
+    newest = store.scalar(
+        "SELECT COALESCE(MAX(id), 0) FROM generations WHERE run_id = ?", (run_id,)
+    )
     labels = store.conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM labels").fetchone()[0]
     return int(generations), int(newest), int(labels)
 

@@ -1,7 +1,7 @@
 """Benchmark: `report`, `compare`, the dashboard's and opening a run's queries on a
 database of N generations (three judgments each), old code against new in one run.
 
-Run: .venv/bin/python tests/bench/bench_report.py [--n 1000000] [--old c79a38e]
+Run: .venv/bin/python tests/bench/bench_report.py [--n 1000000] [--old c79a38e] [--db PATH]
 
 Builds the database with the OLD code's schema (one literal run: N cases over 50 works,
 N generations over templates 1-3, judgments rougeL (flagged at 0.8, spans and threshold
@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -76,6 +77,10 @@ with store.transaction():
         "INSERT INTO judgments (generation_id, judge, judge_hash, metric, value, flagged, "
         "evidence, created_at) VALUES (?, 'literal', 'bench', ?, ?, ?, ?, '" + stamp + "')",
         judgments())
+from db.events import append_label
+for gid in range(1, n + 1, max(1, n // 200)):  # 200 labelled generations
+    append_label(store, generation_id=gid, annotator="bench", target="literal",
+                 item_index=0, label="yes" if gid % 2 else "no")
 conn.execute("ANALYZE")
 store.close()
 """
@@ -158,14 +163,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000, help="generations (default 100000)")
     parser.add_argument("--old", default=OLD_COMMIT, help=f"old commit (default {OLD_COMMIT})")
+    parser.add_argument(
+        "--db", type=Path, help="measure a copy of this database (old schema) instead of --n"
+    )
     args = parser.parse_args()
     random.seed(0)
     with tempfile.TemporaryDirectory() as tmp:
         old = _old_tree(args.old, Path(tmp))
         db = Path(tmp) / "bench.db"
-        _python(old, BUILD, str(args.n), str(db))
+        if args.db is None:
+            _python(old, BUILD, str(args.n), str(db))
+        else:  # a database built before (by the old code: the new code migrates a copy)
+            shutil.copyfile(args.db, db)
         size = db.stat().st_size / 2**20
-        print(f"{args.n} generations, {3 * args.n} judgments, {size:.0f} MB database")
+        print(f"{db.name}: {size:.0f} MB database, built by the old code's schema")
         print(f"load (1 min average) at start: {os.getloadavg()[0]:.2f}")
         old_figures = {op: _measure(old, op, db) for op in OPERATIONS}
         new_figures = {}
