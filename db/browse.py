@@ -290,7 +290,8 @@ def _where(f: GenerationFilter) -> tuple[list[str], dict[str, Any], bool]:
 
 
 def count_generations(store: Store, f: GenerationFilter) -> int:
-    if f == GenerationFilter(run_id=f.run_id):  # the whole run: its kept total
+    # the whole run (in any order; the annotator counts only with `unlabeled`): its total
+    if f.with_changes(annotator=None, sort=None, descending=False) == GenerationFilter(f.run_id):
         return generation_counts(store, f.run_id)[0]
     conditions, params, needs_case = _where(f)
     join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""

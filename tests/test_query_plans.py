@@ -70,7 +70,7 @@ def store(tmp_path_factory: pytest.TempPathFactory):
 
 def _open_run(store: Store) -> None:
     run_id = int(run_info(store, "run1")["id"])
-    everything = GenerationFilter(run_id=run_id)
+    everything = GenerationFilter(run_id=run_id, annotator="me")  # as the list opens
     run_metrics(store, run_id)
     run_works(store, run_id)
     run_templates(store, run_id)

@@ -296,3 +296,12 @@ def test_run_judges_from_the_totals_equal_a_count_of_the_judgments(store: Store)
     assert run_judges(store, "run1") == expected
     assert [r["judge_hash"] for r in expected] == ["h", None]
     assert run_judges(store, "nope") == []
+
+
+def test_the_whole_run_s_count_is_its_kept_total(store: Store) -> None:
+    from db.browse import GenerationFilter, MetricKey, count_generations
+
+    whole = GenerationFilter(run_id=1, annotator="me", sort=MetricKey("j", "rougeL"))
+    rows = store.scalar("SELECT COUNT(*) FROM generations WHERE run_id = 1")
+    assert count_generations(store, whole.with_changes(descending=True)) == rows == 450
+    assert count_generations(store, whole.with_changes(template=2)) == 150  # still counted
