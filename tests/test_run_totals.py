@@ -192,7 +192,7 @@ def test_the_fraction_metrics_table_is_the_vocabulary_s(store: Store) -> None:
     assert stored == set(FRACTION_METRICS)
 
 
-def test_bins_are_numpy_s_bins() -> None:
+def test_bins_are_numpy_s_bins(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     values = [*EDGE_VALUES, *rng.random(2000).tolist(), 0.0, 1.0, -1e-12, 1 + 1e-12]
     expected = np.digitize(values, FRACTION_EDGES[1:-1])  # 0-9 in [0, 1]
@@ -203,7 +203,7 @@ def test_bins_are_numpy_s_bins() -> None:
             assert int(np.argmax(counts)) == want
         else:
             assert value_bin("rougeL", value) == -1
-    with Store(":memory:") as db:
+    with Store(tmp_path / "bins.db") as db:
         sql = migrations.value_bin_sql("v")
         for value in values:
             got = db.conn.execute(
