@@ -23,6 +23,7 @@ from db.connection import Store
 from db.content import stale_sql
 from db.labels import current_label_events_sql, item_count_sql
 from db.queries import runs_summary, with_shown_status
+from db.run_totals import generation_counts, run_metric_tallies
 from db.search import index_pays, search_condition
 
 PREVIEW_CHARS = 160
@@ -162,17 +163,16 @@ class GenerationDetail:
 def headline_figures(store: Store) -> dict[int, dict[str, float | None]]:
     """run id -> {headline key: figure or None} for every run with judgments: the
     copyaudit.vocabulary headlines, "flagged" as the share of the metric's judgments that
-    are flagged (as copyaudit.reports.run_report computes it), "mean" as its mean."""
-    metrics = sorted({h.metric for h in HEADLINES})
-    marks = ", ".join("?" for _ in metrics)
+    are flagged (as copyaudit.reports.run_report computes it), "mean" as its mean; read
+    from the totals the database keeps (db.run_totals), not from the judgments."""
+    wanted = {h.metric for h in HEADLINES}
     by_run: dict[int, dict[str, tuple[float | None, float | None]]] = {}
-    for row in store.conn.execute(
-        "SELECT g.run_id, j.metric, AVG(j.flagged) AS rate, AVG(j.value) AS mean "
-        "FROM judgments j JOIN generations g ON g.id = j.generation_id "
-        f"WHERE j.metric IN ({marks}) GROUP BY g.run_id, j.metric",
-        metrics,
-    ):
-        by_run.setdefault(row["run_id"], {})[row["metric"]] = (row["rate"], row["mean"])
+    for row in run_metric_tallies(store):
+        if row["metric"] not in wanted:
+            continue
+        rate = row["flagged"] / row["verdicts"] if row["verdicts"] else None
+        mean = row["value_sum"] / row["valued"] if row["valued"] else None
+        by_run.setdefault(row["run_id"], {})[row["metric"]] = (rate, mean)
     figures: dict[int, dict[str, float | None]] = {}
     for run_id, values in by_run.items():
         figures[run_id] = {
@@ -201,34 +201,15 @@ def run_info(store: Store, name: str) -> dict[str, Any] | None:
 
 
 def run_metrics(store: Store, run_id: int) -> list[MetricKey]:
-    """The (judge, metric) pairs scored in the run, in name order.
-
-    Index seeks only: the distinct pairs of the whole table one seek at a time, then for
-    each pair the first judgment within the run's range of generation ids."""
-    bounds = store.conn.execute(
-        "SELECT MIN(id), MAX(id) FROM generations WHERE run_id = ?", (run_id,)
-    ).fetchone()
-    if bounds[0] is None:
-        return []
-    present: list[MetricKey] = []
-    pair = ("", "")
-    while True:
-        row = store.conn.execute(
-            "SELECT judge, metric FROM judgments WHERE (judge, metric) > (?, ?) "
-            "ORDER BY judge, metric LIMIT 1",
-            pair,
-        ).fetchone()
-        if row is None:
-            return present
-        pair = (row[0], row[1])
-        hit = store.conn.execute(
-            "SELECT 1 FROM judgments j JOIN generations g ON g.id = j.generation_id "
-            "WHERE j.judge = ? AND j.metric = ? AND j.generation_id BETWEEN ? AND ? "
-            "AND g.run_id = ? LIMIT 1",
-            (*pair, bounds[0], bounds[1], run_id),
-        ).fetchone()
-        if hit is not None:
-            present.append(MetricKey(*pair))
+    """The (judge, metric) pairs scored in the run, in name order (from the kept totals)."""
+    return [
+        MetricKey(r[0], r[1])
+        for r in store.conn.execute(
+            "SELECT DISTINCT judge, metric FROM judgment_totals WHERE run_id = ? "
+            "ORDER BY judge, metric",
+            (run_id,),
+        )
+    ]
 
 
 def run_works(store: Store, run_id: int) -> list[tuple[int, str]]:
@@ -236,19 +217,19 @@ def run_works(store: Store, run_id: int) -> list[tuple[int, str]]:
     return [
         (int(r["id"]), r["title"])
         for r in store.conn.execute(
-            "SELECT w.id, w.title FROM works w WHERE w.id IN "
-            "(SELECT c.work_id FROM cases c JOIN runs r ON r.suite_id = c.suite_id "
-            "WHERE r.id = ?) ORDER BY w.title, w.id",
+            "SELECT w.id, w.title FROM runs r JOIN suite_work_totals t ON t.suite_id = r.suite_id "
+            "JOIN works w ON w.id = t.work_id WHERE r.id = ? ORDER BY w.title, w.id",
             (run_id,),
         )
     ]
 
 
 def run_templates(store: Store, run_id: int) -> list[int]:
+    """The prompt templates the run has generations of, ascending."""
     return [
         int(r[0])
         for r in store.conn.execute(
-            "SELECT DISTINCT template FROM generations WHERE run_id = ? ORDER BY template",
+            "SELECT template FROM generation_totals WHERE run_id = ? ORDER BY template",
             (run_id,),
         )
     ]
@@ -305,6 +286,9 @@ def _where(f: GenerationFilter, indexed: bool = True) -> tuple[list[str], dict[s
 
 
 def count_generations(store: Store, f: GenerationFilter) -> int:
+    # the whole run (in any order; the annotator counts only with `unlabeled`): its total
+    if f.with_changes(annotator=None, sort=None, descending=False) == GenerationFilter(f.run_id):
+        return generation_counts(store, f.run_id)[0]
     conditions, params, needs_case = _where(f, index_pays(store, f.search))
     join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
     return int(
@@ -486,9 +470,10 @@ def label_counts(store: Store, generation_ids: Sequence[int]) -> dict[int, int]:
 def list_stamp(store: Store, run_id: int) -> tuple[int, int, int]:
     """A cheap fingerprint of what a run's list shows: (generations, newest generation
     id, newest label event): a list compares it to notice new rows and new labels."""
-    generations, newest = store.conn.execute(
-        "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM generations WHERE run_id = ?", (run_id,)
-    ).fetchone()
+    generations = generation_counts(store, run_id)[0]
+    newest = store.scalar(
+        "SELECT COALESCE(MAX(id), 0) FROM generations WHERE run_id = ?", (run_id,)
+    )
     labels = store.conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM labels").fetchone()[0]
     return int(generations), int(newest), int(labels)
 

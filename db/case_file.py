@@ -9,6 +9,7 @@ from copyaudit.errors import UserError
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
 from db.queries import with_shown_status
+from db.run_totals import judge_configurations
 
 
 def _loads(text: str | None) -> Any:
@@ -56,21 +57,23 @@ def run_record(store: Store, run: str) -> dict[str, Any]:
 
 def run_judges(store: Store, run: str) -> list[dict[str, Any]]:
     """Each judge configuration that scored the run: name, version, hash, config, the
-    metrics it gave and how many judgments."""
-    rows = store.conn.execute(
-        "SELECT j.judge, jc.version, j.judge_hash, jc.config, "
-        "GROUP_CONCAT(DISTINCT j.metric) AS metrics, COUNT(*) AS judgments "
-        "FROM judgments j JOIN generations g ON g.id = j.generation_id "
-        "JOIN runs r ON r.id = g.run_id LEFT JOIN judge_configs jc ON jc.hash = j.judge_hash "
-        "WHERE r.name = ? GROUP BY j.judge, j.judge_hash ORDER BY j.judge, j.judge_hash",
-        (run,),
-    )
+    metrics it gave and how many judgments (from the totals the database keeps)."""
+    run_id = store.scalar("SELECT id FROM runs WHERE name = ?", (run,))
     out = []
-    for row in rows:
-        item = dict(row)
-        item["config"] = _loads(item["config"])
-        item["metrics"] = sorted((item["metrics"] or "").split(","))
-        out.append(item)
+    for row in [] if run_id is None else judge_configurations(store, int(run_id)):
+        config = store.conn.execute(
+            "SELECT version, config FROM judge_configs WHERE hash = ?", (row["judge_hash"],)
+        ).fetchone()
+        out.append(
+            {
+                "judge": row["judge"],
+                "version": config["version"] if config else None,
+                "judge_hash": row["judge_hash"],
+                "config": _loads(config["config"]) if config else None,
+                "metrics": sorted((row["metrics"] or "").split(",")),
+                "judgments": int(row["judgments"]),
+            }
+        )
     return out
 
 

@@ -13,8 +13,8 @@ from db.run_owner import live_owners, shown_status
 
 _RUNS_SQL = (
     "SELECT r.id, r.name, r.model, r.mitigation, r.status, r.error, s.name AS suite, "
-    "s.kind, (SELECT COUNT(*) FROM generations g WHERE g.run_id = r.id AND g.error IS NULL) "
-    "AS generated FROM runs r JOIN suites s ON s.id = r.suite_id"
+    "s.kind, (SELECT COALESCE(SUM(t.generations - t.failed), 0) FROM generation_totals t "
+    "WHERE t.run_id = r.id) AS generated FROM runs r JOIN suites s ON s.id = r.suite_id"
 )
 
 
@@ -46,20 +46,25 @@ def comparison_runs(
 
 def metric_coverage(store: Store, run_id: int) -> dict[str, dict[str, Any]]:
     """metric -> {judged, with_value, reasons}: the run's judgments of each metric, how
-    many carry a value, and the distinct reasons stored with those that do not."""
+    many carry a value, and (for a metric none of whose judgments has a value) the
+    distinct reasons stored with them."""
     coverage: dict[str, dict[str, Any]] = {}
     for row in store.conn.execute(
-        "SELECT j.metric, j.value, j.evidence FROM judgments j "
-        "JOIN generations g ON g.id = j.generation_id WHERE g.run_id = ?",
+        "SELECT metric, SUM(judged), SUM(valued) FROM judgment_totals WHERE run_id = ? "
+        "GROUP BY metric ORDER BY metric",
         (run_id,),
     ):
-        entry = coverage.setdefault(row["metric"], {"judged": 0, "with_value": 0, "reasons": []})
-        entry["judged"] += 1
-        if row["value"] is not None:
-            entry["with_value"] += 1
+        coverage[row[0]] = {"judged": int(row[1]), "with_value": int(row[2]), "reasons": []}
+    for metric, entry in coverage.items():
+        if entry["with_value"]:
             continue
-        evidence = json.loads(row["evidence"]) if row["evidence"] else {}
-        reason = evidence.get("error") if isinstance(evidence, dict) else None
-        if reason and reason not in entry["reasons"]:
-            entry["reasons"].append(reason)
+        for (evidence,) in store.conn.execute(
+            "SELECT j.evidence FROM judgments j JOIN generations g ON g.id = j.generation_id "
+            "WHERE j.metric = ? AND j.value IS NULL AND g.run_id = ? ORDER BY j.id",
+            (metric, run_id),
+        ):
+            found = json.loads(evidence) if evidence else {}
+            reason = found.get("error") if isinstance(found, dict) else None
+            if reason and reason not in entry["reasons"]:
+                entry["reasons"].append(reason)
     return coverage

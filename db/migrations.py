@@ -419,6 +419,207 @@ def migrate_search_index(db: sqlite_utils.Database) -> None:
         db.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
 
 
+# --- figures kept up to date by triggers (the dashboard, open-run and report queries) ----
+
+# The inner edges of a fraction metric's ten histogram bins, written as the doubles
+# numpy.linspace(0, 1, 11) gives (copyaudit.reports.run_report.histogram), so that the
+# bin a trigger counts a value in is the one numpy.histogram puts it in.
+FRACTION_EDGES = (
+    "0.1",
+    "0.2",
+    "0.30000000000000004",
+    "0.4",
+    "0.5",
+    "0.6000000000000001",
+    "0.7000000000000001",
+    "0.8",
+    "0.9",
+)
+
+
+def value_bin_sql(row: str) -> str:
+    """The SQL key a judgment's value is counted under in `value_counts`: for a fraction
+    metric its histogram bin (0-9; -1 outside [0, 1], which a histogram leaves out), for
+    any other metric the value itself. `row`: the judgment's alias (j, NEW or OLD)."""
+    bins = " + ".join(f"({row}.value >= {edge})" for edge in FRACTION_EDGES)
+    return (
+        f"CASE WHEN {row}.metric NOT IN (SELECT metric FROM fraction_metrics) THEN {row}.value "
+        f"WHEN {row}.value < 0 OR {row}.value > 1 THEN -1 ELSE {bins} END"
+    )
+
+
+def _threshold_sql(row: str) -> str:
+    return (
+        f"CASE WHEN json_valid({row}.evidence) THEN json_extract({row}.evidence, '$.threshold') END"
+    )
+
+
+def _upsert(table: str, key: tuple[str, ...], counted: tuple[str, ...], select: str) -> str:
+    """INSERT INTO table ... SELECT ..., adding the counted columns on a key conflict."""
+    add = ", ".join(f"{c} = {c} + excluded.{c}" for c in counted)
+    return (
+        f"INSERT INTO {table} ({', '.join((*key, *counted))}) {select} "
+        f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {add};"
+    )
+
+
+def _judgment_effect(row: str, sign: int) -> str:
+    """Trigger statements adding (sign 1) or taking away (-1) judgment `row` (NEW/OLD)."""
+    s, of_run = f"({sign})", f"FROM generations g WHERE g.id = {row}.generation_id"
+    statements = [
+        _upsert(
+            "judgment_totals",
+            ("run_id", "metric", "template", "judge", "judge_hash"),
+            ("judged", "valued", "value_sum", "verdicts", "flagged"),
+            f"SELECT g.run_id, {row}.metric, g.template, {row}.judge, "
+            f"COALESCE({row}.judge_hash, ''), {s}, {s} * ({row}.value IS NOT NULL), "
+            f"{s} * COALESCE({row}.value, 0.0), {s} * ({row}.flagged IS NOT NULL), "
+            f"{s} * COALESCE({row}.flagged, 0) {of_run}",
+        ),
+        _upsert(
+            "value_counts",
+            ("run_id", "metric", "bin"),
+            ("n",),
+            f"SELECT g.run_id, {row}.metric, {value_bin_sql(row)}, {s} {of_run} "
+            f"AND {row}.value IS NOT NULL",
+        ),
+        _upsert(
+            "threshold_counts",
+            ("run_id", "metric", "threshold"),
+            ("n",),
+            f"SELECT g.run_id, {row}.metric, {_threshold_sql(row)}, {s} {of_run} "
+            f"AND {_threshold_sql(row)} IS NOT NULL",
+        ),
+    ]
+    if sign < 0:  # a figure nothing counts any more is no figure
+        run = f"(SELECT g.run_id {of_run})"
+        statements += [
+            f"DELETE FROM judgment_totals WHERE judged = 0 AND run_id = {run} "
+            f"AND metric = {row}.metric;",
+            f"DELETE FROM value_counts WHERE n = 0 AND run_id = {run} AND metric = {row}.metric;",
+            f"DELETE FROM threshold_counts WHERE n = 0 AND run_id = {run} "
+            f"AND metric = {row}.metric;",
+        ]
+    return " ".join(statements)
+
+
+def _generation_effect(row: str, sign: int) -> str:
+    statement = _upsert(
+        "generation_totals",
+        ("run_id", "template"),
+        ("generations", "failed"),
+        f"VALUES ({row}.run_id, {row}.template, {sign}, ({sign}) * ({row}.error IS NOT NULL))",
+    )
+    if sign < 0:
+        statement += (
+            f" DELETE FROM generation_totals WHERE generations = 0 AND run_id = {row}.run_id "
+            f"AND template = {row}.template;"
+        )
+    return statement
+
+
+def _case_effect(row: str, sign: int) -> str:
+    statement = _upsert(
+        "suite_work_totals",
+        ("suite_id", "work_id"),
+        ("cases",),
+        f"VALUES ({row}.suite_id, {row}.work_id, {sign})",
+    )
+    if sign < 0:
+        statement += (
+            f" DELETE FROM suite_work_totals WHERE cases = 0 AND suite_id = {row}.suite_id "
+            f"AND work_id = {row}.work_id;"
+        )
+    return statement
+
+
+def _kept_by_triggers(
+    db: sqlite_utils.Database, table: str, effect: Callable[[str, int], str], columns: str
+) -> None:
+    """Triggers keeping a totals table equal to what `effect` counts of `table`'s rows."""
+    db.execute(
+        f"CREATE TRIGGER {table}_totals_insert AFTER INSERT ON {table} BEGIN {effect('NEW', 1)} END"
+    )
+    db.execute(
+        f"CREATE TRIGGER {table}_totals_delete AFTER DELETE ON {table} "
+        f"BEGIN {effect('OLD', -1)} END"
+    )
+    db.execute(
+        f"CREATE TRIGGER {table}_totals_update AFTER UPDATE OF {columns} ON {table} "
+        f"BEGIN {effect('OLD', -1)} {effect('NEW', 1)} END"
+    )
+
+
+def migrate_run_totals(db: sqlite_utils.Database) -> None:
+    """Totals kept by triggers, so that the dashboard, opening a run and a run report read
+    a few rows instead of every generation and judgment: per run and template the
+    generations (and failed ones); per suite and work the cases; per run, metric,
+    template, judge and judge configuration ('' for none) the judgments (with a value,
+    their sum, with a verdict, flagged); per run
+    and metric the values by histogram bin (fraction metrics, listed in
+    `fraction_metrics`) or by value (any other), and the thresholds judged against."""
+    from copyaudit.vocabulary import FRACTION_METRICS  # the metrics binned over [0, 1]
+
+    db.execute("CREATE TABLE fraction_metrics (metric TEXT PRIMARY KEY) WITHOUT ROWID")
+    db.conn.executemany(
+        "INSERT INTO fraction_metrics (metric) VALUES (?)", [(m,) for m in sorted(FRACTION_METRICS)]
+    )
+    db.execute(
+        "CREATE TABLE generation_totals (run_id INTEGER NOT NULL, template INTEGER NOT NULL, "
+        "generations INTEGER NOT NULL, failed INTEGER NOT NULL, "
+        "PRIMARY KEY (run_id, template)) WITHOUT ROWID"
+    )
+    db.execute(
+        "CREATE TABLE suite_work_totals (suite_id INTEGER NOT NULL, work_id INTEGER NOT NULL, "
+        "cases INTEGER NOT NULL, PRIMARY KEY (suite_id, work_id)) WITHOUT ROWID"
+    )
+    db.execute(
+        "CREATE TABLE judgment_totals (run_id INTEGER NOT NULL, metric TEXT NOT NULL, "
+        "template INTEGER NOT NULL, judge TEXT NOT NULL, judge_hash TEXT NOT NULL, "
+        "judged INTEGER NOT NULL, valued INTEGER NOT NULL, value_sum REAL NOT NULL, "
+        "verdicts INTEGER NOT NULL, flagged INTEGER NOT NULL, "
+        "PRIMARY KEY (run_id, metric, template, judge, judge_hash)) WITHOUT ROWID"
+    )
+    db.execute(
+        "CREATE TABLE value_counts (run_id INTEGER NOT NULL, metric TEXT NOT NULL, "
+        "bin REAL NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (run_id, metric, bin)) WITHOUT ROWID"
+    )
+    db.execute(
+        "CREATE TABLE threshold_counts (run_id INTEGER NOT NULL, metric TEXT NOT NULL, "
+        "threshold NOT NULL, n INTEGER NOT NULL, "
+        "PRIMARY KEY (run_id, metric, threshold)) WITHOUT ROWID"
+    )
+    # what is there already (a database made before this migration)
+    db.execute(
+        "INSERT INTO generation_totals SELECT run_id, template, COUNT(*), COUNT(error) "
+        "FROM generations GROUP BY run_id, template"
+    )
+    db.execute(
+        "INSERT INTO suite_work_totals SELECT suite_id, work_id, COUNT(*) FROM cases "
+        "GROUP BY suite_id, work_id"
+    )
+    judged = "FROM judgments j JOIN generations g ON g.id = j.generation_id"
+    db.execute(
+        "INSERT INTO judgment_totals SELECT g.run_id, j.metric, g.template, j.judge, "
+        "COALESCE(j.judge_hash, '') AS hash, COUNT(*), COUNT(j.value), TOTAL(j.value), "
+        f"COUNT(j.flagged), COALESCE(SUM(j.flagged), 0) {judged} "
+        "GROUP BY g.run_id, j.metric, g.template, j.judge, hash"
+    )
+    db.execute(
+        f"INSERT INTO value_counts SELECT g.run_id, j.metric, {value_bin_sql('j')} AS bin, "
+        f"COUNT(*) {judged} WHERE j.value IS NOT NULL GROUP BY g.run_id, j.metric, bin"
+    )
+    db.execute(
+        f"INSERT INTO threshold_counts SELECT g.run_id, j.metric, {_threshold_sql('j')} AS t, "
+        f"COUNT(*) {judged} WHERE t IS NOT NULL GROUP BY g.run_id, j.metric, t"
+    )
+    _kept_by_triggers(db, "generations", _generation_effect, "run_id, template, error")
+    _kept_by_triggers(db, "cases", _case_effect, "suite_id, work_id")
+    _kept_by_triggers(
+        db, "judgments", _judgment_effect, "generation_id, metric, value, flagged, evidence"
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
@@ -433,6 +634,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     migrate_review_undo,
     migrate_content_binding,  # labels and reviews bound to the content they were made on
     migrate_search_index,  # db.search: the list's search, FTS5 trigram
+    migrate_run_totals,  # the dashboard's, open-run's and report's figures
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

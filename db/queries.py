@@ -11,6 +11,7 @@ from db.cases import suite_skipped
 from db.columns import CASE_COLUMNS, GENERATION_KEY_SQL, case_from_row
 from db.connection import Store
 from db.run_owner import current_owner, live_owners, shown_status
+from db.run_totals import generation_counts, thresholds
 from db.totals import run_progress
 
 
@@ -18,8 +19,8 @@ def suites_summary(store: Store) -> list[dict[str, Any]]:
     """Each suite's name, kind, case and work counts, creation time and the rows its
     imports skipped (source, unit, line, field, reason)."""
     rows = store.conn.execute(
-        "SELECT s.id, s.name, s.kind, COUNT(c.id) AS cases, COUNT(DISTINCT c.work_id) AS works, "
-        "s.created_at FROM suites s LEFT JOIN cases c ON c.suite_id = s.id "
+        "SELECT s.id, s.name, s.kind, COALESCE(SUM(t.cases), 0) AS cases, COUNT(t.work_id) "
+        "AS works, s.created_at FROM suites s LEFT JOIN suite_work_totals t ON t.suite_id = s.id "
         "GROUP BY s.id ORDER BY s.name"
     ).fetchall()
     out = []
@@ -35,8 +36,10 @@ def runs_summary(store: Store) -> list[dict[str, Any]]:
     rows = store.conn.execute(
         "SELECT r.id, r.name, s.name AS suite, s.kind, r.backend, r.model, r.status, "
         "r.templates, r.config, r.mitigation, r.created_at, r.started_at, r.finished_at, r.error, "
-        "(SELECT COUNT(*) FROM generations g WHERE g.run_id = r.id) AS generations, "
-        "(SELECT COUNT(*) FROM cases c WHERE c.suite_id = r.suite_id) AS cases "
+        "(SELECT COALESCE(SUM(t.generations), 0) FROM generation_totals t "
+        "WHERE t.run_id = r.id) AS generations, "
+        "(SELECT COALESCE(SUM(t.cases), 0) FROM suite_work_totals t "
+        "WHERE t.suite_id = r.suite_id) AS cases "
         "FROM runs r JOIN suites s ON s.id = r.suite_id ORDER BY r.id"
     ).fetchall()
     owners = live_owners(store)
@@ -117,28 +120,18 @@ def table_counts(store: Store) -> dict[str, int]:
     return {t: int(store.scalar(f"SELECT COUNT(*) FROM {t}")) for t in tables}
 
 
-def iter_scores(store: Store, run: str) -> Iterator[dict[str, Any]]:
-    """One row per (generation, metric) of a run, with the work and template."""
-    for row in store.conn.execute(
-        "SELECT g.id AS generation_id, g.template, w.title AS work, j.judge, j.metric, "
-        "j.value, j.flagged FROM judgments j JOIN generations g ON g.id = j.generation_id "
-        "JOIN runs r ON r.id = g.run_id JOIN cases c ON c.id = g.case_pk "
-        "JOIN works w ON w.id = c.work_id WHERE r.name = ? ORDER BY g.id",
-        (run,),
-    ):
-        yield dict(row)
-
-
 def run_overview(store: Store, run: str) -> dict[str, Any]:
     """The run row with its suite and counts of generations (ok and failed)."""
     row = store.conn.execute(
-        "SELECT r.*, s.name AS suite, s.kind, "
-        "(SELECT COUNT(*) FROM generations g WHERE g.run_id = r.id) AS generations, "
-        "(SELECT COUNT(*) FROM generations g WHERE g.run_id = r.id AND g.error IS NOT NULL) "
-        "AS failed FROM runs r JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",
+        "SELECT r.*, s.name AS suite, s.kind FROM runs r JOIN suites s ON s.id = r.suite_id "
+        "WHERE r.name = ?",
         (run,),
     ).fetchone()
-    return {} if row is None else with_shown_status(store, dict(row), run)
+    if row is None:
+        return {}
+    out = dict(row)
+    out["generations"], out["failed"] = generation_counts(store, int(out["id"]))
+    return with_shown_status(store, out, run)
 
 
 def with_shown_status(
@@ -152,16 +145,8 @@ def with_shown_status(
 
 def metric_thresholds(store: Store, run: str) -> dict[str, list[float]]:
     """The thresholds each metric of a run was judged against (from the evidence)."""
-    out: dict[str, list[float]] = {}
-    for row in store.conn.execute(
-        "SELECT DISTINCT j.metric, json_extract(j.evidence, '$.threshold') AS threshold "
-        "FROM judgments j JOIN generations g ON g.id = j.generation_id "
-        "JOIN runs r ON r.id = g.run_id WHERE r.name = ? AND threshold IS NOT NULL "
-        "ORDER BY j.metric, threshold",
-        (run,),
-    ):
-        out.setdefault(row["metric"], []).append(float(row["threshold"]))
-    return out
+    run_id = store.scalar("SELECT id FROM runs WHERE name = ?", (run,))
+    return {} if run_id is None else thresholds(store, int(run_id))
 
 
 def work_titles(store: Store) -> list[tuple[str, str]]:

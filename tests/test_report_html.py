@@ -94,6 +94,7 @@ def test_unknown_run_is_a_clear_error(literal_run: Path, cli) -> None:
 def test_a_metric_without_values_says_not_computed_instead_of_an_empty_histogram() -> None:
     from copyaudit.reports.run_report import report_markdown, summarize_scores
     from copyaudit.reports.run_report_html import _histograms
+    from copyaudit.reports.scores import scores_from_rows
 
     rows = [
         {"metric": "notice_xling_cosine", "value": None, "flagged": None, "template": 1},
@@ -101,7 +102,7 @@ def test_a_metric_without_values_says_not_computed_instead_of_an_empty_histogram
         {"metric": "rougeL", "value": 0.9, "flagged": 1, "template": 1},
         {"metric": "rougeL", "value": None, "flagged": None, "template": 1},
     ]
-    summary = summarize_scores(rows)
+    summary = summarize_scores(scores_from_rows(rows))
     assert summary["no_value"] == {"notice_xling_cosine": 2, "rougeL": 1}
     report = {"run": "r", "suite": "s", "kind": "notice", "model": "m", "status": "done"}
     report |= {"n": 2, "failed": 0, **summary}

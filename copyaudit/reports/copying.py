@@ -5,43 +5,41 @@ extraction run. Each is present only when the run has the metric."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
+from copyaudit.reports.scores import MetricScores, Tally
 
 VERBATIM = "longest_verbatim_chars"
 EXTRACTION_METRICS = ("lcp_tokens", "edit_similarity", "edit_distance")
 
 
-def flagged_summary(rows: Sequence[Mapping[str, Any]], thresholds: list[float]) -> dict[str, Any]:
+def flagged_summary(scores: MetricScores | None, thresholds: list[float]) -> dict[str, Any]:
     """n (judged with a value), flagged count and share, the thresholds used, mean,
-    median and max of one metric's judgment rows."""
-    values = [float(r["value"]) for r in rows if r["value"] is not None]
-    verdicts = [bool(r["flagged"]) for r in rows if r["flagged"] is not None]
+    median and max of one metric's scores (None: the run has no judgment of it)."""
+    total = scores.total if scores is not None else Tally()
     return {
-        "n": len(values),
-        "flagged": sum(verdicts),
-        "rate": float(np.mean(verdicts)) if verdicts else None,
+        "n": total.valued,
+        "flagged": total.flagged,
+        "rate": total.rate,
         "thresholds": thresholds,
-        "mean": float(np.mean(values)) if values else None,
-        "median": float(np.median(values)) if values else None,
-        "max": max(values) if values else None,
+        "mean": total.mean,
+        "median": scores.median() if scores is not None else None,
+        "max": scores.max() if scores is not None else None,
     }
 
 
 def copying_blocks(
-    by_metric: Mapping[str, Sequence[Mapping[str, Any]]], thresholds: Mapping[str, list[float]]
+    scores: Mapping[str, MetricScores], thresholds: Mapping[str, list[float]]
 ) -> dict[str, Any]:
     """{"verbatim": ..., "extraction": ...}, each only when the run has its metrics;
     `thresholds`: metric -> the thresholds its judgments were flagged at."""
     blocks: dict[str, Any] = {}
-    if by_metric.get(VERBATIM):
-        blocks["verbatim"] = flagged_summary(by_metric[VERBATIM], thresholds.get(VERBATIM, []))
-    if by_metric.get("lcp_tokens"):
+    if VERBATIM in scores:
+        blocks["verbatim"] = flagged_summary(scores[VERBATIM], thresholds.get(VERBATIM, []))
+    if "lcp_tokens" in scores:
         blocks["extraction"] = {
-            m: flagged_summary(by_metric.get(m, []), thresholds.get(m, []))
-            for m in EXTRACTION_METRICS
+            m: flagged_summary(scores.get(m), thresholds.get(m, [])) for m in EXTRACTION_METRICS
         }
     return blocks
 

@@ -2,78 +2,54 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping
 from typing import Any
-
-import numpy as np
 
 from copyaudit.render.markdown import table
 from copyaudit.render.text import headline_text, judged_caption, suite_note_lines
 from copyaudit.reports.copying import copying_blocks, copying_markdown
+from copyaudit.reports.scores import MetricScores, histogram, scores_from_store
 from copyaudit.studies.notice.report import notice_markdown, notice_report
 from copyaudit.verification.quality import judge_quality, quality_line
-from copyaudit.vocabulary import FRACTION_METRICS, HEADLINES, report_headlines
+from copyaudit.vocabulary import HEADLINES, report_headlines
 from db.cases import run_import_note, suite_import_note
-from db.queries import iter_scores, metric_thresholds, run_overview
+from db.queries import run_overview
+from db.run_totals import thresholds as run_thresholds
 from db.runs import run_row
 
-
-def histogram(metric: str, values: Sequence[float]) -> dict[str, list[float] | list[int]]:
-    """Ten bins over [0, 1] for unit scores; one bin per integer for counts and ratings."""
-    data = np.asarray(values, dtype=float)
-    if metric in FRACTION_METRICS:
-        edges = np.linspace(0.0, 1.0, 11)
-    else:
-        top = int(np.nanmax(data)) if data.size else 0
-        edges = np.arange(0, top + 2, dtype=float) - 0.5 if top < 40 else np.linspace(0, top, 21)
-    counts, edges = np.histogram(data, bins=edges)
-    return {"edges": [round(float(e), 4) for e in edges], "counts": [int(c) for c in counts]}
+__all__ = ["build_report", "histogram", "report_markdown", "summarize_scores"]
 
 
 def summarize_scores(
-    rows: Iterable[dict[str, Any]], thresholds: dict[str, list[float]] | None = None
+    scores: Mapping[str, MetricScores], thresholds: dict[str, list[float]] | None = None
 ) -> dict[str, Any]:
-    """Headline figures, per-template figures and histograms from judgment rows, and the
-    verbatim / extraction sections (`thresholds`: metric -> its flagging thresholds)."""
-    by_metric: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        by_metric[row["metric"]].append(row)
+    """Headline figures, per-template figures and histograms from a run's scores (metric
+    -> MetricScores, in name order), and the verbatim / extraction sections
+    (`thresholds`: metric -> its flagging thresholds)."""
 
-    def headline(metric: str, how: str, subset: list[dict[str, Any]]) -> float | None:
-        if how == "flagged":
-            verdicts = [r["flagged"] for r in subset if r["flagged"] is not None]
-            return float(np.mean(verdicts)) if verdicts else None
-        values = [r["value"] for r in subset if r["value"] is not None]
-        return float(np.mean(values)) if values else None
+    def headline(metric: str, how: str, template: int | None = None) -> float | None:
+        entry = scores.get(metric)
+        if entry is None:
+            return None
+        tally = entry.total if template is None else entry.by_template.get(template)
+        return None if tally is None else tally.figure(how)
 
-    figures: dict[str, Any] = {}
-    for h in HEADLINES:
-        figures[h.key] = headline(h.metric, h.summary, by_metric.get(h.metric, []))
-    unparseable = sum(r["value"] is None for r in by_metric.get("fluency", []))
-    templates = sorted({r["template"] for rs in by_metric.values() for r in rs})
+    figures = {h.key: headline(h.metric, h.summary) for h in HEADLINES}
+    fluency = scores.get("fluency")
+    unparseable = fluency.total.judged - fluency.total.valued if fluency else 0
+    templates = sorted({t for entry in scores.values() for t in entry.by_template})
     per_template = {
-        str(t): {
-            h.key: headline(
-                h.metric, h.summary, [r for r in by_metric.get(h.metric, []) if r["template"] == t]
-            )
-            for h in HEADLINES
-        }
-        for t in templates
-    }
-    histograms = {
-        metric: histogram(metric, [r["value"] for r in rs if r["value"] is not None])
-        for metric, rs in sorted(by_metric.items())
+        str(t): {h.key: headline(h.metric, h.summary, t) for h in HEADLINES} for t in templates
     }
     return {
         **figures,
         "fluency_unparseable": unparseable,
         "by_template": per_template,
-        "histograms": histograms,
-        "judged": {m: len(rs) for m, rs in sorted(by_metric.items())},
+        "histograms": {metric: entry.histogram() for metric, entry in scores.items()},
+        "judged": {metric: entry.total.judged for metric, entry in scores.items()},
         # judged but with no value (a metric not computed, with its reason stored)
-        "no_value": {m: sum(r["value"] is None for r in rs) for m, rs in sorted(by_metric.items())},
-        **copying_blocks(by_metric, thresholds or {}),
+        "no_value": {m: e.total.judged - e.total.valued for m, e in scores.items()},
+        **copying_blocks(scores, thresholds or {}),
     }
 
 
@@ -82,7 +58,8 @@ def build_report(
 ) -> dict[str, Any]:
     row = run_row(store, run)  # a clear error for an unknown run
     overview = run_overview(store, run)
-    summary = summarize_scores(iter_scores(store, run), metric_thresholds(store, run))
+    run_id = int(row["id"])
+    summary = summarize_scores(scores_from_store(store, run_id), run_thresholds(store, run_id))
     report = {
         "run": run,
         "suite": overview["suite"],

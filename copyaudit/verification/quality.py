@@ -37,10 +37,10 @@ def judge_quality(
 ) -> list[dict[str, Any]]:
     """One entry per (judge, metric) of the run that is a judge figure: judge, metric,
     target, verified, basis and, when verified, n, accuracy, precision, recall, f1, ci."""
-    verdicts = judge_verdicts(store, run=run)
-    items, references = reference_items(
-        current_labels(store, run=run), verdicts, DEFAULT_ADJUDICATORS
-    )
+    labels = current_labels(store, run=run)
+    # only labelled generations' verdicts can be measured: the rest are not read at all
+    verdicts = judge_verdicts(store, run=run, generation_ids={x.generation_id for x in labels})
+    items, references = reference_items(labels, verdicts, DEFAULT_ADJUDICATORS)
     measured = {
         (row["judge"], row["metric"]): row
         for row in judge_rows(verdicts, items, references, resamples, seed)

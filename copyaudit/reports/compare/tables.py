@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from copyaudit.reports.scores import scores_from_store
 from copyaudit.studies.decop.report import BASELINE_LABELS
 from copyaudit.studies.notice.metrics import (
     BERTSCORE,
@@ -23,7 +24,7 @@ from copyaudit.studies.notice.metrics import (
 )
 from copyaudit.studies.notice.report import cell_samples, notice_rows
 from db.notice import notice_generations
-from db.queries import iter_scores
+from db.runs import run_row
 
 # percent: a rate as 12.5%; x100: a mean fraction times 100; rating: two decimals;
 # auc: three decimals; mean_std: a {mean, std} bootstrap figure; p: a p-value
@@ -94,12 +95,17 @@ class ComparisonTable:
 
 def headline_samples(run: RunData, column: Column, part: str | None) -> list[float]:
     """The run report's headline population: every judgment of the metric, its verdict
-    (a rate) or its value (a mean), as copyaudit.reports.run_report.summarize_scores."""
-    scores = run.cached("scores", lambda: list(iter_scores(run.store, run.name)))
-    rows = [r for r in scores if r["metric"] == column.metric]
+    (a rate: as many 1s as flagged and 0s as not, counted by the database) or its value
+    (a mean: the values column, read once), as copyaudit.reports.run_report.summarize_scores."""
+    scores = run.cached(
+        "scores", lambda: scores_from_store(run.store, int(run_row(run.store, run.name)["id"]))
+    )
+    entry = scores.get(column.metric)
+    if entry is None:
+        return []
     if column.rate:
-        return [float(r["flagged"]) for r in rows if r["flagged"] is not None]
-    return [float(r["value"]) for r in rows if r["value"] is not None]
+        return [1.0] * entry.total.flagged + [0.0] * (entry.total.verdicts - entry.total.flagged)
+    return list(run.cached(f"values {column.metric}", entry.read_values))
 
 
 def notice_samples(run: RunData, column: Column, part: str | None) -> list[float]:
