@@ -550,6 +550,16 @@ def _kept_by_triggers(
     )
 
 
+RUN_TOTALS_TABLES = (
+    "fraction_metrics",
+    "generation_totals",
+    "suite_work_totals",
+    "judgment_totals",
+    "value_counts",
+    "threshold_counts",
+)
+
+
 def migrate_run_totals(db: sqlite_utils.Database) -> None:
     """Totals kept by triggers, so that the dashboard, opening a run and a run report read
     a few rows instead of every generation and judgment: per run and template the
@@ -560,6 +570,12 @@ def migrate_run_totals(db: sqlite_utils.Database) -> None:
     `fraction_metrics`) or by value (any other), and the thresholds judged against."""
     from copyaudit.vocabulary import FRACTION_METRICS  # the metrics binned over [0, 1]
 
+    # idempotent: run again (a test winding the schema back), it rebuilds the totals
+    for table in ("generations", "cases", "judgments"):
+        for event in ("insert", "delete", "update"):
+            db.execute(f"DROP TRIGGER IF EXISTS {table}_totals_{event}")
+    for table in RUN_TOTALS_TABLES:
+        db.execute(f"DROP TABLE IF EXISTS {table}")
     db.execute("CREATE TABLE fraction_metrics (metric TEXT PRIMARY KEY) WITHOUT ROWID")
     db.conn.executemany(
         "INSERT INTO fraction_metrics (metric) VALUES (?)", [(m,) for m in sorted(FRACTION_METRICS)]
