@@ -11,11 +11,12 @@ computed alone.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+
+from copyaudit.models.kv_cache import cache_keyword
 
 
 def shared_prefix_last_logits(
@@ -35,10 +36,7 @@ def shared_prefix_last_logits(
 
     results: list[Any] = [None] * len(sequences)
     cache = DynamicCache(config=model.config)
-    # transformers 5 renamed the forward argument `past_key_values` to `cache`
-    cache_argument = (
-        "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
-    )
+    cache_argument = cache_keyword(model)
     computed = 0
 
     def extend(ids: Sequence[int], start: int) -> Any:

@@ -13,8 +13,12 @@ gets a single pair. Two backends:
 - the entailing scorer of "events_entail" (AlignedEntailment over the same MiniLM),
   in its own judge (the whole output is one passage, aligned sentence by sentence);
 - a tiny random T5 (Seq2SeqAttributable, greedy <= 10 new tokens) built here, as a
-  stand-in for Flan-T5 (no hub on the dev machine).
-Prints pairs/s for each mode and the ratio. Not collected by pytest (bench_*.py).
+  stand-in for Flan-T5 (no hub on the dev machine), twice: with the judge's greedy loop
+  (encoder once, a row stops at EOS or once its text cannot become "attributable")
+  and with transformers' generate() (the judge's path before, still used when a
+  generation config changes logits); both give the same verdicts.
+Prints pairs/s for each mode and the ratio. `--only seq2seq` skips the MiniLM
+backends. Not collected by pytest (bench_*.py).
 """
 
 from __future__ import annotations
@@ -158,6 +162,7 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
+    parser.add_argument("--only", choices=("all", "seq2seq"), default="all")
     args = parser.parse_args()
     import torch
 
@@ -166,14 +171,20 @@ def main() -> None:
     items = synthetic_items(args.generations)
     print(f"{args.generations} stories x 15 events, ~420 words each (4 windows of 128 tokens); "
           f"device {args.device}, {torch.get_num_threads()} torch threads")  # fmt: skip
-    minilm = minilm_backend(args.device)
-    if minilm is not None:
-        measure("embedding+lexical (all-MiniLM-L6-v2)", minilm, items)
-    aligned = aligned_backend(args.device)
-    if aligned is not None:
-        measure("events_entail (aligned, whole output)", aligned, items, EntailingEventJudge)
+    if args.only == "all":
+        minilm = minilm_backend(args.device)
+        if minilm is not None:
+            measure("embedding+lexical (all-MiniLM-L6-v2)", minilm, items)
+        aligned = aligned_backend(args.device)
+        if aligned is not None:
+            measure("events_entail (aligned, whole output)", aligned, items, EntailingEventJudge)
+    from copyaudit.judges import entailment_hf
+
     with tempfile.TemporaryDirectory() as tmp:
-        measure("seq2seq (tiny random T5, bs 16)", tiny_t5_backend(Path(tmp), args.device), items)
+        t5 = tiny_t5_backend(Path(tmp), args.device)
+        measure("seq2seq (tiny random T5, bs 16)", t5, items)
+        entailment_hf.plain_greedy = lambda model: False  # the generate() path
+        measure("seq2seq generate() (tiny T5, bs 16)", t5, items)
 
 
 if __name__ == "__main__":
