@@ -28,7 +28,7 @@ from copyaudit.judges.presets import build_judges
 from copyaudit.models.hf_loading import ModelLoadError
 from copyaudit.models.seq2seq_greedy import greedy_until_settled, plain_greedy
 from copyaudit.types import JudgeInput
-from tests.tinymodels import build_tiny_causal_lm, build_tokenizer
+from tests.tinymodels import build_tiny_causal_lm, build_tokenizer, train_seq2seq_answers
 
 SUPPORTED = ("Mara boards a boat.", "At dawn Mara boarded a small fishing boat and left.")
 UNSUPPORTED = ("The king declares war.", "At dawn Mara boarded a small fishing boat and left.")
@@ -64,38 +64,11 @@ def _t5(directory: Path, seed: int = 0) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def _train_t5(model: Any, tokenizer: Any, examples: list[tuple[str, str]]) -> None:
-    """Overfit on (prompt, answer) pairs until greedy decoding reproduces them."""
-    prompts = tokenizer([p for p, _ in examples], return_tensors="pt", padding=True)
-    targets = [tokenizer(a, add_special_tokens=False)["input_ids"] for _, a in examples]
-    width = max(len(t) for t in targets) + 1
-    labels = torch.full((len(examples), width), -100)
-    for row, ids in enumerate(targets):
-        labels[row, : len(ids) + 1] = torch.tensor([*ids, tokenizer.eos_token_id])
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    model.train()
-    # One thread: on a small shared machine, multi-threaded backward passes of a
-    # model this tiny can be 30x slower when other processes compete for the cores.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        for _ in range(300):
-            loss = model(**prompts, labels=labels).loss
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            if loss.item() < 0.01:
-                break
-    finally:
-        torch.set_num_threads(threads)
-    model.eval()
-
-
 @pytest.fixture(scope="module")
 def trained_t5(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("t5")
     model, tokenizer = _t5(directory)
-    _train_t5(
+    train_seq2seq_answers(
         model,
         tokenizer,
         [
