@@ -26,8 +26,9 @@ from copyaudit.judges.loading import load_entailment_model, split_spec
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.presets import build_judges
 from copyaudit.models.hf_loading import ModelLoadError
+from copyaudit.models.seq2seq_greedy import greedy_until_settled, plain_greedy
 from copyaudit.types import JudgeInput
-from tests.tinymodels import build_tiny_causal_lm, build_tokenizer
+from tests.tinymodels import build_tiny_causal_lm, build_tokenizer, train_seq2seq_answers
 
 SUPPORTED = ("Mara boards a boat.", "At dawn Mara boarded a small fishing boat and left.")
 UNSUPPORTED = ("The king declares war.", "At dawn Mara boarded a small fishing boat and left.")
@@ -63,38 +64,11 @@ def _t5(directory: Path, seed: int = 0) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def _train_t5(model: Any, tokenizer: Any, examples: list[tuple[str, str]]) -> None:
-    """Overfit on (prompt, answer) pairs until greedy decoding reproduces them."""
-    prompts = tokenizer([p for p, _ in examples], return_tensors="pt", padding=True)
-    targets = [tokenizer(a, add_special_tokens=False)["input_ids"] for _, a in examples]
-    width = max(len(t) for t in targets) + 1
-    labels = torch.full((len(examples), width), -100)
-    for row, ids in enumerate(targets):
-        labels[row, : len(ids) + 1] = torch.tensor([*ids, tokenizer.eos_token_id])
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    model.train()
-    # One thread: on a small shared machine, multi-threaded backward passes of a
-    # model this tiny can be 30x slower when other processes compete for the cores.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        for _ in range(300):
-            loss = model(**prompts, labels=labels).loss
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            if loss.item() < 0.01:
-                break
-    finally:
-        torch.set_num_threads(threads)
-    model.eval()
-
-
 @pytest.fixture(scope="module")
 def trained_t5(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("t5")
     model, tokenizer = _t5(directory)
-    _train_t5(
+    train_seq2seq_answers(
         model,
         tokenizer,
         [
@@ -148,6 +122,60 @@ def test_seq2seq_generate_reads_attributable_exactly(trained_t5: Path) -> None:
     assert judge.score([SUPPORTED, UNSUPPORTED, SUPPORTED]) == [1.0, 0.0, 1.0]
     assert judge.batches_run == 2  # 3 pairs, batch size 2
     assert judge.config()["scoring"] == "generate"
+
+
+def _generate_tokens(model: Any, tokenizer: Any, prompts: list[str]) -> list[list[int]]:
+    """generate()'s greedy tokens per prompt alone, without the start token and EOS."""
+    rows = []
+    for prompt in prompts:
+        generated = model.generate(
+            **tokenizer([prompt], return_tensors="pt"), max_new_tokens=10, do_sample=False
+        )[0].tolist()[1:]
+        eos = tokenizer.eos_token_id
+        rows.append(generated[: generated.index(eos)] if eos in generated else generated)
+    return rows
+
+
+def test_greedy_loop_makes_generates_choices(tmp_path: Path) -> None:
+    model, tokenizer = _t5(tmp_path, seed=3)  # random: long outputs, EOS rarely
+    model.eval()
+    prompts = [
+        ATTRIBUTION_PROMPT.format(claim=c * k, passage=p)
+        for c, p in (SUPPORTED, UNSUPPORTED)
+        for k in (1, 3)
+    ]
+    assert plain_greedy(model)
+    inputs = tokenizer(prompts, return_tensors="pt", padding=True)
+    looped = greedy_until_settled(
+        model, inputs["input_ids"], inputs["attention_mask"], 10, lambda ids: False
+    )
+    assert looped == _generate_tokens(model, tokenizer, prompts)
+    assert max(len(ids) for ids in looped) > 3  # more than a step or two is compared
+    stopped = greedy_until_settled(
+        model, inputs["input_ids"], inputs["attention_mask"], 10, lambda ids: len(ids) >= 2
+    )
+    assert stopped == [ids[:2] for ids in looped]
+    model.generation_config.repetition_penalty = 1.2
+    assert not plain_greedy(model)  # generate() would change logits: the judge keeps it
+
+
+def test_seq2seq_verdicts_equal_generate_batched_and_per_pair(trained_t5: Path) -> None:
+    model, tokenizer = _load_t5(trained_t5)
+    pairs = [
+        *(SUPPORTED, UNSUPPORTED, (SUPPORTED[0], UNSUPPORTED[1] + " Then rain.")),
+        *(("Mara", SUPPORTED[1]), UNSUPPORTED, SUPPORTED, ("", ""), ("boat " * 30, "sea")),
+    ]
+    prompts = [ATTRIBUTION_PROMPT.format(claim=c, passage=p) for c, p in pairs]
+    expected = [
+        1.0 if tokenizer.decode(ids, skip_special_tokens=True) == "attributable" else 0.0
+        for ids in _generate_tokens(model, tokenizer, prompts)
+    ]
+    assert 0 < sum(expected) < len(expected)
+    batched = Seq2SeqAttributable(model, tokenizer, batch_size=8)
+    single = Seq2SeqAttributable(model, tokenizer, batch_size=1)
+    assert batched.score(pairs) == expected
+    assert single.score(pairs) == expected
+    assert (batched.batches_run, single.batches_run) == (1, len(pairs))
 
 
 def test_seq2seq_first_token_probability(trained_t5: Path) -> None:

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 
 import pytest
 from rouge_score import rouge_scorer, tokenizers
 
-from copyaudit.judges.literal import LiteralJudge, lcs_alignment, merge_token_spans
-from copyaudit.judges.tokens import Token, rouge_tokens, unicode_tokens
+from copyaudit.judges.literal import LiteralJudge, lcs_alignment, lcs_table, merge_token_spans
+from copyaudit.judges.tokens import (
+    Token,
+    UnicodeRougeTokenizer,
+    porter_stemmer,
+    rouge_tokens,
+    unicode_tokens,
+)
 from copyaudit.types import JudgeInput
 
 _WORD_TEXT = (
@@ -71,7 +78,20 @@ def _pairs(count: int, seed: int = 7) -> list[tuple[str, str]]:
     return pairs
 
 
-PAIRS = _pairs(260)
+def _repetitive_pairs(count: int, seed: int = 11) -> list[tuple[str, str]]:
+    """Few distinct words, many repeats: many LCS alignments tie, so tie-breaking shows."""
+    rng = random.Random(seed)
+    few = ["the", "THE", "cat", "cats", "sat", "Ære", "İ", "k", "on", "mat", "—", "..."]
+    return [
+        (
+            " ".join(rng.choices(few, k=rng.randint(0, 70))),
+            " ".join(rng.choices(few, k=rng.randint(0, 70))),
+        )
+        for _ in range(count)
+    ]
+
+
+PAIRS = _pairs(260) + _repetitive_pairs(140)
 SCORER = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
 
 
@@ -234,3 +254,66 @@ def test_lcs_alignment_and_span_merging() -> None:
     tokens = [Token(w, i * 2, i * 2 + 1) for i, w in enumerate(out)]
     spans = merge_token_spans(tokens, [j for _, j in pairs], note="lcs")
     assert [(s.start, s.end) for s in spans] == [(2, 5), (8, 9)]
+
+
+def _old_rouge_tokens(text: str) -> list[Token]:
+    """The judge's tokenizer before memoisation (lowercased one character at a time)."""
+    lowered, origin = "", []
+    for index, char in enumerate(text):
+        lowered += char.lower()
+        origin.extend([index] * len(char.lower()))
+    tokens = []
+    for match in re.finditer(r"[a-z0-9]+", lowered):
+        word = match.group()
+        word = porter_stemmer().stem(word) if len(word) > 3 else word
+        if re.fullmatch(r"[a-z0-9]+", word):
+            tokens.append(Token(word, origin[match.start()], origin[match.end() - 1] + 1))
+    return tokens
+
+
+def _old_spans(reference: str, output: str) -> tuple[list, list]:
+    """Evidence spans as the judge computed them before (rouge_score's own LCS table)."""
+    ref_tokens, out_tokens = _old_rouge_tokens(reference)[:50], _old_rouge_tokens(output)[:50]
+    ref_words, out_words = [t.text for t in ref_tokens], [t.text for t in out_tokens]
+    table = rouge_scorer._lcs_table(ref_words, out_words)
+    pairs, i, j = [], len(ref_words), len(out_words)
+    while i > 0 and j > 0:
+        if ref_words[i - 1] == out_words[j - 1]:
+            pairs.append((i - 1, j - 1))
+            i, j = i - 1, j - 1
+        elif table[i][j - 1] > table[i - 1][j]:
+            j -= 1
+        else:
+            i -= 1
+    out_spans = merge_token_spans(out_tokens, [b for _, b in pairs], note="lcs")
+    ref_spans = merge_token_spans(ref_tokens, [a for a, _ in pairs], note="lcs")
+    return out_spans, [[s.start, s.end] for s in ref_spans]
+
+
+def test_spans_identical_to_the_previous_implementation() -> None:
+    judge = LiteralJudge()
+    for reference, output in PAIRS:
+        scores = _judge(judge, reference, output)
+        out_spans, ref_spans = _old_spans(reference, output)
+        assert list(scores["rougeL"].spans) == out_spans
+        assert scores["rougeL"].extra["reference_spans"] == ref_spans
+    assert any(len(_old_spans(r, o)[0]) > 1 for r, o in PAIRS)  # gaps are exercised
+
+
+def test_lcs_table_equals_rouge_score_table() -> None:
+    for reference, output in PAIRS:
+        ref = [t.text for t in rouge_tokens(reference)][:50]
+        out = [t.text for t in rouge_tokens(output)][:50]
+        assert lcs_table(ref, out) == rouge_scorer._lcs_table(ref, out)
+
+
+def test_unicode_values_identical_to_rouge_score_with_that_tokenizer() -> None:
+    judge = LiteralJudge("unicode")
+    tokenizer = UnicodeRougeTokenizer()
+    scorer = rouge_scorer.RougeScorer(["rouge1"], tokenizer=tokenizer)
+    for reference, output in PAIRS:
+        scores = _judge(judge, reference, output)
+        ref_cut = tokenizer.tokenize(reference)[:50]
+        out_cut = tokenizer.tokenize(output)[:50]
+        assert scores["rougeL"].value == rouge_scorer._score_lcs(ref_cut, out_cut).fmeasure
+        assert scores["rouge1"].value == scorer.score(output, reference)["rouge1"].fmeasure

@@ -249,3 +249,33 @@ def build_memorizing_model(
     tokenizer = build_tokenizer([*memorized, *others], directory)
     build_tiny_causal_lm(directory, tokenizer, seed=seed)
     return train_to_memorize(directory, memorized, seed=seed)
+
+
+def train_seq2seq_answers(model: Any, tokenizer: Any, examples: list[tuple[str, str]]) -> None:
+    """Overfit a seq2seq model on (prompt, answer) pairs until greedy decoding
+    reproduces them (at most 300 steps)."""
+    import torch
+
+    prompts = tokenizer([p for p, _ in examples], return_tensors="pt", padding=True)
+    targets = [tokenizer(a, add_special_tokens=False)["input_ids"] for _, a in examples]
+    width = max(len(t) for t in targets) + 1
+    labels = torch.full((len(examples), width), -100)
+    for row, ids in enumerate(targets):
+        labels[row, : len(ids) + 1] = torch.tensor([*ids, tokenizer.eos_token_id])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    model.train()
+    # One thread: on a small shared machine, multi-threaded backward passes of a
+    # model this tiny can be 30x slower when other processes compete for the cores.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for _ in range(300):
+            loss = model(**prompts, labels=labels).loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            if loss.item() < 0.01:
+                break
+    finally:
+        torch.set_num_threads(threads)
+    model.eval()

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from copyaudit.models.batching import AdaptiveBatcher
+from copyaudit.models.seq2seq_greedy import greedy_until_settled, plain_greedy
 
 # CopyBench's attribution prompt (Figure 8), with the exact layout of its
 # reference code (scripts/eval_event_copying.py).
@@ -37,6 +38,7 @@ YES_NO_PROMPT = (
 )
 
 SEQ2SEQ_SCORING = ("generate", "first_token")
+ATTRIBUTABLE = "attributable"  # the reference code's exact-match answer
 
 
 def _model_device(model: Any) -> Any:
@@ -75,7 +77,10 @@ class Seq2SeqAttributable:
 
     scoring="generate" (the paper): greedy decoding of at most `max_new_tokens`
     tokens; the pair scores 1.0 when the decoded text is exactly "attributable"
-    (the reference code's test), else 0.0.
+    (the reference code's test), else 0.0. Decoding stops for a row at EOS or as soon
+    as its text so far is not a prefix of "attributable" (`seq2seq_greedy`: the same
+    greedy choices as generate(), which is kept for models whose generation config
+    changes logits).
     scoring="first_token": one decoder step; the score is the probability of the
     first token of "attributable" renormalised against the first token of "not",
     a graded variant that needs no generation (not what the paper did).
@@ -124,6 +129,9 @@ class Seq2SeqAttributable:
         prompts = [ATTRIBUTION_PROMPT.format(claim=c, passage=p) for c, p in pairs]
         return _sorted_batches(prompts, len, self.batcher, self._score_batch)
 
+    def _decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
     def _score_batch(self, prompts: Sequence[str]) -> list[float]:
         import torch  # deferred: loads torch
 
@@ -135,6 +143,15 @@ class Seq2SeqAttributable:
             truncation=True,
             max_length=self.max_input_tokens,
         ).to(_model_device(self.model))
+        if self.scoring == "generate" and plain_greedy(self.model):
+            generated_ids = greedy_until_settled(
+                self.model,
+                inputs["input_ids"],
+                inputs["attention_mask"],
+                self.max_new_tokens,
+                lambda ids: not ATTRIBUTABLE.startswith(self._decode(ids)),
+            )
+            return [1.0 if self._decode(ids) == ATTRIBUTABLE else 0.0 for ids in generated_ids]
         with torch.inference_mode():
             if self.scoring == "generate":
                 generated = self.model.generate(
@@ -145,7 +162,7 @@ class Seq2SeqAttributable:
                     num_beams=1,
                 )
                 texts = self.tokenizer.batch_decode(generated, skip_special_tokens=True)
-                return [1.0 if text == "attributable" else 0.0 for text in texts]
+                return [1.0 if text == ATTRIBUTABLE else 0.0 for text in texts]
             start = self.model.config.decoder_start_token_id
             decoder_input_ids = torch.full(
                 (inputs["input_ids"].shape[0], 1), start, device=inputs["input_ids"].device

@@ -36,9 +36,24 @@ def porter_stemmer() -> porter.PorterStemmer:
     return porter.PorterStemmer()
 
 
+@lru_cache(maxsize=1 << 16)
+def stem_word(word: str) -> str:
+    """Porter stem of a lowercased word, only when longer than 3 characters (as rouge_score).
+
+    Memoised: text repeats a small vocabulary, and stemming is most of a ROUGE call.
+    """
+    return porter_stemmer().stem(word) if len(word) > 3 else word
+
+
+@lru_cache(maxsize=1 << 16)
+def _rouge_word(run: str) -> str | None:
+    """rouge_score's token for one lowercased [a-z0-9] run (stemmed), or None if invalid."""
+    word = stem_word(run)
+    return word if _VALID_ROUGE_TOKEN.match(word) else None
+
+
 def _stem(word: str, stem: bool) -> str:
-    # rouge_score stems only words longer than 3 characters.
-    return porter_stemmer().stem(word) if stem and len(word) > 3 else word
+    return stem_word(word) if stem else word
 
 
 def rouge_tokens(text: str, stem: bool = True) -> list[Token]:
@@ -47,9 +62,13 @@ def rouge_tokens(text: str, stem: bool = True) -> list[Token]:
     rouge_score lowercases the whole text first, and lowercasing can change the
     length of a character ("İ" -> "i" + combining dot) or turn a non-ASCII
     character into an ASCII letter (the Kelvin sign "K" -> "k"). So the text is
-    lowercased one character at a time, remembering which original character
+    lowercased as a whole (as rouge_score does) when that keeps every character's
+    position, else one character at a time, remembering which original character
     every lowercased character came from.
     """
+    lowered = text.lower()
+    if len(lowered) == len(text):  # each character lowered to one: positions unchanged
+        return _tokens_of_runs(lowered, stem)
     lowered_parts: list[str] = []
     origin: list[int] = []  # origin[i] = index in `text` of lowered character i
     for index, char in enumerate(text):
@@ -63,6 +82,42 @@ def rouge_tokens(text: str, stem: bool = True) -> list[Token]:
         if _VALID_ROUGE_TOKEN.match(word):
             tokens.append(Token(word, origin[match.start()], origin[match.end() - 1] + 1))
     return tokens
+
+
+def _tokens_of_runs(lowered: str, stem: bool, limit: int | None = None) -> list[Token]:
+    """Tokens of a lowercased text whose positions are the original's (at most `limit`)."""
+    tokens: list[Token] = []
+    for match in _ASCII_ALNUM_RUN.finditer(lowered):
+        run = match.group()
+        word = _rouge_word(run) if stem else run
+        if word is not None:
+            tokens.append(Token(word, match.start(), match.end()))
+            if len(tokens) == limit:
+                break
+    return tokens
+
+
+def rouge_words(text: str, stem: bool = True) -> list[str]:
+    """`rouge_score.tokenize.tokenize` (stemmed when `stem`), without offsets."""
+    runs = _ASCII_ALNUM_RUN.findall(text.lower())
+    if not stem:
+        return runs
+    words = [_rouge_word(run) for run in runs]
+    return [word for word in words if word is not None]
+
+
+def words_and_tokens(text: str, tokenizer: str, limit: int) -> tuple[list[str], list[Token]]:
+    """All of a text's words, and its first `limit` tokens with their offsets.
+
+    Equal to `tokenize_with_offsets` (texts, and its first `limit` tokens) but the
+    offsets are only built for the tokens that need them.
+    """
+    if tokenizer == "rouge":
+        lowered = text.lower()
+        if len(lowered) == len(text):
+            return rouge_words(text), _tokens_of_runs(lowered, True, limit)[:limit]
+    tokens = tokenize_with_offsets(text, tokenizer)
+    return [token.text for token in tokens], tokens[:limit]
 
 
 def unicode_tokens(text: str, stem: bool = True) -> list[Token]:

@@ -20,6 +20,7 @@ from copyaudit.models.hf_loading import (
     max_positions,
 )
 from copyaudit.models.padding import left_pad, right_pad
+from copyaudit.models.prefix_sharing import shared_prefix_last_logits
 
 # The DE-COP prompt ends with "Answer:"; the answer letter is the token that follows it.
 ANSWER_CONTEXT = "Answer:"
@@ -76,11 +77,19 @@ class _ScorerBase:
 
 
 class HFChoiceScorer(_ScorerBase):
-    """Implements `ChoiceScorer`: one forward pass per batch of prompts; the logits at the
-    last prompt position, restricted to the choice tokens, softmaxed. Plain by default;
-    after `use_chat` each prompt is the user turn of the model's chat template."""
+    """Implements `ChoiceScorer`: the logits at the last prompt position, restricted to
+    the choice tokens, softmaxed. Plain by default; after `use_chat` each prompt is the
+    user turn of the model's chat template.
+
+    Two ways to run the same computation: one forward pass per batch of prompts
+    (padded), or prefix sharing (`prefix_sharing.py`: the prompts' common token
+    prefixes computed once, one prompt's path at a time). `share_prefixes` None picks
+    sharing on CPU, where batching gains nothing and sharing skips ~1/3 of the tokens
+    of DE-COP's 24 orders, and batches on an accelerator."""
 
     frame: tuple[str, str] | None = None  # chat: the template before and after the user turn
+    share_prefixes: bool | None = None
+    tokens_computed = 0  # prompt tokens run through the model so far
 
     def use_chat(self, system: str | None) -> None:
         """Send every prompt as the user turn of the model's chat template after `system`;
@@ -120,8 +129,29 @@ class HFChoiceScorer(_ScorerBase):
         encoded = [self._encode_prompt(index, prompt) for index, prompt in enumerate(prompts)]
         if not encoded:
             return np.zeros((0, len(choices)), dtype=np.float64)
-        rows = self.batcher.run(encoded, lambda chunk: self._score_batch(chunk, token_ids))
+        if self._sharing():
+            rows = self._score_shared(encoded, token_ids)
+        else:
+            rows = self.batcher.run(encoded, lambda chunk: self._score_batch(chunk, token_ids))
         return np.asarray(rows, dtype=np.float64)
+
+    def _sharing(self) -> bool:
+        if self.share_prefixes is None:
+            # a sliding-window cache cannot be cut back once past its window
+            windowed = getattr(self.loaded.model.config, "sliding_window", None)
+            return str(self.loaded.device).startswith("cpu") and not windowed
+        return self.share_prefixes
+
+    def _score_shared(self, encoded: Sequence[list[int]], token_ids: list[int]) -> list[Any]:
+        def read(logits: Any) -> np.ndarray:
+            return torch.softmax(logits[token_ids].float(), dim=-1).cpu().numpy()
+
+        options = {"logits_to_keep": 1} if self._accepts_logits_to_keep else {}
+        rows, computed = shared_prefix_last_logits(
+            self.loaded.model, encoded, self.loaded.device, read, options
+        )
+        self.tokens_computed += computed
+        return rows
 
     def _encode_prompt(self, index: int, prompt: str) -> list[int]:
         # a chat template writes its own special tokens (BOS included)
@@ -142,6 +172,7 @@ class HFChoiceScorer(_ScorerBase):
     def _score_batch(self, chunk: Sequence[list[int]], token_ids: list[int]) -> list[np.ndarray]:
         loaded = self.loaded
         input_ids, attention_mask = left_pad(chunk, loaded.pad_token_id, loaded.device)
+        self.tokens_computed += sum(len(ids) for ids in chunk)
         # Positions count real tokens only, so a left-padded row sees the same positions
         # as it would alone.
         position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)

@@ -12,9 +12,15 @@ gets a single pair. Two backends:
   once per call instead of once per pair;
 - the entailing scorer of "events_entail" (AlignedEntailment over the same MiniLM),
   in its own judge (the whole output is one passage, aligned sentence by sentence);
-- a tiny random T5 (Seq2SeqAttributable, greedy <= 10 new tokens) built here, as a
-  stand-in for Flan-T5 (no hub on the dev machine).
-Prints pairs/s for each mode and the ratio. Not collected by pytest (bench_*.py).
+- a tiny T5 (Seq2SeqAttributable, greedy <= 10 new tokens) built here and trained for
+  a few seconds to answer "attributable" / "not attributable" like Flan-T5 (a random
+  one answers neither, so it decodes all 10 tokens every time), as a stand-in for
+  Flan-T5 (no hub on the dev machine), twice: with the judge's greedy loop
+  (encoder once, a row stops at EOS or once its text cannot become "attributable")
+  and with transformers' generate() (the judge's path before, still used when a
+  generation config changes logits); both give the same verdicts.
+Prints pairs/s and CPU seconds for each mode, and the ratios (wall and CPU).
+`--only seq2seq` skips the MiniLM backends. Not collected by pytest (bench_*.py).
 """
 
 from __future__ import annotations
@@ -91,18 +97,20 @@ def measure(
     name: str, backend: EntailmentModel, items: list[JudgeInput], judge_class: type = EventJudge
 ) -> None:
     backend.score([("Warm up.", "Warm up the model before timing.")])
-    rates = {}
+    rates, cpu = {}, {}
     for mode, single in (("batched", False), ("one pair per call", True)):
         counting = CountingModel(backend, one_pair_per_call=single)
         judge = judge_class(counting)
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         judge.judge(items)
         seconds = time.perf_counter() - start
+        cpu[mode] = time.process_time() - cpu_start
         rates[mode] = counting.pairs / seconds
         print(f"  {name:<38} {mode:<18} {counting.pairs:5d} pairs  {seconds:7.2f} s  "
-              f"{rates[mode]:8.1f} pairs/s")  # fmt: skip
+              f"{rates[mode]:8.1f} pairs/s  {cpu[mode]:7.2f} CPU s")  # fmt: skip
     print(f"  {name:<38} speed-up batched / one-per-call: "
-          f"{rates['batched'] / rates['one pair per call']:.1f}x")  # fmt: skip
+          f"{rates['batched'] / rates['one pair per call']:.1f}x wall, "
+          f"{cpu['one pair per call'] / cpu['batched']:.1f}x CPU")  # fmt: skip
 
 
 def minilm_backend(device: str) -> EntailmentModel | None:
@@ -132,25 +140,35 @@ def tiny_t5_backend(directory: Path, device: str) -> EntailmentModel:
     import torch
     from transformers import GenerationConfig, T5Config, T5ForConditionalGeneration
 
-    from copyaudit.judges.entailment_hf import Seq2SeqAttributable
-    from tests.tinymodels import build_tokenizer
+    from copyaudit.judges.entailment_hf import ATTRIBUTION_PROMPT, Seq2SeqAttributable
+    from tests.tinymodels import build_tokenizer, train_seq2seq_answers
 
     tokenizer = build_tokenizer(
-        [" ".join(WORDS) * 3], directory, vocab_size=300, chat_template=None
-    )
+        [" ".join(WORDS) * 3, " ".join(EVENT_WORDS), ATTRIBUTION_PROMPT, "not attributable"],
+        directory, vocab_size=300, chat_template=None,
+    )  # fmt: skip
     config = T5Config(
         vocab_size=len(tokenizer), d_model=64, d_kv=16, d_ff=128, num_layers=2,
         num_decoder_layers=2, num_heads=4, pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.pad_token_id,
     )  # fmt: skip
     torch.manual_seed(0)
-    model = T5ForConditionalGeneration(config).to(device)
+    model = T5ForConditionalGeneration(config)
     model.generation_config = GenerationConfig(
         decoder_start_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
-    return Seq2SeqAttributable(model, tokenizer, batch_size=16, source="tiny-random-t5")
+    story = synthetic_items(1)[0]
+    window = " ".join(story.output.split()[:100])
+    events = story.payload["reference_events"]
+    examples = [
+        (ATTRIBUTION_PROMPT.format(claim=" ".join(window.split()[k : k + 8]), passage=window),
+         "attributable") for k in (0, 40)
+    ] + [(ATTRIBUTION_PROMPT.format(claim=e, passage=window), "not attributable")
+         for e in events[:2]]  # fmt: skip
+    train_seq2seq_answers(model, tokenizer, examples)
+    return Seq2SeqAttributable(model.to(device), tokenizer, batch_size=16, source="tiny-t5")
 
 
 def main() -> None:
@@ -158,6 +176,7 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
+    parser.add_argument("--only", choices=("all", "seq2seq"), default="all")
     args = parser.parse_args()
     import torch
 
@@ -166,14 +185,20 @@ def main() -> None:
     items = synthetic_items(args.generations)
     print(f"{args.generations} stories x 15 events, ~420 words each (4 windows of 128 tokens); "
           f"device {args.device}, {torch.get_num_threads()} torch threads")  # fmt: skip
-    minilm = minilm_backend(args.device)
-    if minilm is not None:
-        measure("embedding+lexical (all-MiniLM-L6-v2)", minilm, items)
-    aligned = aligned_backend(args.device)
-    if aligned is not None:
-        measure("events_entail (aligned, whole output)", aligned, items, EntailingEventJudge)
+    if args.only == "all":
+        minilm = minilm_backend(args.device)
+        if minilm is not None:
+            measure("embedding+lexical (all-MiniLM-L6-v2)", minilm, items)
+        aligned = aligned_backend(args.device)
+        if aligned is not None:
+            measure("events_entail (aligned, whole output)", aligned, items, EntailingEventJudge)
+    from copyaudit.judges import entailment_hf
+
     with tempfile.TemporaryDirectory() as tmp:
-        measure("seq2seq (tiny random T5, bs 16)", tiny_t5_backend(Path(tmp), args.device), items)
+        t5 = tiny_t5_backend(Path(tmp), args.device)
+        measure("seq2seq (tiny trained T5, bs 16)", t5, items)
+        entailment_hf.plain_greedy = lambda model: False  # the generate() path
+        measure("seq2seq generate() (tiny T5, bs 16)", t5, items)
 
 
 if __name__ == "__main__":
