@@ -30,12 +30,26 @@ def suites_summary(store: Store) -> list[dict[str, Any]]:
     return out
 
 
+# A run's generations stored with an error (the endpoint failed, say), as column `failed`.
+FAILED_SQL = (
+    "(SELECT COUNT(*) FROM generations g WHERE g.run_id = r.id AND g.error IS NOT NULL) AS failed"
+)
+
+
+def with_failures(status: str | None, row: dict[str, Any]) -> str | None:
+    """'done with 3 failed' for a run that ended with failed generations (running it
+    again retries them); any other status as it is."""
+    failed = row.get("failed") or 0
+    return f"done with {failed} failed" if status == "done" and failed else status
+
+
 def runs_summary(store: Store) -> list[dict[str, Any]]:
     """Every run with its suite, kind, model, status and progress."""
     rows = store.conn.execute(
         "SELECT r.id, r.name, s.name AS suite, s.kind, r.backend, r.model, r.status, "
         "r.templates, r.config, r.mitigation, r.created_at, r.started_at, r.finished_at, r.error, "
         "(SELECT COUNT(*) FROM generations g WHERE g.run_id = r.id) AS generations, "
+        f"{FAILED_SQL}, "
         "(SELECT COUNT(*) FROM cases c WHERE c.suite_id = r.suite_id) AS cases "
         "FROM runs r JOIN suites s ON s.id = r.suite_id ORDER BY r.id"
     ).fetchall()
@@ -43,7 +57,7 @@ def runs_summary(store: Store) -> list[dict[str, Any]]:
     out = []
     for r in rows:
         row = dict(r)
-        row["status"] = shown_status(row["status"], owners.get(row["name"]))
+        row["status"] = with_failures(shown_status(row["status"], owners.get(row["name"])), row)
         done, total = run_progress(store, row)
         del row["templates"], row["config"]
         row["generations"], row["total"] = done, total
@@ -134,8 +148,7 @@ def run_overview(store: Store, run: str) -> dict[str, Any]:
     row = store.conn.execute(
         "SELECT r.*, s.name AS suite, s.kind, "
         "(SELECT COUNT(*) FROM generations g WHERE g.run_id = r.id) AS generations, "
-        "(SELECT COUNT(*) FROM generations g WHERE g.run_id = r.id AND g.error IS NOT NULL) "
-        "AS failed FROM runs r JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",
+        f"{FAILED_SQL} FROM runs r JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",
         (run,),
     ).fetchone()
     return {} if row is None else with_shown_status(store, dict(row), run)
@@ -144,9 +157,9 @@ def run_overview(store: Store, run: str) -> dict[str, Any]:
 def with_shown_status(
     store: Store, row: dict[str, Any], run: str, key: str = "status"
 ) -> dict[str, Any]:
-    """`row` with its run status as a person should see it (running / interrupted;
-    see db.run_owner.shown_status)."""
-    row[key] = shown_status(row[key], current_owner(store, run))
+    """`row` with its run status as a person should see it (running / interrupted,
+    see db.run_owner.shown_status; 'done with N failed' when `row` counts `failed`)."""
+    row[key] = with_failures(shown_status(row[key], current_owner(store, run)), row)
     return row
 
 

@@ -263,14 +263,19 @@ class NewGeneration:
 
 
 def add_generations(store: Store, run_id: int, rows: Iterable[NewGeneration]) -> int:
-    """Insert one batch of generations in one transaction; existing keys are left alone
-    (so a resumed run never duplicates)."""
+    """Insert one batch of generations in one transaction. An existing generation is
+    left alone (so a resumed run never duplicates) unless it failed (stored with an
+    error): a retry replaces it in place, keeping its id."""
     stamp = now()
     with store.transaction():
         cur = store.conn.executemany(
-            "INSERT OR IGNORE INTO generations (run_id, case_pk, template, prompt, output, "
+            "INSERT INTO generations (run_id, case_pk, template, prompt, output, "
             "tokens, seconds, source, error, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, 'generated', ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, 'generated', ?, ?) "
+            "ON CONFLICT (run_id, case_pk, template) DO UPDATE SET prompt = excluded.prompt, "
+            "output = excluded.output, tokens = excluded.tokens, seconds = excluded.seconds, "
+            "error = excluded.error, created_at = excluded.created_at "
+            "WHERE generations.error IS NOT NULL",
             [
                 (
                     run_id,

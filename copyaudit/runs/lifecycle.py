@@ -59,10 +59,14 @@ class RunOutcome:
         """What else the end-of-run line says (judges skipped, say)."""
         return []
 
+    def shown_status(self) -> str:
+        """The status as people read it (a study may qualify 'done')."""
+        return self.status
+
     def summary(self) -> str:
         """'run NAME: done; 3 generated, 0 failed, 12 scores; skipped judges: events'."""
         figures = ", ".join(f"{value} {label}" for label, value in self.counts().items())
-        parts = [f"run {self.run}: {self.status}", figures, *self.notes()]
+        parts = [f"run {self.run}: {self.shown_status()}", figures, *self.notes()]
         return "; ".join(part for part in parts if part)
 
 
