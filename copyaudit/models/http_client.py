@@ -2,6 +2,9 @@
 
 Retries (exponential backoff) on timeouts, connection errors, HTTP 429 and 5xx; never on
 other 4xx, which mean the request itself is wrong. The number of attempts is bounded.
+Redirects are never followed: the API key goes only to the address given, and a
+redirect is an error naming where it pointed. A base URL with credentials in it
+(user:key@host) is refused: it would be stored with the run and shown in its reports.
 """
 
 from __future__ import annotations
@@ -11,14 +14,46 @@ import json
 import os
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any
+
+from copyaudit.errors import UserError
 
 MAX_BACKOFF_SECONDS = 30.0
 
 
 class RequestFailed(Exception):
     """A request failed for good (not retryable, or out of retries)."""
+
+
+def check_base_url(url: str, option: str = "--base-url", key_option: str = "--api-key-env") -> None:
+    """UserError unless `url` is an http(s) URL without credentials in it (a key in
+    user:key@host would be stored with the run); `option` names it in the message."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"{option} must be http(s)://host[:port]/path, got {url!r}")
+    if parts.username is not None or parts.password is not None:
+        raise UserError(
+            f"{option} must not carry credentials (user:key@host): they would be stored "
+            "with the run and shown in its reports; put the key in an environment "
+            f"variable and name it with {key_option}"
+        )
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Refuses every redirect: following one would send the API key elsewhere."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        raise RequestFailed(
+            f"HTTP {code}: the endpoint redirects to {newurl}; not followed (the API key is "
+            "sent only to the address given): use that address as the base URL if you "
+            "trust it"
+        )
+
+
+# every request of every client goes through this opener (no redirects, no cookies)
+_OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 class JsonClient:
@@ -32,6 +67,7 @@ class JsonClient:
     ) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        check_base_url(base_url)
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env
         self.timeout = timeout
@@ -57,7 +93,7 @@ class JsonClient:
             server_delay = None
             request = urllib.request.Request(url, data=data, headers=self._headers(), method="POST")
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                with _OPENER.open(request, timeout=self.timeout) as response:
                     payload = response.read()
             except urllib.error.HTTPError as error:
                 detail = _error_detail(error)
