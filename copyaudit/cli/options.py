@@ -9,10 +9,10 @@ from typing import Any
 
 import click
 
+from copyaudit.endpoint_url import check_base_url
 from copyaudit.errors import UserError
 from copyaudit.judges.options import JUDGE_BACKENDS, JudgeOptions, stored_defaults
 from copyaudit.judges.registry import JUDGE_NAMES, PRESETS
-from copyaudit.models.http_client import check_base_url
 
 
 def _apply(options: tuple[Callable[..., Any], ...], command: Callable[..., Any]) -> Any:

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
+from copyaudit.endpoint_url import check_base_url as check_url
 from copyaudit.errors import UserError
-from copyaudit.models.http_client import check_base_url as check_url
 
 # Stored in every run's configuration, and stored only when not at their default
 # (added later: a run made before them has no key, and must still resume).

@@ -14,31 +14,16 @@ import json
 import os
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 from typing import Any
 
-from copyaudit.errors import UserError
+from copyaudit.endpoint_url import check_base_url
 
 MAX_BACKOFF_SECONDS = 30.0
 
 
 class RequestFailed(Exception):
     """A request failed for good (not retryable, or out of retries)."""
-
-
-def check_base_url(url: str, option: str = "--base-url", key_option: str = "--api-key-env") -> None:
-    """UserError unless `url` is an http(s) URL without credentials in it (a key in
-    user:key@host would be stored with the run); `option` names it in the message."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UserError(f"{option} must be http(s)://host[:port]/path, got {url!r}")
-    if parts.username is not None or parts.password is not None:
-        raise UserError(
-            f"{option} must not carry credentials (user:key@host): they would be stored "
-            "with the run and shown in its reports; put the key in an environment "
-            f"variable and name it with {key_option}"
-        )
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
