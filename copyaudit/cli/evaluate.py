@@ -24,7 +24,7 @@ from copyaudit.cli.options import (
     output_options,
     run_options,
 )
-from copyaudit.cli.output import emit, print_json
+from copyaudit.cli.output import echo, emit, print_json
 from copyaudit.engine.runner import MITIGATIONS, RunRequest, judge_run
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
@@ -195,7 +195,7 @@ def run_cmd(
         f"{outcome.failed} failed, {outcome.judged} scores stored"
     )
     with obj.store() as store:
-        click.echo(report_markdown(build_report(store, outcome.run)))
+        echo(report_markdown(build_report(store, outcome.run)))
 
 
 @click.command("judge")
