@@ -80,7 +80,7 @@ def generation_key(store: Store, generation_id: int) -> str:
 
 
 def _append(store: Store, table: str, generation_id: int, fields: dict[str, Any]) -> str:
-    with store.transaction():
+    with store.transaction(durable=True):
         chain = origin(store)
         last = store.conn.execute(
             f"SELECT seq, hash FROM {table} WHERE chain = ? ORDER BY seq DESC LIMIT 1", (chain,)

@@ -296,7 +296,7 @@ def import_labels(store: Store, records: Sequence[LabelRecord]) -> LabelImport:
     skipped, so importing the same file twice adds nothing. Importing never
     retracts a label already in the database.
     """
-    with store.transaction():
+    with store.transaction(durable=True):
         ids = generation_ids_by_key(store, (r.generation for r in records))
         for record in records:
             if record.generation not in ids:

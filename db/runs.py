@@ -177,7 +177,7 @@ def import_generations(
     row stops the import (InvalidRows, every one listed); with it, they are recorded
     as the run's skipped rows."""
     added = unchanged = replaced = 0
-    with store.transaction():
+    with store.transaction(durable=True):
         row = store.conn.execute(
             "SELECT r.id, r.backend, r.model, s.name AS suite FROM runs r "
             "JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",

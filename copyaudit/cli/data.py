@@ -196,7 +196,7 @@ def import_generations_cmd(
     nothing."""
 
     files = read_generation_files(path, run_name, model)  # every file read and checked first
-    with obj.store() as store, store.transaction():
+    with obj.store() as store, store.transaction(durable=True):
         lines = []
         for file in files:
             added, unchanged, replaced = import_generations(
