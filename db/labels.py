@@ -18,6 +18,7 @@ from copyaudit.items import CONTENT_TASKS, NUMBERED_TARGETS
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
 from db.events import append_label
+from db.generation_keys import generation_ids
 from db.inputs import LabelRecord
 
 ITEM_TARGETS = NUMBERED_TARGETS  # judged per reference item
@@ -230,14 +231,9 @@ def _verdicts_of(row: dict[str, Any]) -> list[JudgeVerdict]:
 
 
 def generation_ids_by_key(store: Store, keys: Iterable[str]) -> dict[str, int]:
-    """Generation id of each known key run/case_id/template (unknown keys are absent)."""
-    rows = store.conn.execute(
-        f"SELECT g.id, {GENERATION_KEY_SQL} AS key FROM generations g "
-        "JOIN runs r ON r.id = g.run_id JOIN cases c ON c.id = g.case_pk "
-        f"WHERE {GENERATION_KEY_SQL} IN (SELECT value FROM json_each(?))",
-        (json.dumps(sorted(set(keys))),),
-    )
-    return {row["key"]: int(row["id"]) for row in rows}
+    """Generation id of each known key run/case_id/template (unknown keys are absent;
+    see db.generation_keys: old keys of renamed runs, ambiguity)."""
+    return generation_ids(store, keys)
 
 
 def reference_item_counts(store: Store, generation_ids: Iterable[int]) -> dict[int, dict[str, int]]:

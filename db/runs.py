@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from copyaudit.errors import InputError, UserError
+from copyaudit.generation_keys import check_run_name
 from copyaudit.hashing import stable_hash
 from copyaudit.rows import InvalidRows, RowProblem
 from copyaudit.types import Score
 from db.cases import record_skipped
 from db.clock import now
 from db.connection import Store
+from db.generation_keys import renamed_to
 from db.inputs import LocatedGeneration
 
 RUN_STATUSES = ("pending", "running", "done", "failed", "cancelled", "imported")
@@ -72,13 +74,17 @@ def existing_run_config(store: Store, name: str) -> dict[str, Any] | None:
 def run_row(store: Store, name: str) -> sqlite3.Row:
     row = store.conn.execute("SELECT * FROM runs WHERE name = ?", (name,)).fetchone()
     if row is None:
-        raise UserError(f"no run named '{name}' (see `copyaudit runs`)")
+        new = renamed_to(store, name)
+        renamed = f"; it was renamed '{new}' (run names cannot contain '/')" if new else ""
+        raise UserError(f"no run named '{name}' (see `copyaudit runs`){renamed}")
     return row
 
 
 def create_or_resume_run(store: Store, spec: RunSpec, *, status: str = "pending") -> int:
     """Return the run's id, creating it if new. An existing run with the same name
-    resumes only if its configuration hash is the same."""
+    resumes only if its configuration hash is the same. A name with '/' is refused
+    (copyaudit.generation_keys)."""
+    check_run_name(spec.name)
     with store.transaction():
         sid = suite_id(store, spec.suite)
         row = store.conn.execute(

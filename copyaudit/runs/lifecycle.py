@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Protocol
 
 from copyaudit import __version__
+from copyaudit.generation_keys import check_run_name
 from copyaudit.runs.progress import ProgressCallback
 from db import Store
 from db.run_owner import owned
@@ -109,7 +110,8 @@ def open_run(
 ) -> Iterator[tuple[Store, int, str]]:
     """The database with run `name` held by this process for the block (`purpose`: run |
     decop, shown while it runs; RunBusyError if another process holds it), and the
-    suite's (id, kind)."""
+    suite's (id, kind). A run name with '/' is refused first."""
+    check_run_name(name)
     with Store(db_path) as store, owned(store, name, purpose):
         sid = suite_id(store, suite)
         yield store, sid, suite_kind(store, sid)
