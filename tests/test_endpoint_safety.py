@@ -124,3 +124,36 @@ def test_the_cli_refuses_credentials_before_storing_anything(
     assert result.code == 2 and "must not carry credentials" in result.err
     assert "--api-key-env" in result.err
     assert database_fingerprint(db_path) == before
+
+
+def test_credentials_an_older_copyaudit_stored_are_redacted_where_shown(
+    tmp_path: Path, cli, db_path: Path
+) -> None:
+    import json
+    import sqlite3
+
+    cases = [{"id": "c1", "title": "Our Tale", "input": "Once", "reference": "upon a time"}]
+    assert (
+        cli("import", "literal", str(write_jsonl(tmp_path / "c.jsonl", cases)), "--suite", "s").code
+        == 0
+    )
+    outputs = write_jsonl(tmp_path / "g.jsonl", [{"case_id": "c1", "output": "upon"}])
+    assert cli("import-generations", str(outputs), "--run", "r", "--suite", "s").code == 0
+    config = {
+        "model": {"base_url": "http://me:sk-1@127.0.0.1:9/v1"},
+        "judge_base_url": "https://sk-2@h/v1",
+    }
+    conn = sqlite3.connect(db_path)  # as a run made before the refusal stored it
+    conn.execute("UPDATE runs SET config = ?", (json.dumps(config),))
+    conn.commit()
+    conn.close()
+    for command in (
+        ("dossier", "c1"),
+        ("dossier", "c1", "--format", "html"),
+        ("report", "r", "--format", "html"),
+    ):
+        argv = [command[0], "r/c1/1", *command[2:]] if command[0] == "dossier" else list(command)
+        result = cli(*argv)
+        assert result.code == 0, result.err
+        assert "sk-1" not in result.out and "sk-2" not in result.out
+        assert "[redacted]@127.0.0.1:9/v1" in result.out
