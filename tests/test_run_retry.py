@@ -138,3 +138,25 @@ def test_max_new_tokens_is_recorded_and_sent(
     # a different budget is a different configuration: never mixed into the same run
     again = _run(cli, server.url, "--max-new-tokens", "8")
     assert again.code == 2 and "max-new-tokens" in again.err.replace("_", "-")
+
+
+@pytest.mark.anyio
+async def test_the_dashboard_shows_the_failed_count(
+    tmp_path: Path,
+    cli,
+    db_path: Path,
+    serve: Callable[[Behaviour], FakeServer],
+    no_backoff: None,
+) -> None:
+    from screens.app import CopyauditApp
+    from screens.runs.dashboard import DashboardScreen
+    from tests.test_screens_data import cell_texts, settle
+
+    _suite(tmp_path, cli)
+    assert _run(cli, serve(Outage()).url).code == 0
+    app = CopyauditApp(db_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, DashboardScreen)
+        row = cell_texts(app.screen.query_one("#runs"), "api")
+        assert row[0] == "api" and row[3] == "done with 3 failed"
