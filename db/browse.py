@@ -22,7 +22,7 @@ from copyaudit.vocabulary import HEADLINES
 from db.connection import Store
 from db.content import stale_sql
 from db.labels import current_label_events_sql, item_count_sql
-from db.queries import runs_summary, with_shown_status
+from db.queries import FAILED_SQL, runs_summary, with_shown_status
 from db.run_totals import generation_counts, run_metric_tallies
 from db.search import index_pays, search_condition
 
@@ -194,7 +194,7 @@ def dashboard_runs(store: Store) -> list[dict[str, Any]]:
 def run_info(store: Store, name: str) -> dict[str, Any] | None:
     row = store.conn.execute(
         "SELECT r.id, r.name, r.model, r.backend, r.status, r.mitigation, s.name AS suite, "
-        "s.kind FROM runs r JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",
+        f"s.kind, {FAILED_SQL} FROM runs r JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",
         (name,),
     ).fetchone()
     return None if row is None else with_shown_status(store, dict(row), name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from copyaudit.endpoint_url import redact_credentials
 from copyaudit.errors import UserError
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
@@ -14,6 +15,11 @@ from db.run_totals import judge_configurations
 
 def _loads(text: str | None) -> Any:
     return json.loads(text) if text else None
+
+
+def _config(text: str | None) -> Any:
+    """A stored configuration, with URL credentials an older copyaudit kept redacted."""
+    return redact_credentials(_loads(text))
 
 
 def generation_record(store: Store, generation_id: int) -> dict[str, Any]:
@@ -32,8 +38,10 @@ def generation_record(store: Store, generation_id: int) -> dict[str, Any]:
     if row is None:
         raise UserError(f"no generation with id {generation_id}")
     out = with_shown_status(store, dict(row), row["run"], "run_status")
-    for name in ("payload", "templates", "decoding", "config"):
+    for name in ("payload", "templates"):
         out[name] = _loads(out[name])
+    for name in ("decoding", "config"):
+        out[name] = _config(out[name])
     return out
 
 
@@ -50,8 +58,9 @@ def run_record(store: Store, run: str) -> dict[str, Any]:
     if row is None:
         raise UserError(f"no run named '{run}' (see `copyaudit runs`)")
     out = with_shown_status(store, dict(row), run)
-    for name in ("templates", "decoding", "config"):
-        out[name] = _loads(out[name])
+    out["templates"] = _loads(out["templates"])
+    for name in ("decoding", "config"):
+        out[name] = _config(out[name])
     return out
 
 
@@ -69,7 +78,7 @@ def run_judges(store: Store, run: str) -> list[dict[str, Any]]:
                 "judge": row["judge"],
                 "version": config["version"] if config else None,
                 "judge_hash": row["judge_hash"],
-                "config": _loads(config["config"]) if config else None,
+                "config": _config(config["config"]) if config else None,
                 "metrics": sorted((row["metrics"] or "").split(",")),
                 "judgments": int(row["judgments"]),
             }
@@ -90,7 +99,7 @@ def judgments_with_provenance(store: Store, generation_id: int) -> list[dict[str
     for row in rows:
         item = dict(row)
         item["evidence"] = _loads(item["evidence"]) or {}
-        item["judge_config"] = _loads(item["judge_config"])
+        item["judge_config"] = _config(item["judge_config"])
         item["flagged"] = None if item["flagged"] is None else bool(item["flagged"])
         out.append(item)
     return out

@@ -95,7 +95,7 @@ def import_cases(
     same source recorded, in the same transaction. `doc_type` (decop suites: book |
     paper) is recorded with the suite in the same transaction."""
     added = unchanged = replaced = 0
-    with store.transaction():
+    with store.transaction(durable=True):
         suite_id = ensure_suite(store, suite, kind)
         if doc_type is not None:
             set_doc_type(store, suite_id, doc_type, replace)

@@ -59,30 +59,49 @@ class Store:
         register_content_hash(self.conn)
         self.db = sqlite_utils.Database(self.conn)
         self._depth = 0
+        self._durable = False  # the open transaction syncs the log at its commit
         self._lock = threading.RLock()
         migrate(self.db)
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (BEGIN IMMEDIATE); nested calls join the outer one."""
+    def transaction(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        """A write transaction (BEGIN IMMEDIATE); nested calls join the outer one.
+
+        `durable` (labels, reviews, imports): the write-ahead log is synced to disk
+        before the commit returns (synchronous=FULL for this transaction; NORMAL, the
+        default, may lose the last commits on a power cut, never corrupt them). SQLite
+        cannot change the level inside a transaction, so a durable call may join only
+        a durable one (RuntimeError otherwise: ask for it in the outermost)."""
         with self._lock:
             if self._depth:
+                if durable and not self._durable:
+                    raise RuntimeError(
+                        "a durable transaction cannot join one that is not: "
+                        "open the outer one with durable=True"
+                    )
                 self._depth += 1
                 try:
                     yield self.conn
                 finally:
                     self._depth -= 1
                 return
-            self.conn.execute("BEGIN IMMEDIATE")
-            self._depth = 1
+            if durable:
+                self.conn.execute("PRAGMA synchronous = FULL")
+            self._durable = durable
             try:
-                yield self.conn
-            except BaseException:
+                self.conn.execute("BEGIN IMMEDIATE")
+                self._depth = 1
+                try:
+                    yield self.conn
+                except BaseException:
+                    self._depth = 0
+                    self.conn.execute("ROLLBACK")
+                    raise
                 self._depth = 0
-                self.conn.execute("ROLLBACK")
-                raise
-            self._depth = 0
-            self.conn.execute("COMMIT")
+                self.conn.execute("COMMIT")
+            finally:
+                if durable:
+                    self.conn.execute("PRAGMA synchronous = NORMAL")
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()

@@ -40,7 +40,7 @@ def save_imported_scores(
     configuration ("replaced"; the same files too: a re-read); else "added". `skipped`
     (source -> rows left out) is recorded with the run, as an import of generations
     records its skipped rows."""
-    with store.transaction():
+    with store.transaction(durable=True):
         row = store.conn.execute(
             "SELECT r.id, r.backend, r.model, r.config_hash, s.name AS suite, r.config "
             "FROM runs r JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",

@@ -92,7 +92,7 @@ def _append(
 ) -> str:
     """Check the event against db.event_rules and append it to this database's chain.
     `uuid` and `created_at`: an imported event's own (default: new, now)."""
-    with store.transaction():
+    with store.transaction(durable=True):
         chain = origin(store)
         last = store.conn.execute(
             f"SELECT seq, hash FROM {table} WHERE chain = ? ORDER BY seq DESC LIMIT 1", (chain,)

@@ -20,6 +20,7 @@ from db.connection import Store
 from db.content import stale_sql
 from db.event_rules import PAYLOAD_ITEMS, EventProblem, canonical_time
 from db.events import append_label
+from db.generation_keys import generation_ids
 from db.inputs import LabelRecord
 
 ITEM_TARGETS = NUMBERED_TARGETS  # judged per reference item
@@ -236,14 +237,9 @@ def _verdicts_of(row: dict[str, Any]) -> list[JudgeVerdict]:
 
 
 def generation_ids_by_key(store: Store, keys: Iterable[str]) -> dict[str, int]:
-    """Generation id of each known key run/case_id/template (unknown keys are absent)."""
-    rows = store.conn.execute(
-        f"SELECT g.id, {GENERATION_KEY_SQL} AS key FROM generations g "
-        "JOIN runs r ON r.id = g.run_id JOIN cases c ON c.id = g.case_pk "
-        f"WHERE {GENERATION_KEY_SQL} IN (SELECT value FROM json_each(?))",
-        (json.dumps(sorted(set(keys))),),
-    )
-    return {row["key"]: int(row["id"]) for row in rows}
+    """Generation id of each known key run/case_id/template (unknown keys are absent;
+    see db.generation_keys: old keys of renamed runs, ambiguity)."""
+    return generation_ids(store, keys)
 
 
 def label_progress(
@@ -302,7 +298,7 @@ def import_labels(store: Store, records: Sequence[LabelRecord]) -> LabelImport:
     annotator's current label on that item, so importing the same file twice adds
     nothing. Importing never retracts a label already in the database.
     """
-    with store.transaction():
+    with store.transaction(durable=True):
         ids = generation_ids_by_key(store, (r.generation for r in records))
         for record in records:
             if record.generation not in ids:

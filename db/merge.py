@@ -252,7 +252,7 @@ def merge_database(store: Store, other_path: str | Path) -> MergeResult:
         if problems:
             raise UserError(f"{other_path} fails verification: {problems[0]}")
         result = MergeResult()
-        with store.transaction():
+        with store.transaction(durable=True):
             known = {
                 r[0] for t in EVENT_TABLES for r in store.conn.execute(f"SELECT uuid FROM {t}")
             }

@@ -636,6 +636,35 @@ def migrate_run_totals(db: sqlite_utils.Database) -> None:
     )
 
 
+def migrate_run_names(db: sqlite_utils.Database) -> None:
+    """Run names lose '/' (a generation key run/case_id/template must read one way): each
+    run named with one is renamed ('/' -> '_', then '-2', '-3'... on a clash) and the
+    rename recorded in `run_renames` (old_name, new_name, run_id, renamed_at), through
+    which keys written with the old name (in label and review events, exported files,
+    other databases) still resolve. Stored events are left as they are (hash-chained)."""
+    db["run_renames"].create(
+        {"old_name": str, "new_name": str, "run_id": int, "renamed_at": str},
+        pk="old_name",
+        not_null={"new_name", "run_id", "renamed_at"},
+        if_not_exists=True,  # idempotent: a test winding the schema back runs it again
+    )
+    taken = {row[0] for row in db.execute("SELECT name FROM runs")}
+    renamed = db.execute("SELECT id, name FROM runs WHERE instr(name, '/') > 0 ORDER BY id")
+    for run_id, old in renamed.fetchall():
+        base = old.replace("/", "_")
+        new, n = base, 1
+        while new in taken:
+            n += 1
+            new = f"{base}-{n}"
+        taken.add(new)
+        db.execute("UPDATE runs SET name = ? WHERE id = ?", (new, run_id))
+        db.execute("UPDATE run_owners SET run = ? WHERE run = ?", (new, old))
+        db.execute(
+            "INSERT INTO run_renames (old_name, new_name, run_id, renamed_at) VALUES (?, ?, ?, ?)",
+            (old, new, run_id, _now()),
+        )
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
@@ -651,6 +680,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     migrate_content_binding,  # labels and reviews bound to the content they were made on
     migrate_search_index,  # db.search: the list's search, FTS5 trigram
     migrate_run_totals,  # the dashboard's, open-run's and report's figures
+    migrate_run_names,  # generation keys read one way: no '/' in run names
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

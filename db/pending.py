@@ -85,13 +85,23 @@ def suite_lengths(store: Store, suite_id: int) -> dict[str, int]:
 
 
 def pending_generations(
-    store: Store, run_id: int, suite_id: int, templates: Sequence[int], limit: int | None
+    store: Store,
+    run_id: int,
+    suite_id: int,
+    templates: Sequence[int],
+    limit: int | None,
+    *,
+    retry_failed: bool = False,
 ) -> tuple[list[PendingGeneration], int]:
-    """(work still to generate, total work of the run) — what a resumed run picks up."""
+    """(work still to generate, total work of the run) — what a resumed run picks up:
+    what it lacks, and with `retry_failed` what failed (a generation stored with an
+    error) too."""
     done = {
         (r[0], r[1])
         for r in store.conn.execute(
-            "SELECT case_pk, template FROM generations WHERE run_id = ?", (run_id,)
+            "SELECT case_pk, template FROM generations WHERE run_id = ? "
+            "AND (? = 0 OR error IS NULL)",
+            (run_id, int(retry_failed)),
         )
     }
     cases = run_cases(store, suite_id, limit)
@@ -102,6 +112,15 @@ def pending_generations(
         if (case_pk, template) not in done
     ]
     return pending, len(cases) * len(templates)
+
+
+def failed_generation_count(store: Store, run_id: int) -> int:
+    """How many of the run's generations are stored with an error."""
+    return int(
+        store.scalar(
+            "SELECT COUNT(*) FROM generations WHERE run_id = ? AND error IS NOT NULL", (run_id,)
+        )
+    )
 
 
 def generations_to_judge(

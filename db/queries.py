@@ -31,6 +31,19 @@ def suites_summary(store: Store) -> list[dict[str, Any]]:
     return out
 
 
+# A run's generations stored with an error (the endpoint failed, say), as column `failed`.
+FAILED_SQL = (
+    "(SELECT COALESCE(SUM(t.failed), 0) FROM generation_totals t WHERE t.run_id = r.id) AS failed"
+)
+
+
+def with_failures(status: str | None, row: dict[str, Any]) -> str | None:
+    """'done with 3 failed' for a run that ended with failed generations (running it
+    again retries them); any other status as it is."""
+    failed = row.get("failed") or 0
+    return f"done with {failed} failed" if status == "done" and failed else status
+
+
 def runs_summary(store: Store) -> list[dict[str, Any]]:
     """Every run with its suite, kind, model, status and progress."""
     rows = store.conn.execute(
@@ -38,6 +51,7 @@ def runs_summary(store: Store) -> list[dict[str, Any]]:
         "r.templates, r.config, r.mitigation, r.created_at, r.started_at, r.finished_at, r.error, "
         "(SELECT COALESCE(SUM(t.generations), 0) FROM generation_totals t "
         "WHERE t.run_id = r.id) AS generations, "
+        f"{FAILED_SQL}, "
         "(SELECT COALESCE(SUM(t.cases), 0) FROM suite_work_totals t "
         "WHERE t.suite_id = r.suite_id) AS cases "
         "FROM runs r JOIN suites s ON s.id = r.suite_id ORDER BY r.id"
@@ -46,7 +60,7 @@ def runs_summary(store: Store) -> list[dict[str, Any]]:
     out = []
     for r in rows:
         row = dict(r)
-        row["status"] = shown_status(row["status"], owners.get(row["name"]))
+        row["status"] = with_failures(shown_status(row["status"], owners.get(row["name"])), row)
         done, total = run_progress(store, row)
         del row["templates"], row["config"]
         row["generations"], row["total"] = done, total
@@ -137,9 +151,9 @@ def run_overview(store: Store, run: str) -> dict[str, Any]:
 def with_shown_status(
     store: Store, row: dict[str, Any], run: str, key: str = "status"
 ) -> dict[str, Any]:
-    """`row` with its run status as a person should see it (running / interrupted;
-    see db.run_owner.shown_status)."""
-    row[key] = shown_status(row[key], current_owner(store, run))
+    """`row` with its run status as a person should see it (running / interrupted,
+    see db.run_owner.shown_status; 'done with N failed' when `row` counts `failed`)."""
+    row[key] = with_failures(shown_status(row[key], current_owner(store, run)), row)
     return row
 
 

@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from copyaudit.errors import InputError, UserError
+from copyaudit.generation_keys import check_run_name
 from copyaudit.hashing import stable_hash
 from copyaudit.rows import InvalidRows, RowProblem
 from copyaudit.types import Score
 from db.cases import record_skipped
 from db.clock import now
 from db.connection import Store
+from db.generation_keys import renamed_to
 from db.inputs import LocatedGeneration
 
 RUN_STATUSES = ("pending", "running", "done", "failed", "cancelled", "imported")
@@ -72,13 +74,17 @@ def existing_run_config(store: Store, name: str) -> dict[str, Any] | None:
 def run_row(store: Store, name: str) -> sqlite3.Row:
     row = store.conn.execute("SELECT * FROM runs WHERE name = ?", (name,)).fetchone()
     if row is None:
-        raise UserError(f"no run named '{name}' (see `copyaudit runs`)")
+        new = renamed_to(store, name)
+        renamed = f"; it was renamed '{new}' (run names cannot contain '/')" if new else ""
+        raise UserError(f"no run named '{name}' (see `copyaudit runs`){renamed}")
     return row
 
 
 def create_or_resume_run(store: Store, spec: RunSpec, *, status: str = "pending") -> int:
     """Return the run's id, creating it if new. An existing run with the same name
-    resumes only if its configuration hash is the same."""
+    resumes only if its configuration hash is the same. A name with '/' is refused
+    (copyaudit.generation_keys)."""
+    check_run_name(spec.name)
     with store.transaction():
         sid = suite_id(store, spec.suite)
         row = store.conn.execute(
@@ -177,7 +183,7 @@ def import_generations(
     row stops the import (InvalidRows, every one listed); with it, they are recorded
     as the run's skipped rows."""
     added = unchanged = replaced = 0
-    with store.transaction():
+    with store.transaction(durable=True):
         row = store.conn.execute(
             "SELECT r.id, r.backend, r.model, s.name AS suite FROM runs r "
             "JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",
@@ -263,14 +269,19 @@ class NewGeneration:
 
 
 def add_generations(store: Store, run_id: int, rows: Iterable[NewGeneration]) -> int:
-    """Insert one batch of generations in one transaction; existing keys are left alone
-    (so a resumed run never duplicates)."""
+    """Insert one batch of generations in one transaction. An existing generation is
+    left alone (so a resumed run never duplicates) unless it failed (stored with an
+    error): a retry replaces it in place, keeping its id."""
     stamp = now()
     with store.transaction():
         cur = store.conn.executemany(
-            "INSERT OR IGNORE INTO generations (run_id, case_pk, template, prompt, output, "
+            "INSERT INTO generations (run_id, case_pk, template, prompt, output, "
             "tokens, seconds, source, error, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, 'generated', ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, 'generated', ?, ?) "
+            "ON CONFLICT (run_id, case_pk, template) DO UPDATE SET prompt = excluded.prompt, "
+            "output = excluded.output, tokens = excluded.tokens, seconds = excluded.seconds, "
+            "error = excluded.error, created_at = excluded.created_at "
+            "WHERE generations.error IS NOT NULL",
             [
                 (
                     run_id,

@@ -30,6 +30,7 @@ SQL_START = re.compile(
 FOUNDATION = frozenset(
     f"copyaudit.{name}"
     for name in ("errors", "types", "hashing", "items", "rows", "mentions", "vocabulary")
+    + ("generation_keys", "endpoint_url")  # what a key and an endpoint address may be
 )
 
 HEAVY = ("torch", "transformers", "scipy", "matplotlib", "spacy")

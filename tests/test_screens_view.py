@@ -149,7 +149,7 @@ def hostile_db(tmp_path: Path) -> Path:
         import_cases(store, "s", "literal", [LocatedCase(1, case)], source="t")
         import_generations(
             store,
-            run="[red]run[/red]",
+            run="[red]run[bold]",  # markup; run names cannot hold "/"
             suite="s",
             model="[bold]model",
             rows=[LocatedGeneration(1, "[u]case[/u]", 1, HOSTILE)],
@@ -165,7 +165,7 @@ async def test_markup_and_escape_sequences_are_shown_literally(hostile_db: Path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         runs = app.screen.query_one("#runs")
-        assert str(runs.get_row("[red]run[/red]")[0]) == "[red]run[/red]"
+        assert str(runs.get_row("[red]run[bold]")[0]) == "[red]run[bold]"
         screen = await _open(pilot, 0)
         shown = screen.query_one("#output").render()
         plain_output = str(shown)
@@ -179,7 +179,7 @@ async def test_markup_and_escape_sequences_are_shown_literally(hostile_db: Path)
         assert "[bold]not bold[/]" in drawn and "\x1b" not in drawn
         context = str(screen.query_one("#context").render())
         assert "[b]prompt[/b] ␛[2J" in context and "[i]ref[/i]" in context
-        assert "[red]run[/red]/[u]case[/u]/1" in str(screen.query_one("#title").render())
+        assert "[red]run[bold]/[u]case[/u]/1" in str(screen.query_one("#title").render())
         await pilot.press("escape")
         await settle(pilot)
         listing = app.screen.query_one("#generations")

@@ -12,6 +12,8 @@ import click
 
 from copyaudit.cli.options import output_options, skip_invalid_option
 from copyaudit.cli.output import (
+    TerminalStream,
+    echo,
     echo_skipped,
     print_json,
     print_table,
@@ -194,7 +196,7 @@ def import_generations_cmd(
     nothing."""
 
     files = read_generation_files(path, run_name, model)  # every file read and checked first
-    with obj.store() as store, store.transaction():
+    with obj.store() as store, store.transaction(durable=True):
         lines = []
         for file in files:
             added, unchanged, replaced = import_generations(
@@ -214,7 +216,7 @@ def import_generations_cmd(
             suffix = f" ({'; '.join(details)})" if details else ""
             lines.append(f"{file.run}: {added} added, {unchanged} unchanged, {replaced} replaced")
             lines[-1] += suffix
-    click.echo("\n".join(lines))
+    echo("\n".join(lines))
 
 
 @click.command("suites")
@@ -234,7 +236,7 @@ def suites_cmd(obj: Any, fmt: str) -> None:
     print_table(rows, ["name", "kind", "cases", "works", "skipped", "created_at"], "Suites")
     for name, note in notes.items():
         if note is not None:
-            click.echo(f"{name}: {note}")
+            echo(f"{name}: {note}")
 
 
 @click.command("runs")
@@ -260,7 +262,7 @@ def runs_cmd(obj: Any, fmt: str) -> None:
 @contextmanager
 def _output(path: Path | None, database: Path, force: bool) -> Iterator[IO[str]]:
     if path is None:
-        yield sys.stdout
+        yield TerminalStream(sys.stdout)  # control sequences escaped
         return
     with output_file(path, database=database, force=force) as handle:
         yield handle

@@ -8,7 +8,7 @@ import click
 
 from copyaudit.cli.evaluate import execute_with_progress
 from copyaudit.cli.options import run_options
-from copyaudit.cli.output import print_json
+from copyaudit.cli.output import echo, print_json
 from copyaudit.errors import UserError
 from db.runs import run_row
 
@@ -105,7 +105,7 @@ def decop_cmd(
     if fmt == "json":
         print_json(report)
     else:
-        click.echo(decop_markdown(report), nl=False)
+        echo(decop_markdown(report), nl=False)
     if outcome.status == "failed":
         raise UserError(outcome.error or "the run failed")
 

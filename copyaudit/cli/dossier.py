@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from copyaudit.cli.options import output_options
+from copyaudit.cli.output import emit
 from copyaudit.reports.dossier.build import build_dossier, render_dossier
-from copyaudit.reports.output_file import check_destination, write_output
+from copyaudit.reports.output_file import check_destination
 from db.review import resolve_generation
 
 
@@ -28,12 +28,8 @@ def dossier_cmd(obj: Any, generation: str, fmt: str, output: Path | None, force:
         check_destination(output, database=obj.db_path, force=force)  # before any work
     with obj.store() as store:
         dossier = build_dossier(store, resolve_generation(store, generation), obj.db_path)
-    text = render_dossier(dossier, fmt)
-    if output is None:
-        sys.stdout.write(text)
-        return
-    write_output(output, text, database=obj.db_path, force=force)
-    click.echo(f"wrote {output}", err=True)
+    # to a terminal with control sequences escaped, or safely to -o
+    emit(render_dossier(dossier, fmt), output, database=obj.db_path, force=force)
 
 
 def register(group: click.Group) -> None:

@@ -24,7 +24,7 @@ from copyaudit.cli.options import (
     output_options,
     run_options,
 )
-from copyaudit.cli.output import emit, print_json
+from copyaudit.cli.output import echo, emit, print_json
 from copyaudit.engine.runner import MITIGATIONS, RunRequest, judge_run
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
@@ -148,6 +148,12 @@ def execute_with_progress(db_path: Path, request: Any) -> Any:
     type=click.IntRange(1),
     help="Override the task's token budget (200 literal/qa, 1024 nonliteral).",
 )
+@click.option(
+    "--retry-failed/--no-retry-failed",
+    default=True,
+    show_default=True,
+    help="Generate again the cases whose generation failed before (an endpoint outage).",
+)
 @click.pass_obj
 def run_cmd(
     obj: Any,
@@ -162,8 +168,10 @@ def run_cmd(
     method_fields: dict[str, Any],
     judging: JudgeOptions,
     max_new_tokens: int | None,
+    retry_failed: bool,
 ) -> None:
-    """Generate and judge SUITE with a model; resumes if the run exists."""
+    """Generate and judge SUITE with a model; resumes if the run exists (and retries
+    the generations that failed, unless --no-retry-failed)."""
 
     request = RunRequest(
         suite=suite,
@@ -176,17 +184,18 @@ def run_cmd(
         notice_mitigation=notice_mitigation,
         judging=judging,
         max_new_tokens=max_new_tokens,
+        retry_failed=retry_failed,
         **method_fields,
     )
     outcome = execute_with_progress(obj.db_path, request)
     for judge, reason in outcome.skipped_judges:
         click.echo(f"skipped judge {judge}: {reason}", err=True)
     click.echo(
-        f"run {outcome.run}: {outcome.status}; {outcome.generated} generated, "
+        f"run {outcome.run}: {outcome.shown_status()}; {outcome.generated} generated, "
         f"{outcome.failed} failed, {outcome.judged} scores stored"
     )
     with obj.store() as store:
-        click.echo(report_markdown(build_report(store, outcome.run)))
+        echo(report_markdown(build_report(store, outcome.run)))
 
 
 @click.command("judge")

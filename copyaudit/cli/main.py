@@ -17,6 +17,7 @@ from copyaudit import __version__
 from copyaudit.cli.commands import LazyCommands
 from copyaudit.cli.tui import open_app
 from copyaudit.errors import UserError
+from copyaudit.untrusted import terminal_text
 from db import Store
 
 DEFAULT_DB = "copyaudit.db"
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     except UserError as exc:
         if debug:
             raise
-        click.echo(f"copyaudit: error: {exc}", err=True)
+        click.echo(terminal_text(f"copyaudit: error: {exc}"), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
@@ -90,7 +91,9 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             raise
         click.echo(
-            f"copyaudit: internal error: {type(exc).__name__}: {exc} (rerun with --debug)",
+            terminal_text(
+                f"copyaudit: internal error: {type(exc).__name__}: {exc} (rerun with --debug)"
+            ),
             err=True,
         )
         sys.exit(1)

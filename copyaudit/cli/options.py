@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from copyaudit.endpoint_url import check_base_url
 from copyaudit.errors import UserError
 from copyaudit.judges.options import JUDGE_BACKENDS, JudgeOptions, stored_defaults
 from copyaudit.judges.registry import JUDGE_NAMES, PRESETS
@@ -173,6 +174,8 @@ def run_options(
             fields = {key: kwargs.pop(key) for key in RUN_FIELDS}
             if fields["backend"] == "openai" and not fields["base_url"]:
                 raise UserError("--backend openai needs --base-url")
+            if fields["base_url"]:
+                check_base_url(fields["base_url"])  # no credentials in it
             return command(*args, run_fields=fields, **kwargs)
 
         options = (

@@ -15,6 +15,26 @@ from rich.table import Table
 from rich.text import Text
 
 from copyaudit.reports.output_file import write_output
+from copyaudit.untrusted import csv_row, terminal_text
+
+
+class TerminalStream:
+    """Standard output for a command's rows: what is written goes through
+    terminal_text (control sequences escaped; JSON stays exact)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(terminal_text(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def echo(text: str, *, nl: bool = True, err: bool = False) -> None:
+    """click.echo of stored (untrusted) text: control sequences escaped."""
+    click.echo(terminal_text(text), nl=nl, err=err)
 
 
 def _cell(value: Any) -> str:
@@ -28,14 +48,15 @@ def _cell(value: Any) -> str:
 
 
 def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str) -> None:
-    """A Rich table; every cell is plain Text so stored strings are never parsed as markup."""
+    """A Rich table; every cell is plain Text so stored strings are never parsed as
+    markup, with control sequences escaped."""
     table = Table(title=title, title_justify="left")
     for position, column in enumerate(columns):
         # the first column names the row (a run, a generation key): folded, never cut
         # short, so it can be read in full and typed into the next command
         table.add_column(column, overflow="fold" if position == 0 else "ellipsis")
     for row in rows:
-        table.add_row(*(Text(_cell(row.get(c))) for c in columns))
+        table.add_row(*(Text(terminal_text(_cell(row.get(c)))) for c in columns))
     Console().print(table)
 
 
@@ -54,13 +75,16 @@ def write_csv(rows: Iterable[dict[str, Any]], out: IO[str]) -> int:
         if writer is None:
             writer = csv.DictWriter(out, fieldnames=list(row), extrasaction="ignore")
             writer.writeheader()
-        writer.writerow({k: _cell(v) if isinstance(v, dict | list) else v for k, v in row.items()})
+        writer.writerow(
+            csv_row({k: _cell(v) if isinstance(v, dict | list) else v for k, v in row.items()})
+        )
         count += 1
     return count
 
 
 def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.write(terminal_text(json.dumps(value, ensure_ascii=False, indent=2, default=str)))
+    sys.stdout.write("\n")
 
 
 def echo_skipped(problems: Iterable[Any]) -> None:
@@ -74,7 +98,7 @@ def emit(text: str, output: Path | None, *, database: Path, force: bool) -> None
     """A command's document: to standard output, or safely to `output` (never over the
     database, an existing file only with --force) with a line on standard error."""
     if output is None:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
         return
     write_output(output, text, database=database, force=force)
     click.echo(f"wrote {output}", err=True)

@@ -10,7 +10,7 @@ import click
 
 from copyaudit.cli.evaluate import RichProgress, parse_templates
 from copyaudit.cli.options import decoding_method_options, judge_options, run_options
-from copyaudit.cli.output import print_json
+from copyaudit.cli.output import echo, print_json
 from copyaudit.engine.runner import RunRequest
 from copyaudit.engine.takedown import method_requests, parse_methods, run_takedown
 from copyaudit.judges.options import JudgeOptions
@@ -88,7 +88,7 @@ def takedown_cmd(
     if fmt == "json":
         print_json(table.as_dict())
     else:
-        click.echo(takedown_markdown(table), nl=False)
+        echo(takedown_markdown(table), nl=False)
 
 
 def register(group: click.Group) -> None:

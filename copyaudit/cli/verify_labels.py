@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from copyaudit.cli.options import skip_invalid_option
-from copyaudit.cli.output import echo_skipped, print_json, print_table
+from copyaudit.cli.output import echo, echo_skipped, print_json, print_table
 from copyaudit.identity import config_path, resolve_annotator
 from copyaudit.items import item_number
 from copyaudit.render.markdown import table
@@ -205,9 +205,9 @@ def agreement_cmd(
     if fmt == "json":
         print_json(report)
     else:
-        click.echo(render_markdown(report), nl=False)
+        echo(render_markdown(report), nl=False)
         if earlier:  # left out of every figure above: say so
-            click.echo(
+            echo(
                 f"\n{earlier} current label(s) {EARLIER_VERSION} of their content (a "
                 "--replace changed it) are left out until labelled again.\n"
             )

@@ -45,7 +45,12 @@ from copyaudit.runs.run_request import LOGIT_METHODS, METHOD_PARAMETERS, ModelRe
 from copyaudit.studies.registry import protected_texts
 from copyaudit.types import Case, JudgeInput
 from copyaudit.vocabulary import MITIGATIONS as MITIGATION_LABELS
-from db.pending import generations_to_judge, pending_generations, run_cases
+from db.pending import (
+    failed_generation_count,
+    generations_to_judge,
+    pending_generations,
+    run_cases,
+)
 from db.runs import (
     JudgeIdentity,
     NewGeneration,
@@ -80,6 +85,7 @@ class RunRequest(ModelRequest):
     topk_k: int = 50  # topk: how many of the highest logits get noise
     decoding_seed: int = 0  # topk: the noise's seed (with each prompt's token ids)
     rcad_alpha: float = 1.0  # rcad: weight of the protected-context logits (CoTaEval: 1.0)
+    retry_failed: bool = True  # generate again what failed before (not part of the config)
 
     def method_parameters(self) -> dict[str, Any]:
         """The parameters of the decoding method, as the run's configuration stores them."""
@@ -122,9 +128,17 @@ class RunRequest(ModelRequest):
 @dataclass
 class GenerationOutcome(RunOutcome):
     generated: int = 0
-    failed: int = 0
+    failed: int = 0  # by this call
     judged: int = 0
     skipped_judges: list[tuple[str, str]] = field(default_factory=list)
+    failed_in_run: int = 0  # the run's generations stored with an error, once it ended
+
+    def shown_status(self) -> str:
+        """'done with 3 failed' when the run holds failed generations (running it again
+        retries them), else the status."""
+        if self.status == "done" and self.failed_in_run:
+            return f"done with {self.failed_in_run} failed"
+        return self.status
 
     def counts(self) -> dict[str, int]:
         return {"generated": self.generated, "failed": self.failed, "scores": self.judged}
@@ -269,7 +283,9 @@ def _execute_owned(
     run_id = start_run(store, spec)
     outcome = GenerationOutcome(run=name, kind=kind)
     with tracked(store, run_id, outcome, cancel):
-        pending, total = pending_generations(store, run_id, sid, request.templates, request.limit)
+        pending, total = pending_generations(
+            store, run_id, sid, request.templates, request.limit, retry_failed=request.retry_failed
+        )
         processor_factory = _processor_factory(store, sid, request, generator)
         _generate(
             store,
@@ -295,6 +311,7 @@ def _execute_owned(
                 embedder_factory=embedder_factory,
             )
             outcome.judged, outcome.skipped_judges = judged
+        outcome.failed_in_run = failed_generation_count(store, run_id)
     return outcome
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.parse
 from dataclasses import dataclass, fields
 from typing import Any
 
+from copyaudit.endpoint_url import check_base_url as check_url
 from copyaudit.errors import UserError
 
 # Stored in every run's configuration, and stored only when not at their default
@@ -102,17 +102,8 @@ class JudgeOptions:
 
 
 def check_base_url(url: str) -> None:
-    """UserError unless `url` is an http(s) URL without credentials in it (a key in
-    user:key@host would be stored with the run)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UserError(f"judge base URL must be http(s)://host[:port]/path, got {url!r}")
-    if parts.username is not None or parts.password is not None:
-        raise UserError(
-            "judge base URL must not carry credentials (user:key@host): they would be "
-            "stored with the run; put the key in an environment variable and name it "
-            "with --judge-api-key-env"
-        )
+    """UserError unless `url` is an http(s) URL without credentials (models.http_client)."""
+    check_url(url, "--judge-base-url", "--judge-api-key-env")
 
 
 OFFLINE = JudgeOptions()  # the default: the offline preset, no judge models named

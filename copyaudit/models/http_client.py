@@ -2,6 +2,9 @@
 
 Retries (exponential backoff) on timeouts, connection errors, HTTP 429 and 5xx; never on
 other 4xx, which mean the request itself is wrong. The number of attempts is bounded.
+Redirects are never followed: the API key goes only to the address given, and a
+redirect is an error naming where it pointed. A base URL with credentials in it
+(user:key@host) is refused: it would be stored with the run and shown in its reports.
 """
 
 from __future__ import annotations
@@ -14,11 +17,28 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from copyaudit.endpoint_url import check_base_url
+
 MAX_BACKOFF_SECONDS = 30.0
 
 
 class RequestFailed(Exception):
     """A request failed for good (not retryable, or out of retries)."""
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Refuses every redirect: following one would send the API key elsewhere."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        raise RequestFailed(
+            f"HTTP {code}: the endpoint redirects to {newurl}; not followed (the API key is "
+            "sent only to the address given): use that address as the base URL if you "
+            "trust it"
+        )
+
+
+# every request of every client goes through this opener (no redirects, no cookies)
+_OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 class JsonClient:
@@ -32,6 +52,7 @@ class JsonClient:
     ) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        check_base_url(base_url)
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env
         self.timeout = timeout
@@ -57,7 +78,7 @@ class JsonClient:
             server_delay = None
             request = urllib.request.Request(url, data=data, headers=self._headers(), method="POST")
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                with _OPENER.open(request, timeout=self.timeout) as response:
                     payload = response.read()
             except urllib.error.HTTPError as error:
                 detail = _error_detail(error)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Protocol
 
 from copyaudit import __version__
+from copyaudit.generation_keys import check_run_name
 from copyaudit.runs.progress import ProgressCallback
 from db import Store
 from db.run_owner import owned
@@ -59,10 +60,14 @@ class RunOutcome:
         """What else the end-of-run line says (judges skipped, say)."""
         return []
 
+    def shown_status(self) -> str:
+        """The status as people read it (a study may qualify 'done')."""
+        return self.status
+
     def summary(self) -> str:
         """'run NAME: done; 3 generated, 0 failed, 12 scores; skipped judges: events'."""
         figures = ", ".join(f"{value} {label}" for label, value in self.counts().items())
-        parts = [f"run {self.run}: {self.status}", figures, *self.notes()]
+        parts = [f"run {self.run}: {self.shown_status()}", figures, *self.notes()]
         return "; ".join(part for part in parts if part)
 
 
@@ -105,7 +110,8 @@ def open_run(
 ) -> Iterator[tuple[Store, int, str]]:
     """The database with run `name` held by this process for the block (`purpose`: run |
     decop, shown while it runs; RunBusyError if another process holds it), and the
-    suite's (id, kind)."""
+    suite's (id, kind). A run name with '/' is refused first."""
+    check_run_name(name)
     with Store(db_path) as store, owned(store, name, purpose):
         sid = suite_id(store, suite)
         yield store, sid, suite_kind(store, sid)

@@ -96,7 +96,9 @@ def _status_cell(status: str | None, active: ActiveRun | None) -> Text:
         "judging": "yellow",
         "done": "green",
     }
-    return plain(status or DASH, style.get(status or "", ""))
+    # 'done with N failed' (running the run again retries them) is a warning
+    shown = "cancelled" if (status or "").startswith("done with") else status or ""
+    return plain(status or DASH, style.get(shown, ""))
 
 
 class DashboardScreen(Screen[None]):

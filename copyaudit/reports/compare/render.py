@@ -11,6 +11,7 @@ from typing import Any
 from copyaudit.render.markdown import table
 from copyaudit.reports.compare.takedown import from_dict
 from copyaudit.studies.takedown.render import takedown_markdown
+from copyaudit.untrusted import csv_row
 
 CSV_FIELDS = (
     "study",
@@ -104,7 +105,8 @@ def comparison_markdown(comparison: Mapping[str, Any]) -> str:
 
 
 def comparison_csv(comparison: Mapping[str, Any]) -> str:
-    """One line per cell (long format), every figure as stored (fractions, not %)."""
+    """One line per cell (long format), every figure as stored (fractions, not %);
+    text cells neutralised for spreadsheets (copyaudit.untrusted.csv_row)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
     writer.writeheader()
@@ -117,17 +119,19 @@ def comparison_csv(comparison: Mapping[str, Any]) -> str:
                     value = value.get("mean")
                 bounds = cell.get("interval") or (None, None)
                 writer.writerow(
-                    {
-                        "study": block["study"],
-                        "group": group_text(row["group"]),
-                        "column": column["key"],
-                        "label": column["label"],
-                        "value": value,
-                        "low": bounds[0],
-                        "high": bounds[1],
-                        "n": cell.get("n"),
-                        "run": cell.get("run"),
-                        "reason": cell.get("reason"),
-                    }
+                    csv_row(
+                        {
+                            "study": block["study"],
+                            "group": group_text(row["group"]),
+                            "column": column["key"],
+                            "label": column["label"],
+                            "value": value,
+                            "low": bounds[0],
+                            "high": bounds[1],
+                            "n": cell.get("n"),
+                            "run": cell.get("run"),
+                            "reason": cell.get("reason"),
+                        }
+                    )
                 )
     return buffer.getvalue()
