@@ -29,8 +29,10 @@ SQL_START = re.compile(
 # The modules below every layer: db may import these of copyaudit, nothing else of it.
 FOUNDATION = frozenset(
     f"copyaudit.{name}"
-    for name in ("errors", "types", "hashing", "items", "rows", "mentions", "vocabulary")
-    + ("generation_keys", "endpoint_url")  # what a key and an endpoint address may be
+    for name in (
+        *("errors", "types", "hashing", "items", "rows", "mentions", "vocabulary"),
+        *("generation_keys", "endpoint_url"),  # what a key and an endpoint address may be
+    )
 )
 
 HEAVY = ("torch", "transformers", "scipy", "matplotlib", "spacy")
