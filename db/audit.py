@@ -130,12 +130,18 @@ def sqlite_check(store: Store, *, full: bool = False) -> list[str]:
     return [row[0] for row in store.conn.execute(f"PRAGMA {pragma}")]
 
 
-def audit(store: Store, *, full: bool = False) -> list[Finding]:
-    """Everything `verify` checks in the database itself; [] when all is intact."""
-    checked = sqlite_check(store, full=full)
-    found = [] if checked == ["ok"] else [Finding("sqlite", "; ".join(checked[:5]))]
-    found += trigger_problems(store)
+def audit_events(store: Store) -> list[Finding]:
+    """The audit trail's checks (triggers, chains, head records, generation bindings),
+    without SQLite's check of the whole file: what a report or dossier states."""
+    found = trigger_problems(store)
     found += [Finding("chain broken", str(p)) for p in verify_chains(store)]
     found += head_problems(store)
     found += binding_problems(store)
     return found
+
+
+def audit(store: Store, *, full: bool = False) -> list[Finding]:
+    """Everything `verify` checks in the database itself; [] when all is intact."""
+    checked = sqlite_check(store, full=full)
+    found = [] if checked == ["ok"] else [Finding("sqlite", "; ".join(checked[:5]))]
+    return found + audit_events(store)

@@ -18,6 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from copyaudit.anchors import anchor_line
 from copyaudit.cli.options import (
     decoding_method_options,
     judge_options,
@@ -34,6 +35,7 @@ from copyaudit.reports.run_report import build_report, report_markdown
 from copyaudit.reports.run_report_html import report_html
 from copyaudit.studies.notice.report import parse_thresholds
 from copyaudit.verification.calibration import calibrate_run, outcome_lines
+from db.anchors import current_anchor
 from db.case_file import run_judges, run_record
 from db.queries import metric_thresholds
 from db.run_owner import owned
@@ -275,6 +277,7 @@ def report_cmd(
         check_destination(output, database=obj.db_path, force=force)  # before any work
     with obj.store() as store:
         report = build_report(store, run, notice_thresholds=thresholds)
+        report["anchor"] = current_anchor(store)  # the audit chains' heads as of this report
         if fmt == "html":
             text = report_html(
                 report,
@@ -288,7 +291,7 @@ def report_cmd(
     if fmt == "json":
         text = json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
     elif fmt == "md":
-        text = report_markdown(report)
+        text = report_markdown(report) + f"\n{anchor_line(report['anchor'])}\n"
     emit(text, output, database=obj.db_path, force=force)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from copyaudit.anchors import anchor_line
 from copyaudit.hashing import stable_json
 
 # The rules every page shares; page() puts a document's own CSS after them.
@@ -113,6 +114,7 @@ def integrity_html(i: Mapping[str, Any]) -> str:
             ("audit chains", verified),
             ("exported at", esc(i["exported_at"])),
             ("exported with", esc(i["exported_with"])),
+            *([("anchor", esc(anchor_line(i["anchor"])))] if i.get("anchor") else []),
         ]
     ) + ("<h3>Chain heads</h3>" + heads if i["chain_heads"] else "<p>No events yet.</p>")
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from copyaudit.anchors import anchor_line
 from copyaudit.hashing import stable_json
 from copyaudit.items import item_name, item_number
 from copyaudit.render.highlight import Segment
@@ -237,6 +238,7 @@ def _integrity(d: Dossier) -> list[str]:
             ("audit chains", verified),
             ("exported at", i["exported_at"]),
             ("exported with", i["exported_with"]),
+            *([("anchor", anchor_line(i["anchor"]))] if i.get("anchor") else []),
         ],
     )
     if i["chain_heads"]:
