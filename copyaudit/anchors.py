@@ -11,7 +11,9 @@ signed with an ed25519 key (copyaudit.anchor_signing).
 from __future__ import annotations
 
 import hashlib
+import html
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,8 @@ from copyaudit.hashing import canonical_json
 
 ANCHOR_FORMAT = "copyaudit-anchor/1"
 HEAD_FIELDS = ("table", "chain", "seq", "hash")
+MARKDOWN_FENCE = "```json copyaudit-anchor"  # opens the anchor embedded in Markdown
+HTML_TAG = '<pre class="anchor">'  # holds the anchor embedded in HTML
 # The setting (copyaudit.identity) naming the private key `anchor` signs with by default.
 SIGN_KEY_SETTING = "anchor_sign_key"
 
@@ -61,6 +65,25 @@ def anchor_line(anchor: dict[str, Any]) -> str:
     )
 
 
+def anchor_json(anchor: dict[str, Any]) -> str:
+    """The anchor as indented JSON with no backtick (safe inside a Markdown fence)."""
+    return json.dumps(anchor, ensure_ascii=False, indent=2).replace("`", "\\u0060")
+
+
+def anchor_markdown(anchor: dict[str, Any]) -> list[str]:
+    """The anchor embedded in a Markdown document: its line, then the whole of it."""
+    return [anchor_line(anchor), "", MARKDOWN_FENCE, anchor_json(anchor), "```"]
+
+
+def _embedded(text: str) -> str | None:
+    """The JSON of an anchor embedded in Markdown or HTML text, if any."""
+    fenced = re.search(re.escape(MARKDOWN_FENCE) + r"\n(.*?)\n```", text, re.S)
+    if fenced:
+        return fenced.group(1)
+    tagged = re.search(re.escape(HTML_TAG) + r"(.*?)</pre>", text, re.S)
+    return html.unescape(tagged.group(1)) if tagged else None
+
+
 def _find(document: Any) -> Any:
     """The anchor in an anchor file, or embedded in a report or dossier's JSON."""
     if isinstance(document, dict):
@@ -91,12 +114,17 @@ def _check_shape(anchor: dict[str, Any], path: Path) -> None:
 
 
 def read_anchor(path: Path) -> dict[str, Any]:
-    """The anchor held by `path` (an anchor file, or a report/dossier JSON embedding one)."""
+    """The anchor held by `path`: an anchor file, or a report or dossier (JSON, Markdown
+    or HTML) embedding one."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"no anchor file {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError) as error:
+        raise UserError(f"{path}: cannot read an anchor ({error})") from None
+    try:
+        document = json.loads(_embedded(text) or text)
+    except json.JSONDecodeError as error:
         raise UserError(f"{path}: not a JSON anchor ({error})") from None
     anchor = _find(document)
     if anchor is None:

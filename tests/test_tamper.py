@@ -381,3 +381,67 @@ def test_content_hash_is_hashed_only_when_set() -> None:
     plain = event_hash("labels", event, "")
     assert event_hash("labels", {**event, "content_hash": None}, "") == plain
     assert event_hash("labels", {**event, "content_hash": "abc"}, "") != plain
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("report", "r", "--format", "json"),
+        ("report", "r", "--format", "md"),
+        ("report", "r", "--format", "html"),
+        ("dossier", "r/lit-1/1", "--format", "md"),
+        ("dossier", "r/lit-1/1", "--format", "html"),
+    ],
+    ids=lambda c: f"{c[0]}-{c[-1]}",
+)
+def test_reports_and_dossiers_embed_an_anchor_verify_reads(
+    audited: Path, cli, tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    out = tmp_path / f"doc.{command[-1]}"
+    made = cli(*command, "-o", str(out))
+    assert made.code == 0, made.err
+    assert "copyaudit-anchor/1" in out.read_text()
+    kept = cli("verify", "--against", str(out))
+    assert kept.code == 0 and "extends anchor" in kept.out, kept.err
+    _careful(_delete("last"))(audited)
+    assert "truncated" in cli("verify", "--against", str(out)).err
+
+
+def test_the_head_records_migration_keeps_old_events_verifying(audited: Path, cli) -> None:
+    """A database from before the head records: the migration fills them from the events
+    there, which keep their hashes and verify; deleting the last one is then caught."""
+    import sqlite_utils
+
+    from db.migrations import migrate_event_heads
+
+    conn = sqlite3.connect(audited)
+    for table in ("labels", "reviews"):
+        conn.execute(f"DROP TRIGGER {table}_head")
+    conn.execute("DROP TABLE event_heads")
+    before = conn.execute("SELECT uuid, hash FROM labels ORDER BY seq").fetchall()
+    migrate_event_heads(sqlite_utils.Database(conn))
+    conn.commit()
+    assert conn.execute("SELECT uuid, hash FROM labels ORDER BY seq").fetchall() == before
+    conn.close()
+    assert cli("verify").code == 0
+    _careful(_delete("last"))(audited)
+    assert "the last events were deleted" in cli("verify").err
+
+
+def test_merged_events_keep_their_binding(audited: Path, cli, tmp_path: Path) -> None:
+    """merge renumbers generation_id (not hashed): the merged database still verifies."""
+    other = tmp_path / "other.db"
+    (tmp_path / "o").mkdir()
+    cases = write_jsonl(tmp_path / "o" / "lit.jsonl", [literal_record(2), literal_record(1)])
+    gens = write_jsonl(
+        tmp_path / "g2.jsonl",
+        [{"case_id": "lit-2", "output": "second"}, {"case_id": "lit-1", "output": "first"}],
+    )
+    assert cli("import", "literal", str(cases), db=other).code == 0
+    assert cli("import-generations", str(gens), "--run", "r", "--suite", "lit", db=other).code == 0
+    merged = cli("merge", str(audited), db=other)
+    assert merged.code == 0, merged.err
+    with Store(other) as store:
+        ids = {r["generation_key"]: r["generation_id"] for r in store.query("SELECT * FROM labels")}
+    assert ids["r/lit-1/1"] != 1  # renumbered by the merge
+    assert cli("verify", db=other).code == 0

@@ -18,7 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from copyaudit.anchors import anchor_line
+from copyaudit.anchors import anchor_markdown
 from copyaudit.cli.options import (
     decoding_method_options,
     judge_options,
@@ -291,7 +291,7 @@ def report_cmd(
     if fmt == "json":
         text = json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
     elif fmt == "md":
-        text = report_markdown(report) + f"\n{anchor_line(report['anchor'])}\n"
+        text = report_markdown(report) + "\n" + "\n".join(anchor_markdown(report["anchor"])) + "\n"
     emit(text, output, database=obj.db_path, force=force)
 
 

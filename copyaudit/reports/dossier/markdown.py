@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from copyaudit.anchors import anchor_line
+from copyaudit.anchors import anchor_markdown
 from copyaudit.hashing import stable_json
 from copyaudit.items import item_name, item_number
 from copyaudit.render.highlight import Segment
@@ -238,9 +238,10 @@ def _integrity(d: Dossier) -> list[str]:
             ("audit chains", verified),
             ("exported at", i["exported_at"]),
             ("exported with", i["exported_with"]),
-            *([("anchor", anchor_line(i["anchor"]))] if i.get("anchor") else []),
         ],
     )
+    if i.get("anchor"):
+        lines += ["", "### Anchor", "", *anchor_markdown(i["anchor"])]
     if i["chain_heads"]:
         lines += [
             "",
