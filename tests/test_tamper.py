@@ -199,43 +199,46 @@ def _edit_output(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE generations SET output = 'something else' WHERE id = 1")
 
 
+# Every column of each event table (test_every_column_is_tampered holds it to the schema).
+EDITED_COLUMNS = {
+    "labels": [
+        "uuid",
+        "chain",
+        "seq",
+        "generation_id",
+        "generation_key",
+        "created_at",
+        "annotator",
+        "target",
+        "item_index",
+        "action",
+        "label",
+        "note",
+        "supersedes",
+        "prev_hash",
+        "hash",
+    ],
+    "reviews": [
+        "uuid",
+        "chain",
+        "seq",
+        "generation_id",
+        "generation_key",
+        "created_at",
+        "reviewer",
+        "status",
+        "note",
+        "undoes",
+        "prev_hash",
+        "hash",
+    ],
+}
+
+
 def _kinds() -> list[tuple[str, Attack, str | None, str]]:
     """(kind, tamper, what `verify` says without an anchor (None: passes), with one)."""
     kinds: list[tuple[str, Attack, str | None, str]] = []
-    columns = {
-        "labels": [
-            "uuid",
-            "chain",
-            "seq",
-            "generation_id",
-            "generation_key",
-            "created_at",
-            "annotator",
-            "target",
-            "item_index",
-            "action",
-            "label",
-            "note",
-            "supersedes",
-            "prev_hash",
-            "hash",
-        ],
-        "reviews": [
-            "uuid",
-            "chain",
-            "seq",
-            "generation_id",
-            "generation_key",
-            "created_at",
-            "reviewer",
-            "status",
-            "note",
-            "undoes",
-            "prev_hash",
-            "hash",
-        ],
-    }
-    for table, names in columns.items():
+    for table, names in EDITED_COLUMNS.items():
         for column in names:
             said = "generation moved" if column == "generation_id" else "chain broken"
             kinds.append((f"edit {table}.{column}", _careful(_edit(table, column)), said, said))
@@ -445,3 +448,12 @@ def test_merged_events_keep_their_binding(audited: Path, cli, tmp_path: Path) ->
         ids = {r["generation_key"]: r["generation_id"] for r in store.query("SELECT * FROM labels")}
     assert ids["r/lit-1/1"] != 1  # renumbered by the merge
     assert cli("verify", db=other).code == 0
+
+
+def test_every_column_is_tampered(audited: Path) -> None:
+    """A column added to an event table (content_hash, say) must join the edits above."""
+    conn = sqlite3.connect(audited)
+    for table, names in EDITED_COLUMNS.items():
+        schema = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+        assert sorted(schema) == sorted(names), table
+    conn.close()
