@@ -15,7 +15,6 @@ import hashlib
 from typing import Any
 
 from copyaudit.anchors import make_anchor
-from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
 from db.events import HASHED_FIELDS
 
@@ -41,8 +40,9 @@ def _sha(text: str | None) -> bytes:
 
 
 def labelled_content(store: Store, heads: list[dict[str, Any]]) -> dict[str, Any]:
-    """{generations, digest}: SHA-256 over the key, output and case payload of every
-    generation an event up to the given heads was made on (by key)."""
+    """{generations, digest}: SHA-256 over the output and case payload of every generation
+    an event up to the given heads was made on (which generation each event names is
+    proved by its hashed generation_key; the digest depends on no key format)."""
     ids: set[int] = set()
     for head in heads:
         ids.update(
@@ -53,20 +53,16 @@ def labelled_content(store: Store, heads: list[dict[str, Any]]) -> dict[str, Any
             )
         )
     ordered = sorted(ids)
-    parts: list[tuple[str, bytes]] = []
+    parts: list[bytes] = []
     for start in range(0, len(ordered), 500):
         chunk = ordered[start : start + 500]
         rows = store.conn.execute(
-            f"SELECT {GENERATION_KEY_SQL} AS key, g.output, c.payload FROM generations g "
-            "JOIN runs r ON r.id = g.run_id JOIN cases c ON c.id = g.case_pk "
+            "SELECT g.output, c.payload FROM generations g JOIN cases c ON c.id = g.case_pk "
             f"WHERE g.id IN ({', '.join('?' for _ in chunk)})",
             chunk,
         )
-        parts += [
-            (row["key"], b"".join(_sha(p) for p in (row["key"], row["output"], row["payload"])))
-            for row in rows
-        ]
-    digest = hashlib.sha256(b"".join(part for _, part in sorted(parts)))
+        parts += [_sha(row["output"]) + _sha(row["payload"]) for row in rows]
+    digest = hashlib.sha256(b"".join(sorted(parts)))
     count = len(parts)
     return {"generations": count, "digest": digest.hexdigest()}
 
