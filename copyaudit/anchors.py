@@ -76,12 +76,13 @@ def anchor_markdown(anchor: dict[str, Any]) -> list[str]:
 
 
 def _embedded(text: str) -> str | None:
-    """The JSON of an anchor embedded in Markdown or HTML text, if any."""
-    fenced = re.search(re.escape(MARKDOWN_FENCE) + r"\n(.*?)\n```", text, re.S)
+    """The JSON of an anchor embedded in Markdown or HTML text, if any: the last one, since
+    the document's own comes after any text quoted from model output or notes."""
+    fenced = list(re.finditer(re.escape(MARKDOWN_FENCE) + r"\n(.*?)\n```", text, re.S))
     if fenced:
-        return fenced.group(1)
-    tagged = re.search(re.escape(HTML_TAG) + r"(.*?)</pre>", text, re.S)
-    return html.unescape(tagged.group(1)) if tagged else None
+        return fenced[-1].group(1)
+    tagged = list(re.finditer(re.escape(HTML_TAG) + r"(.*?)</pre>", text, re.S))
+    return html.unescape(tagged[-1].group(1)) if tagged else None
 
 
 def _find(document: Any) -> Any:

@@ -457,3 +457,14 @@ def test_every_column_is_tampered(audited: Path) -> None:
         schema = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
         assert sorted(schema) == sorted(names), table
     conn.close()
+
+
+def test_the_documents_own_anchor_wins_over_one_quoted_from_output(tmp_path: Path) -> None:
+    """Model output quoted earlier in a Markdown dossier cannot stand in for its anchor."""
+    from copyaudit.anchors import anchor_markdown, make_anchor, read_anchor
+
+    fake = make_anchor("f" * 32, "x.db", [], {"generations": 0, "digest": ""})
+    real = make_anchor("a" * 32, "x.db", [], {"generations": 0, "digest": ""})
+    text = "\n".join(["## Output", *anchor_markdown(fake), "## Integrity", *anchor_markdown(real)])
+    (tmp_path / "d.md").write_text(text)
+    assert read_anchor(tmp_path / "d.md")["database"]["origin"] == "a" * 32
