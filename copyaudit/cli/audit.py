@@ -46,7 +46,11 @@ def _against(store: Any, path: Path, public_key: Path | None) -> tuple[list[Find
 
 
 @click.command("verify")
-@click.option("--full", is_flag=True, help="PRAGMA integrity_check instead of quick_check.")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="SQLite's integrity_check instead of quick_check (slower: every index too).",
+)
 @click.option(
     "--against",
     type=_FILE,
