@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from copyaudit.anchors import make_anchor
 from db.connection import Store
 from db.events import HASHED_FIELDS
 
@@ -65,13 +64,6 @@ def labelled_content(store: Store, heads: list[dict[str, Any]]) -> dict[str, Any
     digest = hashlib.sha256(b"".join(sorted(parts)))
     count = len(parts)
     return {"generations": count, "digest": digest.hexdigest()}
-
-
-def current_anchor(store: Store) -> dict[str, Any]:
-    """An unsigned anchor of the database as it is now."""
-    heads = current_heads(store)
-    content = labelled_content(store, heads)
-    return make_anchor(database_origin(store), str(store.path), heads, content)
 
 
 def anchor_problems(store: Store, heads: list[dict[str, Any]], content: Any) -> list[str]:

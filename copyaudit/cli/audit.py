@@ -12,7 +12,8 @@ import click
 from copyaudit.anchors import SIGN_KEY_SETTING, anchor_digest, read_anchor
 from copyaudit.cli.output import emit
 from copyaudit.identity import setting
-from db.anchors import anchor_problems, current_anchor, database_origin
+from copyaudit.reports.anchor import current_anchor
+from db.anchors import anchor_problems, database_origin
 from db.audit import Finding, audit
 from db.events import chain_heads, event_counts
 

@@ -29,13 +29,13 @@ from copyaudit.cli.output import emit, print_json
 from copyaudit.engine.runner import MITIGATIONS, RunRequest, judge_run
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
+from copyaudit.reports.anchor import current_anchor
 from copyaudit.reports.dossier.build import integrity_figures
 from copyaudit.reports.output_file import check_destination
 from copyaudit.reports.run_report import build_report, report_markdown
 from copyaudit.reports.run_report_html import report_html
 from copyaudit.studies.notice.report import parse_thresholds
 from copyaudit.verification.calibration import calibrate_run, outcome_lines
-from db.anchors import current_anchor
 from db.case_file import run_judges, run_record
 from db.queries import metric_thresholds
 from db.run_owner import owned

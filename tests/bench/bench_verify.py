@@ -24,8 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from copyaudit.cli.main import main
+from copyaudit.reports.anchor import current_anchor
 from db import Store
-from db.anchors import anchor_problems, current_anchor
+from db.anchors import anchor_problems
 from db.audit import binding_problems, head_problems, sqlite_check, trigger_problems
 from db.events import event_hash, origin, verify_chains
 

@@ -20,6 +20,7 @@ from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
 from copyaudit.prompts import describe_templates
 from copyaudit.render.highlight import output_marks, segments
+from copyaudit.reports.anchor import current_anchor
 from copyaudit.reports.dossier.html import dossier_html
 from copyaudit.reports.dossier.markdown import dossier_markdown
 from copyaudit.reports.dossier.model import Dossier, ReferenceBlock
@@ -28,7 +29,6 @@ from copyaudit.runs.lifecycle import code_version
 from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.spec import payload_reference
 from copyaudit.verification.quality import judge_quality
-from db.anchors import current_anchor
 from db.audit import audit_events
 from db.case_file import checkpoint, generation_record, judgments_with_provenance
 from db.cases import suite_import_note
