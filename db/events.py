@@ -58,11 +58,19 @@ OPTIONAL_HASHED_FIELDS = frozenset({"undoes", "content_hash"})
 
 
 def event_hash(table: str, event: dict[str, Any], prev_hash: str) -> str:
+    """SHA-256 of the previous hash and every hashed field of the event. generation_id,
+    a row id that merge renumbers, is not hashed: `verify` checks that it names the
+    generation of the hashed generation_key (db.audit.binding_problems)."""
     content = {
         name: event.get(name)
         for name in HASHED_FIELDS[table]
         if name not in OPTIONAL_HASHED_FIELDS or event.get(name) is not None
     }
+    content.update(
+        (name, event[name])
+        for name in sorted(OPTIONAL_HASHED_FIELDS - set(content))
+        if event.get(name) is not None
+    )
     return hashlib.sha256((prev_hash + canonical_json(content)).encode()).hexdigest()
 
 

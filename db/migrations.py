@@ -663,6 +663,47 @@ def migrate_run_names(db: sqlite_utils.Database) -> None:
             "INSERT INTO run_renames (old_name, new_name, run_id, renamed_at) VALUES (?, ?, ?, ?)",
             (old, new, run_id, _now()),
         )
+# The append-only triggers and the head-record triggers of the event tables, by name: what
+# migrations create and what `verify` expects to find unchanged.
+EVENT_TABLES = ("labels", "reviews")
+
+
+def event_trigger_sql() -> dict[str, str]:
+    """name -> CREATE TRIGGER text of every trigger guarding the event tables."""
+    triggers: dict[str, str] = {}
+    for table in EVENT_TABLES:
+        for verb in ("update", "delete"):
+            triggers[f"{table}_no_{verb}"] = (
+                f"CREATE TRIGGER {table}_no_{verb} BEFORE {verb.upper()} ON {table} "
+                f"BEGIN SELECT RAISE(ABORT, '{table} are append-only'); END"
+            )
+        triggers[f"{table}_head"] = (
+            f"CREATE TRIGGER {table}_head AFTER INSERT ON {table} BEGIN "
+            f"INSERT INTO event_heads (tbl, chain, seq, hash) "
+            f"VALUES ('{table}', NEW.chain, NEW.seq, NEW.hash) "
+            "ON CONFLICT (tbl, chain) DO UPDATE SET "
+            "hash = CASE WHEN excluded.seq > seq THEN excluded.hash ELSE hash END, "
+            "seq = MAX(seq, excluded.seq); END"
+        )
+    return triggers
+
+
+def migrate_event_heads(db: sqlite_utils.Database) -> None:
+    """Table `event_heads`: each chain's last seq and hash, kept by an AFTER INSERT trigger
+    on labels and reviews, so deleting the last (or every) event of a chain without also
+    editing this record is caught by `verify`. Filled from the events already there."""
+    db.execute(  # idempotent: a test winding the schema back runs it again
+        "CREATE TABLE IF NOT EXISTS event_heads (tbl TEXT NOT NULL, chain TEXT NOT NULL, "
+        "seq INTEGER NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (tbl, chain))"
+    )
+    db.execute("DELETE FROM event_heads")
+    for table in EVENT_TABLES:
+        db.execute(f"DROP TRIGGER IF EXISTS {table}_head")
+        db.execute(
+            f"INSERT INTO event_heads (tbl, chain, seq, hash) "
+            f"SELECT '{table}', chain, MAX(seq), hash FROM {table} GROUP BY chain"
+        )
+        db.execute(event_trigger_sql()[f"{table}_head"])
 
 
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
@@ -681,6 +722,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     migrate_search_index,  # db.search: the list's search, FTS5 trigram
     migrate_run_totals,  # the dashboard's, open-run's and report's figures
     migrate_run_names,  # generation keys read one way: no '/' in run names
+    migrate_event_heads,  # verify: deleting a chain's last events
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

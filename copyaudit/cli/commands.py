@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "judge": "evaluate",
     "report": "evaluate",
     "verify": "audit",
+    "anchor": "audit",
     "decop": "decop",
     "agreement": "verify_labels",
     "import-labels": "verify_labels",

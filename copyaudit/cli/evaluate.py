@@ -18,6 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from copyaudit.anchors import anchor_markdown
 from copyaudit.cli.options import (
     decoding_method_options,
     judge_options,
@@ -28,6 +29,7 @@ from copyaudit.cli.output import echo, emit, print_json
 from copyaudit.engine.runner import MITIGATIONS, RunRequest, judge_run
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
+from copyaudit.reports.anchor import current_anchor
 from copyaudit.reports.dossier.build import integrity_figures
 from copyaudit.reports.output_file import check_destination
 from copyaudit.reports.run_report import build_report, report_markdown
@@ -284,6 +286,7 @@ def report_cmd(
         check_destination(output, database=obj.db_path, force=force)  # before any work
     with obj.store() as store:
         report = build_report(store, run, notice_thresholds=thresholds)
+        report["anchor"] = current_anchor(store)  # the audit chains' heads as of this report
         if fmt == "html":
             text = report_html(
                 report,
@@ -297,7 +300,7 @@ def report_cmd(
     if fmt == "json":
         text = json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
     elif fmt == "md":
-        text = report_markdown(report)
+        text = report_markdown(report) + "\n" + "\n".join(anchor_markdown(report["anchor"])) + "\n"
     emit(text, output, database=obj.db_path, force=force)
 
 

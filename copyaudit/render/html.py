@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from copyaudit.anchors import HTML_TAG, anchor_json, anchor_line
 from copyaudit.hashing import stable_json
 
 # The rules every page shares; page() puts a document's own CSS after them.
@@ -89,6 +90,11 @@ def run_provenance(
     )
 
 
+def anchor_html(anchor: Mapping[str, Any]) -> str:
+    """The embedded anchor: its line, and the whole of it (`verify --against` reads it)."""
+    return f"{esc(anchor_line(dict(anchor)))}{HTML_TAG}{esc(anchor_json(dict(anchor)))}</pre>"
+
+
 def integrity_html(i: Mapping[str, Any]) -> str:
     """dossier.integrity_figures(): the database hash, the audit chains' state and
     their heads."""
@@ -113,6 +119,7 @@ def integrity_html(i: Mapping[str, Any]) -> str:
             ("audit chains", verified),
             ("exported at", esc(i["exported_at"])),
             ("exported with", esc(i["exported_with"])),
+            *([("anchor", anchor_html(i["anchor"]))] if i.get("anchor") else []),
         ]
     ) + ("<h3>Chain heads</h3>" + heads if i["chain_heads"] else "<p>No events yet.</p>")
 

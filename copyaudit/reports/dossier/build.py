@@ -20,6 +20,7 @@ from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
 from copyaudit.prompts import describe_templates
 from copyaudit.render.highlight import output_marks, segments
+from copyaudit.reports.anchor import current_anchor
 from copyaudit.reports.dossier.html import dossier_html
 from copyaudit.reports.dossier.markdown import dossier_markdown
 from copyaudit.reports.dossier.model import Dossier, ReferenceBlock
@@ -28,10 +29,11 @@ from copyaudit.runs.lifecycle import code_version
 from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.spec import payload_reference
 from copyaudit.verification.quality import judge_quality
+from db.audit import audit_events
 from db.case_file import checkpoint, generation_record, judgments_with_provenance
 from db.cases import suite_import_note
 from db.clock import now
-from db.events import chain_heads, verify_chains
+from db.events import chain_heads
 from db.file_digest import database_file_sha256
 from db.labels import current_labels, judge_verdicts
 from db.review import case_history, current_review
@@ -122,8 +124,8 @@ def _template(record: dict[str, Any]) -> dict[str, Any]:
 
 def integrity_figures(store: Store, db_path: Path) -> dict[str, Any]:
     """What ties an export to the database it came from: the file's SHA-256 (after a
-    WAL checkpoint), the audit chains' heads and whether they verify, when and by what
-    it was exported."""
+    WAL checkpoint), the audit chains' heads and whether they verify, the current
+    anchor (copyaudit.anchors), when and by what it was exported."""
 
     complete = checkpoint(store)
     return {
@@ -133,7 +135,8 @@ def integrity_figures(store: Store, db_path: Path) -> dict[str, Any]:
         "sha256": database_file_sha256(db_path),
         "checkpoint_complete": complete,
         "chain_heads": chain_heads(store),
-        "chain_problems": [str(p) for p in verify_chains(store)],
+        "chain_problems": [str(f) for f in audit_events(store)],
+        "anchor": current_anchor(store),
         "exported_with": code_version(),
     }
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from copyaudit.anchors import anchor_markdown
 from copyaudit.hashing import stable_json
 from copyaudit.items import item_name, item_number
 from copyaudit.render.highlight import Segment
@@ -240,6 +241,8 @@ def _integrity(d: Dossier) -> list[str]:
             ("exported with", i["exported_with"]),
         ],
     )
+    if i.get("anchor"):
+        lines += ["", "### Anchor", "", *anchor_markdown(i["anchor"])]
     if i["chain_heads"]:
         lines += [
             "",

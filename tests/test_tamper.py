@@ -1,0 +1,470 @@
+"""Tampering behind the tool's back (sqlite3 directly: the attacker), each kind with and
+without an anchor: `verify` (and `verify --against`) must fail naming what was done.
+
+The attacker here is careful: after editing, they put the append-only triggers back exactly
+as copyaudit wrote them, so only the edit itself can give them away. Kinds that also fix
+the per-chain head record are caught only against an anchor kept outside the database;
+without one they pass `verify`, and the test says so (the limit is pinned, not hidden).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from db import Store
+from db.events import append_label, append_review, event_hash, retract_label
+from db.migrations import event_trigger_sql
+from tests.conftest import write_jsonl
+from tests.factories import literal_record
+
+Tamper = Callable[[sqlite3.Connection], None]  # an edit made through one connection
+Attack = Callable[[Path], None]  # what is done to the database file
+GUARDS = ("labels_no_update", "labels_no_delete", "reviews_no_update", "reviews_no_delete")
+
+
+@pytest.fixture
+def audited(tmp_path: Path, cli, db_path: Path) -> Path:
+    """Two generations; four label events (one a retract) and three review decisions."""
+    cases = write_jsonl(tmp_path / "lit.jsonl", [literal_record(1), literal_record(2)])
+    gens = write_jsonl(
+        tmp_path / "g.jsonl",
+        [{"case_id": "lit-1", "output": "first"}, {"case_id": "lit-2", "output": "second"}],
+    )
+    assert cli("import", "literal", str(cases)).code == 0
+    assert cli("import-generations", str(gens), "--run", "r", "--suite", "lit").code == 0
+    with Store(db_path) as store:
+        kept = append_label(
+            store, generation_id=1, annotator="ann", target="event", item_index=0, label="yes"
+        )
+        append_label(
+            store,
+            generation_id=1,
+            annotator="ann",
+            target="event",
+            item_index=1,
+            label="no",
+            note="n",
+        )
+        retract_label(store, label_uuid=kept, annotator="ann")
+        append_label(
+            store, generation_id=2, annotator="bob", target="event", item_index=0, label="yes"
+        )
+        first = append_review(store, generation_id=1, reviewer="rev", status="escalated")
+        append_review(store, generation_id=1, reviewer="rev", status="cleared", undoes=first)
+        append_review(store, generation_id=2, reviewer="rev", status="cleared", note="ok")
+    return db_path
+
+
+# --- the attacker's tools ---------------------------------------------------------------
+
+
+def _careful(tamper: Tamper) -> Attack:
+    """The edit, with the append-only guards dropped and then put back exactly as
+    copyaudit created them."""
+
+    def attack(path: Path) -> None:
+        conn = sqlite3.connect(path)
+        conn.row_factory = sqlite3.Row
+        for name in GUARDS:
+            conn.execute(f"DROP TRIGGER {name}")
+        tamper(conn)
+        for name in GUARDS:
+            conn.execute(event_trigger_sql()[name])
+        conn.commit()
+        conn.close()
+
+    return attack
+
+
+def _drop(name: str) -> Attack:
+    def attack(path: Path) -> None:
+        conn = sqlite3.connect(path)
+        conn.execute(f"DROP TRIGGER {name}")
+        conn.commit()
+        conn.close()
+
+    return attack
+
+
+def _rows(conn: sqlite3.Connection, table: str) -> list[dict[str, Any]]:
+    return [dict(r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY seq")]
+
+
+def _rechain(conn: sqlite3.Connection, table: str, rows: list[dict[str, Any]]) -> None:
+    """Replace the table's events with `rows`, renumbered and every hash recomputed."""
+    conn.execute(f"DELETE FROM {table}")
+    prev = ""
+    for seq, row in enumerate(rows, start=1):
+        row.update(seq=seq, prev_hash=prev)
+        row["hash"] = prev = event_hash(table, row, prev)
+        marks = ", ".join("?" for _ in row)
+        conn.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", list(row.values()))
+
+
+def _fix_heads(conn: sqlite3.Connection) -> None:
+    """Also make the head records agree with what is left (the careful attacker)."""
+    conn.execute("DELETE FROM event_heads")
+    for table in ("labels", "reviews"):
+        conn.execute(
+            f"INSERT INTO event_heads SELECT '{table}', chain, MAX(seq), hash FROM {table} "
+            "GROUP BY chain"
+        )
+
+
+def _edit(table: str, column: str) -> Tamper:
+    """Change one column of the second event of `table`."""
+
+    def tamper(conn: sqlite3.Connection) -> None:
+        row = _rows(conn, table)[1]
+        value = row[column]
+        if column == "generation_id":
+            new: Any = 2 if value == 1 else 1
+        elif column == "seq":
+            new = 99
+        elif isinstance(value, int):
+            new = value + 1
+        elif column == "chain":
+            new = "f" * 32
+        else:
+            new = "x" if value is None else value[:-1] + ("0" if value[-1:] != "0" else "1")
+        conn.execute(f"UPDATE {table} SET {column} = ? WHERE uuid = ?", (new, row["uuid"]))
+
+    return tamper
+
+
+def _delete(which: str) -> Tamper:
+    def tamper(conn: sqlite3.Connection) -> None:
+        seqs = {"last": "(SELECT MAX(seq) FROM labels)", "middle": "2", "all": "seq"}
+        conn.execute(f"DELETE FROM labels WHERE seq = {seqs[which]}")
+
+    return tamper
+
+
+def _delete_last_and_head(conn: sqlite3.Connection) -> None:
+    conn.execute("DELETE FROM labels WHERE seq = (SELECT MAX(seq) FROM labels)")
+    _fix_heads(conn)
+
+
+def _delete_all_and_head(conn: sqlite3.Connection) -> None:
+    conn.execute("DELETE FROM labels")
+    _fix_heads(conn)
+
+
+def _reorder(conn: sqlite3.Connection) -> None:
+    """Swap the first two events, relinking and rehashing the chain."""
+    rows = _rows(conn, "labels")
+    rows[0], rows[1] = rows[1], rows[0]
+    _rechain(conn, "labels", rows)
+
+
+def _recompute(conn: sqlite3.Connection) -> None:
+    """Change a label's value and recompute every hash after it."""
+    rows = _rows(conn, "labels")
+    rows[0]["label"] = "no"
+    _rechain(conn, "labels", rows)  # the head record keeps the old head hash
+
+
+def _recompute_and_head(conn: sqlite3.Connection) -> None:
+    rows = _rows(conn, "labels")
+    rows[0]["label"] = "no"
+    _rechain(conn, "labels", rows)
+    _fix_heads(conn)
+
+
+def _rewrite(conn: sqlite3.Connection) -> None:
+    """A whole new chain of other labels, same chain id, hashes and head record consistent."""
+    rows = _rows(conn, "labels")
+    for row in rows:
+        row.update(annotator="mallory", label="no" if row["label"] else None)
+    _rechain(conn, "labels", rows)
+    _fix_heads(conn)
+
+
+def _move_generation(conn: sqlite3.Connection) -> None:
+    """Move a label to the other generation, key and id both (the key is hashed)."""
+    row = _rows(conn, "labels")[0]
+    conn.execute(
+        "UPDATE labels SET generation_id = 2, generation_key = 'r/lit-2/1' WHERE uuid = ?",
+        (row["uuid"],),
+    )
+
+
+def _edit_output(conn: sqlite3.Connection) -> None:
+    conn.execute("UPDATE generations SET output = 'something else' WHERE id = 1")
+
+
+# Every column of each event table (test_every_column_is_tampered holds it to the schema).
+EDITED_COLUMNS = {
+    "labels": [
+        "uuid",
+        "chain",
+        "seq",
+        "generation_id",
+        "generation_key",
+        "created_at",
+        "annotator",
+        "target",
+        "item_index",
+        "action",
+        "label",
+        "note",
+        "supersedes",
+        "prev_hash",
+        "hash",
+    ],
+    "reviews": [
+        "uuid",
+        "chain",
+        "seq",
+        "generation_id",
+        "generation_key",
+        "created_at",
+        "reviewer",
+        "status",
+        "note",
+        "undoes",
+        "prev_hash",
+        "hash",
+    ],
+}
+
+
+def _kinds() -> list[tuple[str, Attack, str | None, str]]:
+    """(kind, tamper, what `verify` says without an anchor (None: passes), with one)."""
+    kinds: list[tuple[str, Attack, str | None, str]] = []
+    for table, names in EDITED_COLUMNS.items():
+        for column in names:
+            said = "generation moved" if column == "generation_id" else "chain broken"
+            kinds.append((f"edit {table}.{column}", _careful(_edit(table, column)), said, said))
+    kinds += [
+        ("delete last", _careful(_delete("last")), "the last events were deleted", "truncated"),
+        ("delete all", _careful(_delete("all")), "all 4 events are gone", "now has no events"),
+        ("delete middle", _careful(_delete("middle")), "deleted?", "chain broken"),
+        ("delete last + head record", _careful(_delete_last_and_head), None, "truncated"),
+        ("delete all + head record", _careful(_delete_all_and_head), None, "now has no events"),
+        ("reorder", _careful(_reorder), "head mismatch", "rewritten, reordered"),
+        ("recompute hashes", _careful(_recompute), "head mismatch", "hashes recomputed"),
+        (
+            "recompute hashes + head record",
+            _careful(_recompute_and_head),
+            None,
+            "hashes recomputed",
+        ),
+        ("rewrite chain", _careful(_rewrite), None, "rewritten"),
+        ("move to another generation", _careful(_move_generation), "chain broken", "chain broken"),
+        ("edit labelled output", _careful(_edit_output), None, "output or case of a generation"),
+    ]
+    for name in event_trigger_sql():
+        kinds.append((f"drop trigger {name}", _drop(name), f"trigger missing: {name}", name))
+    return kinds
+
+
+KINDS = _kinds()
+
+
+@pytest.mark.parametrize(("kind", "attack", "plain", "anchored"), KINDS, ids=[k[0] for k in KINDS])
+def test_each_tampering_is_detected(
+    audited: Path, cli, tmp_path: Path, kind: str, attack: Attack, plain: str | None, anchored: str
+) -> None:
+    anchor = tmp_path / "anchor.json"
+    assert cli("anchor", "-o", str(anchor)).code == 0
+    assert cli("verify", "--against", str(anchor)).code == 0
+    attack(audited)
+    without = cli("verify")
+    if plain is None:  # the documented limit: only an anchor catches this kind
+        assert without.code == 0, without.err
+    else:
+        assert without.code == 1 and plain in without.err, without.err
+    against = cli("verify", "--against", str(anchor))
+    assert against.code == 1 and anchored in against.err, against.err
+
+
+def test_tamper_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """The counts the issue asks for, printed (-s) from the table above."""
+    plain = sum(k[2] is not None for k in KINDS)
+    with capsys.disabled():
+        print(
+            f"\ntamper kinds tried {len(KINDS)}: detected without an anchor {plain}, "
+            f"with an anchor {len(KINDS)}"
+        )
+    assert plain < len(KINDS)  # some kinds need the anchor, and the table says which
+
+
+def test_an_untampered_database_extends_its_anchor_after_more_events(
+    audited: Path, cli, tmp_path: Path
+) -> None:
+    anchor = tmp_path / "anchor.json"
+    assert cli("anchor", "-o", str(anchor)).code == 0
+    with Store(audited) as store:
+        append_label(
+            store, generation_id=2, annotator="ann", target="event", item_index=2, label="no"
+        )
+    result = cli("verify", "--against", str(anchor))
+    assert result.code == 0, result.err
+    assert "extends anchor" in result.out and "anchor not signed" in result.out
+
+
+def test_an_anchor_of_another_database_is_refused(
+    audited: Path, cli, tmp_path: Path, db_path: Path
+) -> None:
+    other = tmp_path / "other.db"
+    anchor = tmp_path / "anchor.json"
+    assert cli("anchor", "-o", str(anchor), db=other).code == 0
+    result = cli("verify", "--against", str(anchor))
+    assert result.code == 1 and "anchor of another database" in result.err
+
+
+def test_signed_anchor(audited: Path, cli, tmp_path: Path) -> None:
+    key, other = tmp_path / "k", tmp_path / "other"
+    assert cli("anchor", "--new-key", str(key)).code == 0
+    assert cli("anchor", "--new-key", str(other)).code == 0
+    assert key.stat().st_mode & 0o077 == 0
+    signed = tmp_path / "signed.json"
+    assert cli("anchor", "-o", str(signed), "--sign-key", str(key)).code == 0
+    good = cli("verify", "--against", str(signed), "--public-key", f"{key}.pub")
+    assert good.code == 0 and "signature valid, by the trusted key" in good.out
+    wrong = cli("verify", "--against", str(signed), "--public-key", f"{other}.pub")
+    assert wrong.code == 1 and "not by the key in" in wrong.err
+    forged = json.loads(signed.read_text())
+    forged["heads"][0]["seq"] -= 1  # an attacker who truncated edits the anchor to match
+    signed.write_text(json.dumps(forged))
+    altered = cli("verify", "--against", str(signed))
+    assert altered.code == 1 and "does not match its content" in altered.err
+    unsigned = tmp_path / "unsigned.json"
+    assert cli("anchor", "-o", str(unsigned)).code == 0
+    required = cli("verify", "--against", str(unsigned), "--public-key", f"{key}.pub")
+    assert required.code == 1 and "not signed" in required.err
+
+
+def test_the_sign_key_setting_signs_by_default(audited: Path, cli, tmp_path: Path) -> None:
+    from copyaudit.anchors import SIGN_KEY_SETTING
+    from copyaudit.identity import remember_setting
+
+    key = tmp_path / "k"
+    assert cli("anchor", "--new-key", str(key)).code == 0
+    remember_setting(SIGN_KEY_SETTING, str(key))
+    anchor = json.loads(cli("anchor").out)
+    assert anchor["signature"]["algorithm"] == "ed25519"
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("{", "not a JSON anchor"),
+        ('{"a": 1}', "no anchor"),
+        (
+            '{"format": "copyaudit-anchor/1", "database": {"origin": "x"}, '
+            '"heads": [{"table": "labels"}]}',
+            "heads[0] must have exactly",
+        ),
+    ],
+)
+def test_a_bad_anchor_file_is_a_clean_error(
+    audited: Path, cli, tmp_path: Path, content: str, said: str
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    result = cli("verify", "--against", str(bad))
+    assert result.code == 2 and said in result.err and str(bad) in result.err
+
+
+def test_verify_full_runs_integrity_check(audited: Path, cli) -> None:
+    assert "quick_check ok" in cli("verify").out
+    assert "integrity_check ok" in cli("verify", "--full").out
+
+
+def test_content_hash_is_hashed_only_when_set() -> None:
+    event = {"uuid": "u", "chain": "c", "seq": 1, "generation_key": "r/c/1"}
+    plain = event_hash("labels", event, "")
+    assert event_hash("labels", {**event, "content_hash": None}, "") == plain
+    assert event_hash("labels", {**event, "content_hash": "abc"}, "") != plain
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("report", "r", "--format", "json"),
+        ("report", "r", "--format", "md"),
+        ("report", "r", "--format", "html"),
+        ("dossier", "r/lit-1/1", "--format", "md"),
+        ("dossier", "r/lit-1/1", "--format", "html"),
+    ],
+    ids=lambda c: f"{c[0]}-{c[-1]}",
+)
+def test_reports_and_dossiers_embed_an_anchor_verify_reads(
+    audited: Path, cli, tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    out = tmp_path / f"doc.{command[-1]}"
+    made = cli(*command, "-o", str(out))
+    assert made.code == 0, made.err
+    assert "copyaudit-anchor/1" in out.read_text()
+    kept = cli("verify", "--against", str(out))
+    assert kept.code == 0 and "extends anchor" in kept.out, kept.err
+    _careful(_delete("last"))(audited)
+    assert "truncated" in cli("verify", "--against", str(out)).err
+
+
+def test_the_head_records_migration_keeps_old_events_verifying(audited: Path, cli) -> None:
+    """A database from before the head records: the migration fills them from the events
+    there, which keep their hashes and verify; deleting the last one is then caught."""
+    import sqlite_utils
+
+    from db.migrations import migrate_event_heads
+
+    conn = sqlite3.connect(audited)
+    for table in ("labels", "reviews"):
+        conn.execute(f"DROP TRIGGER {table}_head")
+    conn.execute("DROP TABLE event_heads")
+    before = conn.execute("SELECT uuid, hash FROM labels ORDER BY seq").fetchall()
+    migrate_event_heads(sqlite_utils.Database(conn))
+    conn.commit()
+    assert conn.execute("SELECT uuid, hash FROM labels ORDER BY seq").fetchall() == before
+    conn.close()
+    assert cli("verify").code == 0
+    _careful(_delete("last"))(audited)
+    assert "the last events were deleted" in cli("verify").err
+
+
+def test_merged_events_keep_their_binding(audited: Path, cli, tmp_path: Path) -> None:
+    """merge renumbers generation_id (not hashed): the merged database still verifies."""
+    other = tmp_path / "other.db"
+    (tmp_path / "o").mkdir()
+    cases = write_jsonl(tmp_path / "o" / "lit.jsonl", [literal_record(2), literal_record(1)])
+    gens = write_jsonl(
+        tmp_path / "g2.jsonl",
+        [{"case_id": "lit-2", "output": "second"}, {"case_id": "lit-1", "output": "first"}],
+    )
+    assert cli("import", "literal", str(cases), db=other).code == 0
+    assert cli("import-generations", str(gens), "--run", "r", "--suite", "lit", db=other).code == 0
+    merged = cli("merge", str(audited), db=other)
+    assert merged.code == 0, merged.err
+    with Store(other) as store:
+        ids = {r["generation_key"]: r["generation_id"] for r in store.query("SELECT * FROM labels")}
+    assert ids["r/lit-1/1"] != 1  # renumbered by the merge
+    assert cli("verify", db=other).code == 0
+
+
+def test_every_column_is_tampered(audited: Path) -> None:
+    """A column added to an event table (content_hash, say) must join the edits above."""
+    conn = sqlite3.connect(audited)
+    for table, names in EDITED_COLUMNS.items():
+        schema = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+        assert sorted(schema) == sorted(names), table
+    conn.close()
+
+
+def test_the_documents_own_anchor_wins_over_one_quoted_from_output(tmp_path: Path) -> None:
+    """Model output quoted earlier in a Markdown dossier cannot stand in for its anchor."""
+    from copyaudit.anchors import anchor_markdown, make_anchor, read_anchor
+
+    fake = make_anchor("f" * 32, "x.db", [], {"generations": 0, "digest": ""})
+    real = make_anchor("a" * 32, "x.db", [], {"generations": 0, "digest": ""})
+    text = "\n".join(["## Output", *anchor_markdown(fake), "## Integrity", *anchor_markdown(real)])
+    (tmp_path / "d.md").write_text(text)
+    assert read_anchor(tmp_path / "d.md")["database"]["origin"] == "a" * 32
