@@ -663,6 +663,8 @@ def migrate_run_names(db: sqlite_utils.Database) -> None:
             "INSERT INTO run_renames (old_name, new_name, run_id, renamed_at) VALUES (?, ?, ?, ?)",
             (old, new, run_id, _now()),
         )
+
+
 # The append-only triggers and the head-record triggers of the event tables, by name: what
 # migrations create and what `verify` expects to find unchanged.
 EVENT_TABLES = ("labels", "reviews")
