@@ -103,14 +103,19 @@ def head_problems(store: Store) -> list[Finding]:
 
 def binding_problems(store: Store) -> list[Finding]:
     """Events whose generation_id does not name the generation their (hashed)
-    generation_key names: a label moved to another generation."""
+    generation_key names (under its run's name now or a name it had before a rename): a
+    label moved to another generation."""
     found = []
     for table in HASHED_FIELDS:
         rows = store.conn.execute(
             f"SELECT e.uuid, e.generation_id, e.generation_key, {GENERATION_KEY_SQL} AS actual "
             f"FROM {table} e LEFT JOIN generations g ON g.id = e.generation_id "
             "LEFT JOIN runs r ON r.id = g.run_id LEFT JOIN cases c ON c.id = g.case_pk "
-            f"WHERE actual IS NULL OR actual != e.generation_key ORDER BY e.chain, e.seq"
+            "WHERE (actual IS NULL OR actual != e.generation_key) AND NOT EXISTS ("
+            # a key written before its run was renamed (db.migrations.migrate_run_names)
+            "SELECT 1 FROM run_renames rr WHERE rr.run_id = g.run_id "
+            "AND rr.old_name || '/' || c.case_id || '/' || g.template = e.generation_key) "
+            "ORDER BY e.chain, e.seq"
         )
         for row in rows:
             found.append(

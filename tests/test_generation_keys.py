@@ -13,9 +13,10 @@ import pytest
 from copyaudit.errors import UserError
 from copyaudit.generation_keys import GenerationKey, check_run_name, split_key
 from db import Store
+from db.audit import audit_events
 from db.events import append_label, verify_chains
 from db.generation_keys import generation_ids
-from db.migrations import MIGRATIONS
+from db.migrations import MIGRATIONS, migrate_run_names
 from tests.conftest import database_fingerprint, write_jsonl
 
 
@@ -88,7 +89,7 @@ def legacy_db(tmp_path: Path, cli, db_path: Path) -> dict[str, int]:
     # back to the schema before the rename: as the earlier copyaudit left it
     conn = sqlite3.connect(db_path)
     conn.execute("DROP TABLE run_renames")
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.execute(f"PRAGMA user_version = {MIGRATIONS.index(migrate_run_names)}")
     conn.commit()
     conn.close()
     return ids
@@ -101,6 +102,7 @@ def test_the_migration_renames_and_old_keys_still_resolve(
         names = [r[0] for r in store.query("SELECT name FROM runs ORDER BY id")]
         assert names == ["a", "a_b", "x_y"]
         assert verify_chains(store) == []  # stored events untouched
+        assert audit_events(store) == []  # their old keys still name their generations
         stored = [r[0] for r in store.query("SELECT generation_key FROM labels ORDER BY seq")]
         assert stored == ["a/b/c/1", "a/b/c/1", "x/y/c/1"]  # as written, hash-chained
         # today's keys read one way
@@ -130,7 +132,7 @@ def test_the_migration_avoids_names_in_use(tmp_path: Path, cli, db_path: Path) -
     conn = sqlite3.connect(db_path)
     conn.execute("UPDATE runs SET name = 'p/q' WHERE name = 'pq'")
     conn.execute("DROP TABLE run_renames")
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.execute(f"PRAGMA user_version = {MIGRATIONS.index(migrate_run_names)}")
     conn.commit()
     conn.close()
     with Store(db_path) as store:

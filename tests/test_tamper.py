@@ -21,7 +21,14 @@ from db import Store
 from db.events import append_label, append_review, event_hash, retract_label
 from db.migrations import event_trigger_sql
 from tests.conftest import write_jsonl
-from tests.factories import literal_record
+from tests.factories import nonliteral_record
+
+EVENTS = ["Mira plants a glass seed.", "The orchard grows overnight.", "Zoë picks a glass pear."]
+
+
+def _case(i: int) -> dict:
+    """A story case with three reference events (the labels below name events 0-2)."""
+    return nonliteral_record(i, id=f"lit-{i}", reference_events=EVENTS)
 
 Tamper = Callable[[sqlite3.Connection], None]  # an edit made through one connection
 Attack = Callable[[Path], None]  # what is done to the database file
@@ -31,12 +38,12 @@ GUARDS = ("labels_no_update", "labels_no_delete", "reviews_no_update", "reviews_
 @pytest.fixture
 def audited(tmp_path: Path, cli, db_path: Path) -> Path:
     """Two generations; four label events (one a retract) and three review decisions."""
-    cases = write_jsonl(tmp_path / "lit.jsonl", [literal_record(1), literal_record(2)])
+    cases = write_jsonl(tmp_path / "lit.jsonl", [_case(1), _case(2)])
     gens = write_jsonl(
         tmp_path / "g.jsonl",
         [{"case_id": "lit-1", "output": "first"}, {"case_id": "lit-2", "output": "second"}],
     )
-    assert cli("import", "literal", str(cases)).code == 0
+    assert cli("import", "nonliteral", str(cases)).code == 0
     assert cli("import-generations", str(gens), "--run", "r", "--suite", "lit").code == 0
     with Store(db_path) as store:
         kept = append_label(
@@ -215,6 +222,7 @@ EDITED_COLUMNS = {
         "label",
         "note",
         "supersedes",
+        "content_hash",
         "prev_hash",
         "hash",
     ],
@@ -229,6 +237,7 @@ EDITED_COLUMNS = {
         "status",
         "note",
         "undoes",
+        "content_hash",
         "prev_hash",
         "hash",
     ],
@@ -435,12 +444,12 @@ def test_merged_events_keep_their_binding(audited: Path, cli, tmp_path: Path) ->
     """merge renumbers generation_id (not hashed): the merged database still verifies."""
     other = tmp_path / "other.db"
     (tmp_path / "o").mkdir()
-    cases = write_jsonl(tmp_path / "o" / "lit.jsonl", [literal_record(2), literal_record(1)])
+    cases = write_jsonl(tmp_path / "o" / "lit.jsonl", [_case(2), _case(1)])
     gens = write_jsonl(
         tmp_path / "g2.jsonl",
         [{"case_id": "lit-2", "output": "second"}, {"case_id": "lit-1", "output": "first"}],
     )
-    assert cli("import", "literal", str(cases), db=other).code == 0
+    assert cli("import", "nonliteral", str(cases), db=other).code == 0
     assert cli("import-generations", str(gens), "--run", "r", "--suite", "lit", db=other).code == 0
     merged = cli("merge", str(audited), db=other)
     assert merged.code == 0, merged.err
