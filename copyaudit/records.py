@@ -410,37 +410,41 @@ def collect(
     key: Callable[[T], Hashable] | None = None,
     duplicate: Callable[[T, int], RowProblem] | None = None,
 ) -> Loaded[T]:
-    """Parse every record; a record that raises InputError, or whose `key` repeats an
-    earlier one (`duplicate` words it), becomes a RowProblem instead of stopping. A
-    `required` field that no record has is a structural problem (the JSON counterpart
-    of a CSV column absent from the header): InputError, the whole file rejected."""
-    items: list[T] = []
+    """Parse every record, as the result is read (streamed or listed); a record that
+    raises InputError, or whose `key` repeats an earlier one (`duplicate` words it),
+    becomes a RowProblem instead of stopping. A `required` field that no record has is
+    a structural problem (the JSON counterpart of a CSV column absent from the header):
+    InputError, the whole file rejected, once every record was read. Memory: the keys
+    seen (with their lines), not the records."""
     problems: list[RowProblem] = []
-    seen: dict[Hashable, int] = {}
-    absent = set(required)
-    count = 0
-    for record in records:
-        count += 1
-        if absent:
-            absent.difference_update(record.data)
-        try:
-            item = parse(record)
-        except InputError as exc:
-            problems.append(RowProblem.from_error(exc))
-            continue
-        if key is not None and duplicate is not None:
-            k = key(item)
-            if k in seen:
-                problems.append(duplicate(item, seen[k]))
+
+    def parsed() -> Iterator[T]:
+        seen: dict[Hashable, int] = {}
+        absent = set(required)
+        count = 0
+        for record in records:
+            count += 1
+            if absent:
+                absent.difference_update(record.data)
+            try:
+                item = parse(record)
+            except InputError as exc:
+                problems.append(RowProblem.from_error(exc))
                 continue
-            seen[k] = record.line
-        items.append(item)
-    if not count:
-        raise InputError(path, None, None, "no records found")
-    if absent:
-        field = next(f for f in required if f in absent)
-        raise InputError(path, None, field, "missing from every record (a required field)")
-    return Loaded(str(path), items, problems)
+            if key is not None and duplicate is not None:
+                k = key(item)
+                if k in seen:
+                    problems.append(duplicate(item, seen[k]))
+                    continue
+                seen[k] = record.line
+            yield item
+        if not count:
+            raise InputError(path, None, None, "no records found")
+        if absent:
+            field = next(f for f in required if f in absent)
+            raise InputError(path, None, field, "missing from every record (a required field)")
+
+    return Loaded(str(path), parsed(), problems)
 
 
 def collect_cases(

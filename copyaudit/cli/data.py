@@ -21,11 +21,11 @@ from copyaudit.cli.output import (
 from copyaudit.errors import UserError
 from copyaudit.formats import case_to_record, read_cases, read_generation_files
 from copyaudit.reports.output_file import check_destination, output_file
-from copyaudit.rows import skipped_note
+from copyaudit.rows import read_ahead, skipped_note
 from copyaudit.studies.decop.published_models import PUBLISHED_MODELS
 from copyaudit.studies.registry import STUDIES, study
 from db import queries
-from db.cases import import_cases, run_import_note
+from db.cases import CHUNK_ROWS, import_cases, run_import_note
 from db.queries import runs_summary, suites_summary
 from db.runs import import_generations, run_row, suite_id
 
@@ -113,10 +113,12 @@ def import_cmd(
         )
     if continuation_tokens is not None and prefix_tokens is None:
         raise UserError("--continuation-tokens needs --prefix-tokens")
-    # validates the whole file before touching the database
+    # the file streams into the import's one transaction: a file found bad on the way
+    # (at its end, unusable records) is rolled back whole
     loaded = read_cases(kind, file, prefix_tokens, continuation_tokens)
-    plan = study(kind).prepare_import(loaded.accept(skip_invalid), doc_type)
-    cases, doc_type, note = plan.cases, plan.doc_type, plan.note
+    plan = study(kind).prepare_import(loaded.accepted(skip_invalid), doc_type)
+    doc_type, note = plan.doc_type, plan.note
+    cases = read_ahead(plan.cases, CHUNK_ROWS)  # a small file is checked before the store opens
     name = suite or file.stem
     with obj.store() as store:
         summary = import_cases(
@@ -129,9 +131,10 @@ def import_cmd(
             skipped=loaded.problems,
             doc_type=doc_type,
         )
+    count = summary.added + summary.unchanged + summary.replaced
     click.echo(
         f"{name}: {summary.added} added, {summary.unchanged} unchanged, "
-        f"{summary.replaced} replaced ({len(cases)} {kind} cases in {file}"
+        f"{summary.replaced} replaced ({count} {kind} cases in {file}"
         + (f"; {len(loaded.problems)} of {loaded.total} records skipped" if loaded.problems else "")
         + f"{note})"
     )
