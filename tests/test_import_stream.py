@@ -14,6 +14,7 @@ from copyaudit.formats import read_cases
 from copyaudit.records import LocatedCase
 from db.cases import CHUNK_ROWS, import_cases
 from db.connection import Store
+from db.runs import RunSpec
 from tests import import_scenario
 from tests.conftest import database_fingerprint, write_jsonl
 from tests.import_scenario import case_record
@@ -127,3 +128,48 @@ def test_a_small_bad_file_is_rejected_before_the_database_is_created(
     result = cli("import", "literal", str(write_jsonl(tmp_path / "bad.jsonl", records)))
     assert result.code == 2 and "line 5: field 'input'" in result.err
     assert not db_path.exists()
+
+
+@pytest.mark.parametrize(
+    "last, message",
+    [
+        ({"case_id": "nowhere"}, "no case 'nowhere' in suite 's'"),
+        ({"model": "b"}, "one model per file"),
+        ({"template": 0}, "field 'template'"),
+    ],
+)
+def test_generations_rejected_past_two_chunks_leave_the_database_unchanged(
+    tmp_path: Path, cli, db_path: Path, seeded: Path, last: dict, message: str
+) -> None:
+    rows: list[dict] = [{"case_id": f"lit-{i % 20}", "template": 1 + i // 20, "output": "o"}
+                        for i in range(N)]  # fmt: skip
+    rows[0]["model"] = "a"
+    rows[-1].update(last)
+    path = write_jsonl(tmp_path / "gens.jsonl", rows)
+    before = database_fingerprint(db_path)
+    result = cli("import-generations", str(path), "--run", "r", "--suite", "s")
+    assert result.code == 2
+    assert f"line {N}" in result.err and message in result.err
+    assert database_fingerprint(db_path) == before
+
+
+def test_a_model_named_only_past_the_first_chunk_is_the_run_s_model(
+    tmp_path: Path, cli, db_path: Path, seeded: Path
+) -> None:
+    """The run is created before its rows are read; its model (and configuration hash)
+    are those of a run created knowing the model."""
+    rows = [{"case_id": f"lit-{i % 20}", "template": 1 + i // 20, "output": "o"} for i in range(N)]
+    rows[-1]["model"] = "late-model"
+    path = write_jsonl(tmp_path / "gens.jsonl", rows)
+    assert cli("import-generations", str(path), "--run", "r", "--suite", "s").code == 0
+    short = write_jsonl(tmp_path / "short.jsonl", rows[:1])
+    assert cli("import-generations", str(short), "--run", "r2", "--suite", "s",
+               "--model", "late-model").code == 0  # fmt: skip
+    with Store(db_path) as store:
+        got = {r["name"]: (r["model"], r["config_hash"]) for r in store.query(
+            "SELECT name, model, config_hash FROM runs")}  # fmt: skip
+        assert store.scalar("SELECT COUNT(*) FROM generations") == N + 1
+    assert got["r"][0] == "late-model"
+    for run in ("r", "r2"):
+        spec = RunSpec(name=run, suite="s", backend="imported", model="late-model", templates=())
+        assert got[run][1] == spec.config_hash()

@@ -193,19 +193,21 @@ def import_generations_cmd(
     PATH is one file (one run, --run) or a directory of per-model files: each *.jsonl /
     *.json file in it becomes one run, named after the file's stem (RUN-STEM with --run
     RUN), its model the rows' `model` field or, without one, the file's stem. All the
-    files are checked first and imported in one transaction: one bad file imports
+    files are imported in one transaction: one bad file imports
     nothing."""
 
-    files = read_generation_files(path, run_name, model)  # every file read and checked first
+    files = read_generation_files(path, run_name, model)
+    # each file streams into the one transaction; a small one is read before the store opens
+    streams = [read_ahead(file.rows(), CHUNK_ROWS) for file in files]
     with obj.store() as store, store.transaction():
         lines = []
-        for file in files:
+        for file, rows in zip(files, streams, strict=True):
             added, unchanged, replaced = import_generations(
                 store,
                 run=file.run,
                 suite=suite,
-                model=file.model,
-                rows=file.loaded.items,
+                model=lambda file=file: file.model,
+                rows=rows,
                 source=str(file.path),
                 replace=replace,
                 skipped=file.loaded.problems,
