@@ -2,6 +2,7 @@
 generations for judging (issue 20: a million records in constant memory).
 
 Run: .venv/bin/python tests/bench/bench_import.py [--n 100000] [--old REV | --no-old]
+     [--only JSONL,generations,pending]
 
 Builds the files from our own words in a temporary directory (about 1.2 KB a case,
 0.9 KB a generation, as the issue's 1M files), then runs each step as the real CLI
@@ -124,13 +125,14 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100_000, help="records (default 100,000)")
     parser.add_argument("--old", default=None, help=f"old revision (default {OLD_REV})")
     parser.add_argument("--no-old", action="store_true", help="measure the new code only")
+    parser.add_argument("--only", help="comma list of words: run only the steps naming one")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         files = build_files(root, args.n)
         sizes = ", ".join(f"{name} {path.stat().st_size / 1e6:,.0f} MB" for name, path in
                           files.items())  # fmt: skip
-        print(f"{args.n:,} records: {sizes}; load average {os.getloadavg()[0]:.2f}")
+        print(f"{args.n:,} records: {sizes}; load average {os.getloadavg()[0]:.2f}", flush=True)
         trees = {"new": ROOT}
         if not args.no_old and (args.old is not None or args.n <= 200_000):
             tree = old_tree(root, args.old or OLD_REV)
@@ -141,11 +143,14 @@ def main() -> None:
         results: dict[str, dict[str, tuple[float, float, float]]] = {}
         for label, tree in trees.items():
             db = root / f"{label}.db"
-            results[label] = {
-                name: measure(tree, argv)
-                for name, argv in steps(db, files)
-                if label == "new" or "array" not in name or args.n <= OLD_ARRAY_LIMIT
-            }
+            results[label] = {}
+            for name, argv in steps(db, files):
+                if args.only and not any(word in name for word in args.only.split(",")):
+                    continue
+                if label == "old" and "array" in name and args.n > OLD_ARRAY_LIMIT:
+                    continue
+                results[label][name] = got = measure(tree, argv)
+                print(f"  {label} {name}: {got[0]:.1f} CPU s, {got[1]:.0f} MB", flush=True)
             db.unlink()
         print(f"{'step':30} " + "  ".join(f"{k:>24}" for k in trees) + "   old/new")
         for name in results["new"]:
