@@ -24,7 +24,7 @@ the problems as the skipped rows (`--skip-invalid`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +107,7 @@ def read_generations(path: str | Path) -> Loaded[LocatedGeneration]:
         read_json_records(path),
         _parse_generation,
         required=("case_id", "output"),
-        key=lambda g: (g.case_id, g.template),
+        key=lambda g: f"{g.template}\x1f{g.case_id}",  # one str a row: compact
         duplicate=lambda g, first: RowProblem(
             g.line,
             "case_id",
@@ -117,14 +117,55 @@ def read_generations(path: str | Path) -> Loaded[LocatedGeneration]:
     )
 
 
-@dataclass(frozen=True)
 class GenerationFile:
-    """One generations file and the run it becomes."""
+    """One generations file and the run it becomes. Its rows stream (`rows()`), each
+    checked to name the file's one model as it goes; `model` is complete once they
+    were read (asked first, it reads the file)."""
 
-    path: Path
-    run: str
-    model: str | None  # None: the run's existing model, or 'imported' for a new run
-    loaded: Loaded[LocatedGeneration]
+    def __init__(
+        self, path: Path, run: str, loaded: Loaded[LocatedGeneration], given: str | None,
+        default: str | None = None,
+    ) -> None:  # fmt: skip
+        self.path = path
+        self.run = run
+        self.loaded = loaded
+        self.given = given  # --model
+        self.default = default  # without a `model` field: a directory's file stem
+        self.first: LocatedGeneration | None = None  # the first row naming a model
+        self.read = False  # every row was read
+
+    def rows(self) -> Iterator[LocatedGeneration]:
+        """The usable rows (their problems in `loaded.problems` at the end); a row
+        naming another model than the file's first (or --model) raises InputError."""
+        for g in self.loaded.stream():
+            if g.model is not None:
+                self._check(g)
+            yield g
+        self.read = True
+
+    def _check(self, g: LocatedGeneration) -> None:
+        if self.first is None:
+            self.first = g
+        expected = self.given or self.first.model
+        if g.model != expected:
+            why = f"--model {self.given}" if self.given else f"line {self.first.line}"
+            raise InputError(
+                self.path,
+                g.line,
+                "model",
+                f"'{g.model}' differs from '{expected}' ({why}); one model per file",
+            )
+
+    @property
+    def model(self) -> str | None:
+        """--model, else the model the rows name, else `default` (None: the run's
+        existing model, or 'imported' for a new run)."""
+        if not self.read:
+            self.loaded.items  # noqa: B018 - asked before the rows: reads the file
+            for _ in self.rows():
+                pass
+        named = self.first.model if self.first is not None else None
+        return self.given or named or self.default
 
 
 GENERATION_FILE_SUFFIXES = (".jsonl", ".json")
@@ -133,13 +174,12 @@ GENERATION_FILE_SUFFIXES = (".jsonl", ".json")
 def read_generation_files(path: Path, run: str | None, model: str | None) -> list[GenerationFile]:
     """PATH a file: one run, named by `run`. PATH a directory: one run per *.jsonl /
     *.json file in it, named after the file (`run`-stem with `run` given, else the
-    stem), its model the rows' `model` field or else the file's stem. Every file is read
-    (and checked) before anything is imported."""
+    stem), its model the rows' `model` field or else the file's stem. The files are
+    read when their rows are (GenerationFile.rows)."""
     if not path.is_dir():
         if run is None:
             raise UserError("import-generations FILE needs --run NAME")
-        loaded = read_generations(path)
-        return [GenerationFile(path, run, _file_model(path, loaded, model), loaded)]
+        return [GenerationFile(path, run, read_generations(path), model)]
     if model is not None:
         raise UserError(
             "--model is for one file: in a directory each file names its model (the rows' "
@@ -150,27 +190,9 @@ def read_generation_files(path: Path, run: str | None, model: str | None) -> lis
         raise UserError(f"{path}: no .jsonl or .json files in this directory")
     out = []
     for file in files:
-        loaded = read_generations(file)
         name = f"{run}-{file.stem}" if run else file.stem
-        out.append(GenerationFile(file, name, _file_model(file, loaded, None) or file.stem, loaded))
+        out.append(GenerationFile(file, name, read_generations(file), None, file.stem))
     return out
-
-
-def _file_model(path: Path, loaded: Loaded[LocatedGeneration], given: str | None) -> str | None:
-    """The one model a file's rows name (their `model` field), or `given`; a file whose
-    rows name two models, or another than `given`, is refused."""
-    first = next((g for g in loaded.items if g.model is not None), None)
-    expected = given or (first.model if first else None)
-    for g in loaded.items:
-        if g.model is not None and g.model != expected:
-            why = f"--model {given}" if given else f"line {first.line if first else 0}"
-            raise InputError(
-                path,
-                g.line,
-                "model",
-                f"'{g.model}' differs from '{expected}' ({why}); one model per file",
-            )
-    return expected
 
 
 def load_generations(path: str | Path, *, skip_invalid: bool = False) -> list[LocatedGeneration]:

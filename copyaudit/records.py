@@ -11,14 +11,16 @@ business (copyaudit/studies/*/format.py).
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
+import itertools
 import json
 import math
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from copyaudit.errors import InputError, UserError
 from copyaudit.rows import Loaded, RowProblem
@@ -74,84 +76,230 @@ def read_text(path: str | Path) -> str:
         ) from None
 
 
-def _line_of(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
+# one decoder for every JSON record (JSONL lines and array items alike)
+_DECODER = json.JSONDecoder()
+CHUNK = 1 << 20  # characters read at a time from a JSON array file
+_BOM = codecs.BOM_UTF8
 
 
-def read_json_records(path: str | Path) -> Iterator[Record]:
-    """Records from a JSON array of objects or from JSONL, each with its line number."""
-    text = read_text(path)
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        yield from _read_json_array(str(path), text)
-        return
-    checked = False
-    # JSON Lines ends a line at "\n" only: str.splitlines() also splits at U+2028,
-    # U+0085 and others, which json.dumps(ensure_ascii=False) leaves raw inside strings
-    for number, line in enumerate(text.split("\n"), start=1):
+def _bad_utf8(path: str | Path, line: int, offset: int, byte: int) -> InputError:
+    return InputError(
+        path,
+        line,
+        None,
+        f"not valid UTF-8 (byte 0x{byte:02x} at offset {offset}); save the file as UTF-8",
+    )
+
+
+def read_json_records(path: str | Path, *, chunk: int = CHUNK) -> Iterator[Record]:
+    """Records from a JSON array of objects or from JSONL, each with its line number,
+    streamed: one line (JSONL) or one array item (plus a chunk of text) in memory at a
+    time, so a file of any size is read in constant memory. A problem found late in
+    the file (bad UTF-8, malformed JSON) raises when the reader gets there."""
+    with open(path, "rb") as stream:
+        array = _starts_with_bracket(stream)
+        stream.seek(0)
+        if array:
+            yield from _read_json_array(str(path), _text_chunks(path, stream, chunk))
+        else:
+            yield from _read_json_lines(path, stream)
+
+
+def _starts_with_bracket(stream: IO[bytes]) -> bool:
+    """Whether the file's first non-blank character is '['."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
+    while block := stream.read(4096):
+        text = decoder.decode(block).lstrip()
+        if text:
+            return text.startswith("[")
+    return False
+
+
+def _read_json_lines(path: str | Path, stream: IO[bytes]) -> Iterator[Record]:
+    # JSON Lines ends a line at "\n" only (binary lines split there and nowhere else):
+    # str.splitlines() would also split at U+2028, U+0085 and others, which
+    # json.dumps(ensure_ascii=False) leaves raw inside strings
+    held: Record | None = None  # a first record of only containers: a whole data set?
+    seen_first = False
+    offset = 0
+    for number, raw in enumerate(stream, start=1):
+        start, offset = offset, offset + len(raw)
+        if number == 1 and raw.startswith(_BOM):
+            raw, start = raw[len(_BOM) :], start + len(_BOM)
+        try:
+            line = raw.decode("utf-8").removesuffix("\n")
+        except UnicodeDecodeError as exc:
+            raise _bad_utf8(path, number, start + exc.start, raw[exc.start]) from None
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = _DECODER.decode(line)
         except json.JSONDecodeError as exc:
-            _reject_whole_document(path, text)
+            if not seen_first:
+                _reject_whole_document(path)
             raise InputError(
                 path, number, None, f"malformed JSON: {exc.msg} (column {exc.colno})"
             ) from None
         if not isinstance(value, dict):
             raise InputError(path, number, None, "expected a JSON object on each line")
-        if not checked:
-            checked = True
+        record = Record(str(path), number, value)
+        if not seen_first:
+            seen_first = True
             if value and all(isinstance(v, dict | list) for v in value.values()):
                 # a record holds some text; an object of only containers is a whole
-                # data set in one object ({"cases": [...]}, pandas' column layout)
-                _reject_whole_document(path, text)
-        yield Record(str(path), number, value)
+                # data set in one object ({"cases": [...]}, pandas' column layout) when
+                # nothing else follows it
+                held = record
+                continue
+        if held is not None:
+            yield held
+            held = None
+        yield record
+    if held is not None:
+        raise _one_document(path, held.data)
 
 
-def _reject_whole_document(path: str | Path, text: str) -> None:
+def _reject_whole_document(path: str | Path) -> None:
     """A file that is one valid JSON document but not an array (a top-level object
-    spread over several lines) gets a message saying so, not "malformed JSON"."""
+    spread over several lines) gets a message saying so, not "malformed JSON". Read
+    whole only when its first line is not JSON, to word that error."""
     try:
-        value = json.loads(text)
+        value = json.loads(read_text(path))
     except json.JSONDecodeError:
         return
+    raise _one_document(path, value)
+
+
+def _one_document(path: str | Path, value: Any) -> InputError:
     got = "object" if isinstance(value, dict) else type(value).__name__
-    raise InputError(
+    return InputError(
         path, None, None, f"expected a JSON array of objects or JSON Lines, got one JSON {got}"
     )
 
 
-def _read_json_array(path: str, text: str) -> Iterator[Record]:
-    decoder = json.JSONDecoder()
-    pos = text.index("[") + 1
+def _text_chunks(path: str | Path, stream: IO[bytes], size: int) -> Iterator[str]:
+    """The file's text, `size` bytes at a time; bad UTF-8 names its line and offset."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    fed = newlines = 0  # bytes given to the decoder so far, and the newlines in them
+    first = True
+    while True:
+        block = stream.read(max(size, len(_BOM)) if first else size)
+        end = not block
+        if first and block.startswith(_BOM):
+            block, fed = block[len(_BOM) :], len(_BOM)
+        first = False
+        pending = len(decoder.getstate()[0])  # an unfinished character's bytes
+        try:
+            text = decoder.decode(block, final=end)
+        except UnicodeDecodeError as exc:
+            data = exc.object
+            line = newlines + data[: exc.start].count(b"\n") + 1
+            raise _bad_utf8(path, line, fed - pending + exc.start, data[exc.start]) from None
+        fed += len(block)
+        newlines += block.count(b"\n")
+        if end:
+            return
+        if text:
+            yield text
+
+
+class _Window:
+    """The text of a JSON array file read so far, minus what was parsed long ago,
+    and where it lies in the file (line and column of text[0]) for error messages."""
+
+    def __init__(self, chunks: Iterator[str]) -> None:
+        self.chunks = chunks
+        self.text = ""
+        self.line0, self.column0 = 1, 0  # where text[0] is in the file
+        self.base, self.line = 0, 1  # a position reached and its line
+
+    def fill(self) -> bool:
+        """Read one more chunk; False at the end of the file."""
+        chunk = next(self.chunks, None)
+        if chunk is None:
+            return False
+        self.text += chunk
+        return True
+
+    def line_of(self, pos: int) -> int:
+        """The line of `pos` (not before the last position asked)."""
+        self.line += self.text.count("\n", self.base, pos)
+        self.base = pos
+        return self.line
+
+    def compact(self, pos: int) -> int:
+        """Forget the text before `pos` once it is most of the window; `pos` anew."""
+        if pos < CHUNK or pos < len(self.text) // 2:
+            return pos
+        newlines = self.text.count("\n", 0, pos)
+        if newlines:
+            self.line0 += newlines
+            self.column0 = pos - self.text.rindex("\n", 0, pos) - 1
+        else:
+            self.column0 += pos
+        self.line_of(pos)
+        self.text, self.base = self.text[pos:], 0
+        return 0
+
+    def skip_blanks(self, pos: int) -> int:
+        """The position of the next non-blank character (len(text) at the end)."""
+        while True:
+            while pos < len(self.text) and self.text[pos] in " \t\r\n":
+                pos += 1
+            if pos < len(self.text) or not self.fill():
+                return pos
+
+    def error(self, path: str, exc: json.JSONDecodeError) -> InputError:
+        column = exc.colno + (self.column0 if exc.lineno == 1 else 0)
+        line = self.line0 + exc.lineno - 1
+        return InputError(path, line, None, f"malformed JSON: {exc.msg} (column {column})")
+
+
+def _read_json_array(path: str, chunks: Iterator[str]) -> Iterator[Record]:
+    window = _Window(chunks)
+    pos = window.skip_blanks(0)
+    pos = window.text.index("[", pos) + 1
     expect_item = True
     while True:
-        while pos < len(text) and text[pos] in " \t\r\n":
-            pos += 1
-        if pos >= len(text):
-            raise InputError(path, _line_of(text, pos), None, "malformed JSON: unterminated array")
-        if text[pos] == "]":
+        pos = window.skip_blanks(window.compact(pos))
+        if pos >= len(window.text):
+            raise InputError(path, window.line_of(pos), None, "malformed JSON: unterminated array")
+        if window.text[pos] == "]":
             break
-        if text[pos] == "," and not expect_item:
+        if window.text[pos] == "," and not expect_item:
             pos += 1
             expect_item = True
             continue
-        try:
-            value, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                path, exc.lineno, None, f"malformed JSON: {exc.msg} (column {exc.colno})"
-            ) from None
+        value, end = _next_value(path, window, pos)
         if not isinstance(value, dict):
-            raise InputError(path, _line_of(text, pos), None, "expected an array of objects")
-        yield Record(path, _line_of(text, pos), value)
+            raise InputError(path, window.line_of(pos), None, "expected an array of objects")
+        yield Record(path, window.line_of(pos), value)
         pos = end
         expect_item = False
-    if text[pos + 1 :].strip():
-        raise InputError(
-            path, _line_of(text, pos + 1), None, "malformed JSON: extra data after the array"
-        )
+    line = window.line_of(pos + 1)
+    for tail in itertools.chain([window.text[pos + 1 :]], chunks):
+        if tail.strip():
+            raise InputError(path, line, None, "malformed JSON: extra data after the array")
+
+
+# a value cut off at the end of the text read so far fails within this many characters
+# of it (a literal like `tru`, an escape like `\u12`), or as an unterminated string
+_TAIL = 16
+
+
+def _next_value(path: str, window: _Window, pos: int) -> tuple[Any, int]:
+    """The JSON value at `pos` and where it ends, reading more text while the value
+    may be cut off at the end of what was read."""
+    while True:
+        try:
+            value, end = _DECODER.raw_decode(window.text, pos)
+        except json.JSONDecodeError as exc:
+            cut = exc.pos >= len(window.text) - _TAIL or exc.msg.startswith("Unterminated string")
+            if cut and window.fill():
+                continue
+            raise window.error(path, exc) from None
+        if end < len(window.text) or not window.fill():  # a number may go on
+            return value, end
 
 
 def read_csv_records(path: str | Path, required: tuple[str, ...]) -> Iterator[Record]:
@@ -262,37 +410,41 @@ def collect(
     key: Callable[[T], Hashable] | None = None,
     duplicate: Callable[[T, int], RowProblem] | None = None,
 ) -> Loaded[T]:
-    """Parse every record; a record that raises InputError, or whose `key` repeats an
-    earlier one (`duplicate` words it), becomes a RowProblem instead of stopping. A
-    `required` field that no record has is a structural problem (the JSON counterpart
-    of a CSV column absent from the header): InputError, the whole file rejected."""
-    items: list[T] = []
+    """Parse every record, as the result is read (streamed or listed); a record that
+    raises InputError, or whose `key` repeats an earlier one (`duplicate` words it),
+    becomes a RowProblem instead of stopping. A `required` field that no record has is
+    a structural problem (the JSON counterpart of a CSV column absent from the header):
+    InputError, the whole file rejected, once every record was read. Memory: the keys
+    seen (with their lines), not the records."""
     problems: list[RowProblem] = []
-    seen: dict[Hashable, int] = {}
-    absent = set(required)
-    count = 0
-    for record in records:
-        count += 1
-        if absent:
-            absent.difference_update(record.data)
-        try:
-            item = parse(record)
-        except InputError as exc:
-            problems.append(RowProblem.from_error(exc))
-            continue
-        if key is not None and duplicate is not None:
-            k = key(item)
-            if k in seen:
-                problems.append(duplicate(item, seen[k]))
+
+    def parsed() -> Iterator[T]:
+        seen: dict[Hashable, int] = {}
+        absent = set(required)
+        count = 0
+        for record in records:
+            count += 1
+            if absent:
+                absent.difference_update(record.data)
+            try:
+                item = parse(record)
+            except InputError as exc:
+                problems.append(RowProblem.from_error(exc))
                 continue
-            seen[k] = record.line
-        items.append(item)
-    if not count:
-        raise InputError(path, None, None, "no records found")
-    if absent:
-        field = next(f for f in required if f in absent)
-        raise InputError(path, None, field, "missing from every record (a required field)")
-    return Loaded(str(path), items, problems)
+            if key is not None and duplicate is not None:
+                k = key(item)
+                if k in seen:
+                    problems.append(duplicate(item, seen[k]))
+                    continue
+                seen[k] = record.line
+            yield item
+        if not count:
+            raise InputError(path, None, None, "no records found")
+        if absent:
+            field = next(f for f in required if f in absent)
+            raise InputError(path, None, field, "missing from every record (a required field)")
+
+    return Loaded(str(path), parsed(), problems)
 
 
 def collect_cases(

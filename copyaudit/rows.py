@@ -4,7 +4,8 @@ the unusable ones as the skipped rows (`--skip-invalid`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Generic, TypeVar
 
@@ -67,26 +68,89 @@ class InvalidRows(InputError):
         self.args = (message,)
 
 
-@dataclass(frozen=True)
 class Loaded(Generic[T]):
-    """A file's usable records and the problems of the others."""
+    """A file's usable records and the problems of the others, read once and only when
+    asked: `stream()` / `accepted()` hand the usable records out as they are parsed
+    (constant memory; `problems` fills as they go and is complete at the end), `items`
+    reads them all into a list. `source` is the parsed records; it appends each
+    unusable record's problem to `problems` and raises the file's structural errors."""
 
-    path: str
-    items: list[T]
-    problems: list[RowProblem]
+    def __init__(
+        self, path: str, source: Iterable[T], problems: list[RowProblem] | None = None
+    ) -> None:
+        self.path = path
+        self._source = iter(source)
+        self._problems = [] if problems is None else problems
+        self._items: list[T] | None = None
+        self._started = False
+        self.usable = 0  # usable records read so far
+
+    def stream(self) -> Iterator[T]:
+        """The usable records, one at a time (a file streams once)."""
+        if self._items is not None:
+            return iter(self._items)
+        if self._started:
+            raise RuntimeError(f"{self.path}: the records were streamed already")
+        self._started = True
+        return self._counted()
+
+    def _counted(self) -> Iterator[T]:
+        for item in self._source:
+            self.usable += 1
+            yield item
+
+    def accepted(self, skip_invalid: bool = False) -> Iterator[T]:
+        """`stream()`, then at its end what `accept` raises: a consumer writing the
+        records inside a transaction rolls back on it, so nothing is written."""
+        items = self.stream()
+
+        def checked() -> Iterator[T]:
+            yield from items
+            self.check(skip_invalid)
+
+        return checked()
+
+    @property
+    def items(self) -> list[T]:
+        if self._items is None:
+            self._items = list(self.stream())
+        return self._items
+
+    @property
+    def problems(self) -> list[RowProblem]:
+        """Every problem once the records were read (read here if they were not)."""
+        if not self._started:
+            self.items  # noqa: B018 - reads the file
+        return self._problems
 
     @property
     def total(self) -> int:
-        return len(self.items) + len(self.problems)
+        return self.usable + len(self.problems)
 
     def accept(self, skip_invalid: bool = False) -> list[T]:
         """The usable records; raises InvalidRows when some records are unusable
         (unless `skip_invalid`) or when none is usable."""
-        if self.problems and (not skip_invalid or not self.items):
-            raise InvalidRows(self.path, self.problems, len(self.items))
-        if not self.items:
+        items = self.items
+        self.check(skip_invalid)
+        return items
+
+    def check(self, skip_invalid: bool = False) -> None:
+        """After reading: InvalidRows when some records are unusable (unless
+        `skip_invalid`) or when none is usable; InputError when there is none."""
+        if self.problems and (not skip_invalid or not self.usable):
+            raise InvalidRows(self.path, self.problems, self.usable)
+        if not self.usable:
             raise InputError(self.path, None, None, "no records found")
-        return self.items
+
+
+def read_ahead(items: Iterable[T], n: int) -> Iterator[T]:
+    """`items` with the first `n` read now. An importer calls it before opening the
+    database: a file of up to `n` records is then checked whole (its errors raise
+    here) before the database is touched; a longer one streams, and an error found
+    later rolls its transaction back."""
+    it = iter(items)
+    head = list(itertools.islice(it, n))
+    return itertools.chain(head, it)
 
 
 def skipped_note(imported: int, skipped: Sequence[dict[str, Any]], limit: int = 5) -> str | None:

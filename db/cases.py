@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from copyaudit.errors import InputError, UserError
 from copyaudit.hashing import stable_hash
@@ -16,6 +17,8 @@ from db.connection import Store
 from db.decop import set_doc_type
 from db.derived import given_character_indices
 from db.inputs import LocatedCase
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -78,11 +81,22 @@ def ensure_suite(store: Store, name: str, kind: str) -> int:
     return int(row["id"])
 
 
+# rows written per INSERT (and looked up per query) while an import streams its file
+CHUNK_ROWS = 5000
+
+
+def chunked(items: Iterable[T], size: int = CHUNK_ROWS) -> Iterator[list[T]]:
+    """`items` in lists of `size` (the last one shorter)."""
+    it = iter(items)
+    while chunk := list(itertools.islice(it, size)):
+        yield chunk
+
+
 def import_cases(
     store: Store,
     suite: str,
     kind: str,
-    cases: Sequence[LocatedCase],
+    cases: Iterable[LocatedCase],
     *,
     source: str,
     replace: bool = False,
@@ -90,69 +104,82 @@ def import_cases(
     doc_type: str | None = None,
 ) -> ImportSummary:
     """Import all cases or none. Unchanged cases are skipped (re-import is idempotent);
-    a changed case under an existing id is an error unless `replace`. `skipped`: the
-    file's rows left out (--skip-invalid); they replace what an earlier import of the
-    same source recorded, in the same transaction. `doc_type` (decop suites: book |
-    paper) is recorded with the suite in the same transaction."""
+    a changed case under an existing id is an error unless `replace`. `cases` may be a
+    stream (Loaded.accepted): it is written CHUNK_ROWS at a time inside the one
+    transaction, so an error it raises at its end leaves nothing written. `skipped`:
+    the file's rows left out (--skip-invalid), read once `cases` is exhausted; they
+    replace what an earlier import of the same source recorded, in the same
+    transaction. `doc_type` (decop suites: book | paper) is recorded with the suite in
+    the same transaction."""
     added = unchanged = replaced = 0
+    conflict: InputError | None = None  # raised after the stream ends (its errors first)
     with store.transaction(durable=True):
         suite_id = ensure_suite(store, suite, kind)
         if doc_type is not None:
             set_doc_type(store, suite_id, doc_type, replace)
-        existing = {
-            r["case_id"]: (r["id"], r["content_hash"])
-            for r in store.conn.execute(
-                "SELECT id, case_id, content_hash FROM cases WHERE suite_id = ?", (suite_id,)
-            )
-        }
         work_ids: dict[str, int] = {}
-        inserts = []
         created = now()
-        for located in cases:
-            case = located.case
-            content_hash = case_content_hash(case)
-            key = work_key(case.work)
-            if key not in work_ids:
-                work_ids[key] = _ensure_work(store, case.work, (source, located.line))
-            payload = json.dumps(case.payload, ensure_ascii=False, sort_keys=True)
-            given = given_character_indices(case.payload)
-            row = (
-                suite_id, case.case_id, work_ids[key], payload, content_hash, source, created, given
-            )  # fmt: skip
-            if case.case_id not in existing:
-                inserts.append(row)
-                added += 1
-            elif existing[case.case_id][1] == content_hash:
-                unchanged += 1
-            elif replace:
-                store.conn.execute(
-                    "UPDATE cases SET work_id = ?, payload = ?, content_hash = ?, source = ?, "
-                    "given_characters = ? WHERE id = ?",
-                    (
-                        work_ids[key],
-                        payload,
-                        content_hash,
+        for chunk in chunked(cases):
+            existing = _existing_cases(store, suite_id, [c.case.case_id for c in chunk])
+            inserts = []
+            for located in chunk:
+                case = located.case
+                content_hash = case_content_hash(case)
+                key = work_key(case.work)
+                if key not in work_ids:
+                    work_ids[key] = _ensure_work(store, case.work, (source, located.line))
+                payload = json.dumps(case.payload, ensure_ascii=False, sort_keys=True)
+                given = given_character_indices(case.payload)
+                row = (
+                    suite_id, case.case_id, work_ids[key], payload, content_hash, source, created,
+                    given,
+                )  # fmt: skip
+                if case.case_id not in existing:
+                    inserts.append(row)
+                    added += 1
+                elif existing[case.case_id][1] == content_hash:
+                    unchanged += 1
+                elif replace:
+                    store.conn.execute(
+                        "UPDATE cases SET work_id = ?, payload = ?, content_hash = ?, "
+                        "source = ?, given_characters = ? WHERE id = ?",
+                        (
+                            work_ids[key],
+                            payload,
+                            content_hash,
+                            source,
+                            given,
+                            existing[case.case_id][0],
+                        ),
+                    )
+                    replaced += 1
+                elif conflict is None:
+                    conflict = InputError(
                         source,
-                        given,
-                        existing[case.case_id][0],
-                    ),
-                )
-                replaced += 1
-            else:
-                raise InputError(
-                    source,
-                    located.line,
-                    "id",
-                    f"case '{case.case_id}' already exists in suite '{suite}' with different "
-                    "content (use --replace to overwrite it)",
-                )
-        store.conn.executemany(
-            "INSERT INTO cases (suite_id, case_id, work_id, payload, content_hash, source, "
-            "created_at, given_characters) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            inserts,
-        )
+                        located.line,
+                        "id",
+                        f"case '{case.case_id}' already exists in suite '{suite}' with "
+                        "different content (use --replace to overwrite it)",
+                    )
+            store.conn.executemany(
+                "INSERT INTO cases (suite_id, case_id, work_id, payload, content_hash, source, "
+                "created_at, given_characters) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                inserts,
+            )
+        if conflict is not None:
+            raise conflict
         record_skipped(store, suite_id, None, source, skipped)
     return ImportSummary(added, unchanged, replaced)
+
+
+def _existing_cases(store: Store, suite_id: int, case_ids: list[str]) -> dict[str, tuple[int, str]]:
+    """case_id -> (row id, content hash) of those of `case_ids` already in the suite."""
+    rows = store.conn.execute(
+        "SELECT id, case_id, content_hash FROM cases WHERE suite_id = ? "
+        "AND case_id IN (SELECT value FROM json_each(?))",
+        (suite_id, json.dumps(case_ids)),
+    )
+    return {r["case_id"]: (r["id"], r["content_hash"]) for r in rows}
 
 
 def record_skipped(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,27 +123,57 @@ def failed_generation_count(store: Store, run_id: int) -> int:
     )
 
 
+# generations read per query while judging
+JUDGE_PAGE = 1000
+
+
+def _to_judge_where(rejudge: bool) -> str:
+    """The run's generations without an error and (unless `rejudge`) not yet scored by
+    the judge, up to a highest id; parameters (run, [judge,] highest id)."""
+    where = "g.run_id = ? AND g.error IS NULL AND g.id <= ?"
+    if not rejudge:
+        where += (
+            " AND NOT EXISTS (SELECT 1 FROM judgments j WHERE j.generation_id = g.id AND "
+            "j.judge = ?)"
+        )
+    return where
+
+
+def _to_judge_params(store: Store, run_id: int, judge: str, rejudge: bool) -> tuple[Any, ...]:
+    last = store.scalar("SELECT MAX(id) FROM generations WHERE run_id = ?", (run_id,))
+    return (run_id, last or 0, *(() if rejudge else (judge,)))
+
+
+def count_to_judge(store: Store, run_id: int, judge: str, *, rejudge: bool = False) -> int:
+    """How many generations `generations_to_judge` gives now."""
+    sql = f"SELECT COUNT(*) FROM generations g WHERE {_to_judge_where(rejudge)}"
+    return int(store.scalar(sql, _to_judge_params(store, run_id, judge, rejudge)))
+
+
 def generations_to_judge(
-    store: Store, run_id: int, judge: str, *, rejudge: bool = False
-) -> list[GenerationToJudge]:
+    store: Store, run_id: int, judge: str, *, rejudge: bool = False, page: int = JUDGE_PAGE
+) -> Iterator[GenerationToJudge]:
     """Generations of the run without an error and (unless `rejudge`) not yet scored by
-    `judge`."""
+    `judge`, in id order, read `page` at a time (keyset: the ids after the last one
+    read), so memory does not grow with the run. Those the run holds when this is
+    called: a generation added later is left for the next call."""
     sql = (
         f"SELECT g.id AS generation_id, g.prompt, g.output, {CASE_COLUMNS} "
         "FROM generations g JOIN cases c ON c.id = g.case_pk "
         "JOIN suites s ON s.id = c.suite_id JOIN works w ON w.id = c.work_id "
-        "WHERE g.run_id = ? AND g.error IS NULL"
+        f"WHERE {_to_judge_where(rejudge)} AND g.id > ? ORDER BY g.id LIMIT ?"
     )
-    if not rejudge:
-        sql += (
-            " AND NOT EXISTS (SELECT 1 FROM judgments j WHERE j.generation_id = g.id AND "
-            "j.judge = ?)"
-        )
-    params: tuple[Any, ...] = (run_id, judge) if not rejudge else (run_id,)
-    return [
-        GenerationToJudge(int(r["generation_id"]), case_from_row(r), r["prompt"] or "", r["output"])
-        for r in store.conn.execute(sql + " ORDER BY g.id", params)
-    ]
+    fixed = _to_judge_params(store, run_id, judge, rejudge)
+    last = 0
+    while True:
+        rows = store.conn.execute(sql, (*fixed, last, page)).fetchall()
+        for r in rows:
+            yield GenerationToJudge(
+                int(r["generation_id"]), case_from_row(r), r["prompt"] or "", r["output"]
+            )
+        if len(rows) < page:
+            return
+        last = int(rows[-1]["generation_id"])
 
 
 def run_config(store: Store, run_id: int) -> dict[str, Any]:

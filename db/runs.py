@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +14,7 @@ from copyaudit.generation_keys import check_run_name
 from copyaudit.hashing import stable_hash
 from copyaudit.rows import InvalidRows, RowProblem
 from copyaudit.types import Score
-from db.cases import record_skipped
+from db.cases import chunked, record_skipped
 from db.clock import now
 from db.connection import Store
 from db.generation_keys import renamed_to
@@ -170,91 +170,136 @@ def import_generations(
     *,
     run: str,
     suite: str,
-    model: str | None,
-    rows: Sequence[LocatedGeneration],
+    model: str | Callable[[], str | None] | None,
+    rows: Iterable[LocatedGeneration],
     source: str,
     replace: bool = False,
     skipped: Sequence[RowProblem] = (),
     skip_invalid: bool = False,
 ) -> tuple[int, int, int]:
     """Import generations made elsewhere into run `run` (created if new).
-    Returns (added, unchanged, replaced). All or nothing. A row naming no case of the
-    suite joins `skipped` (the file's unusable rows): unless `skip_invalid`, any such
-    row stops the import (InvalidRows, every one listed); with it, they are recorded
-    as the run's skipped rows."""
-    added = unchanged = replaced = 0
+    Returns (added, unchanged, replaced). All or nothing: `rows` may be a stream
+    (Loaded.stream), written CHUNK_ROWS at a time inside the one transaction. A row
+    naming no case of the suite joins `skipped` (the file's unusable rows, read once
+    `rows` is exhausted): unless `skip_invalid`, any such row stops the import
+    (InvalidRows, every one listed); with it, they are recorded as the run's skipped
+    rows. `model`: who wrote the outputs (None: the run's, or 'imported'), or a
+    callable giving it once `rows` were read (the rows name it)."""
+    added = unchanged = replaced = usable = 0
+    unknown: list[RowProblem] = []
+    conflict: InputError | None = None  # raised after the rows' own problems
     with store.transaction(durable=True):
+        known = model if isinstance(model, str) or model is None else None
         row = store.conn.execute(
             "SELECT r.id, r.backend, r.model, s.name AS suite FROM runs r "
             "JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",
             (run,),
         ).fetchone()
+        new_run = row is None
         if row is None:
-            spec = RunSpec(
-                name=run, suite=suite, backend="imported", model=model or "imported", templates=()
+            run_id = create_or_resume_run(
+                store, _imported_spec(run, suite, known), status="imported"
             )
-            run_id = create_or_resume_run(store, spec, status="imported")
         elif row["backend"] != "imported" or row["suite"] != suite:
             raise UserError(f"run '{run}' is not an imported run of suite '{suite}'")
-        elif model is not None and model != row["model"]:
-            raise UserError(
-                f"run '{run}' holds generations of model '{row['model']}', not '{model}'"
-            )
         else:
+            _check_model(run, row["model"], known)
             run_id = int(row["id"])
         sid = suite_id(store, suite)
-        case_pks = {
-            r["case_id"]: r["id"]
-            for r in store.conn.execute("SELECT id, case_id FROM cases WHERE suite_id = ?", (sid,))
-        }
-        existing = {
-            (r["case_pk"], r["template"]): (r["id"], r["output"])
-            for r in store.conn.execute(
-                "SELECT id, case_pk, template, output FROM generations WHERE run_id = ?",
-                (run_id,),
-            )
-        }
-        unknown = [
-            RowProblem(g.line, "case_id", f"no case '{g.case_id}' in suite '{suite}'")
-            for g in rows
-            if g.case_id not in case_pks
-        ]
-        problems = sorted([*skipped, *unknown], key=lambda p: p.line)
-        usable = [g for g in rows if g.case_id in case_pks]
-        if problems and (not skip_invalid or not usable):
-            raise InvalidRows(source, problems, len(usable))
-        record_skipped(store, sid, run_id, source, problems)
         stamp = now()
-        inserts = []
-        for g in usable:
-            key = (case_pks[g.case_id], g.template)
-            if key not in existing:
-                inserts.append((run_id, key[0], g.template, "", g.output, "imported", stamp))
-                added += 1
-            elif existing[key][1] == g.output:
-                unchanged += 1
-            elif replace:
-                store.conn.execute(
-                    "UPDATE generations SET output = ? WHERE id = ?", (g.output, existing[key][0])
-                )
-                store.conn.execute(
-                    "DELETE FROM judgments WHERE generation_id = ?", (existing[key][0],)
-                )
-                replaced += 1
+        for chunk in chunked(rows):
+            case_pks = _case_pks(store, sid, [g.case_id for g in chunk])
+            existing = _existing_generations(store, run_id, case_pks.values())
+            inserts = []
+            for g in chunk:
+                if g.case_id not in case_pks:
+                    unknown.append(
+                        RowProblem(g.line, "case_id", f"no case '{g.case_id}' in suite '{suite}'")
+                    )
+                    continue
+                usable += 1
+                key = (case_pks[g.case_id], g.template)
+                if key not in existing:
+                    inserts.append((run_id, key[0], g.template, "", g.output, "imported", stamp))
+                    added += 1
+                elif existing[key][1] == g.output:
+                    unchanged += 1
+                elif replace:
+                    store.conn.execute(
+                        "UPDATE generations SET output = ? WHERE id = ?",
+                        (g.output, existing[key][0]),
+                    )
+                    store.conn.execute(
+                        "DELETE FROM judgments WHERE generation_id = ?", (existing[key][0],)
+                    )
+                    replaced += 1
+                elif conflict is None:
+                    conflict = InputError(
+                        source,
+                        g.line,
+                        "output",
+                        f"generation {run}/{g.case_id}/{g.template} already exists with a "
+                        "different output (use --replace to overwrite it)",
+                    )
+            store.conn.executemany(
+                "INSERT INTO generations (run_id, case_pk, template, prompt, output, source, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                inserts,
+            )
+        problems = sorted([*skipped, *unknown], key=lambda p: p.line)
+        if problems and (not skip_invalid or not usable):
+            raise InvalidRows(source, problems, usable)
+        if conflict is not None:
+            raise conflict
+        if known is None and callable(model):
+            named = model()
+            if new_run:
+                _set_imported_model(store, run_id, _imported_spec(run, suite, named))
             else:
-                raise InputError(
-                    source,
-                    g.line,
-                    "output",
-                    f"generation {run}/{g.case_id}/{g.template} already exists with a "
-                    "different output (use --replace to overwrite it)",
-                )
-        store.conn.executemany(
-            "INSERT INTO generations (run_id, case_pk, template, prompt, output, source, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            inserts,
-        )
+                _check_model(run, row["model"], named)
+        record_skipped(store, sid, run_id, source, problems)
     return added, unchanged, replaced
+
+
+def _imported_spec(run: str, suite: str, model: str | None) -> RunSpec:
+    return RunSpec(
+        name=run, suite=suite, backend="imported", model=model or "imported", templates=()
+    )
+
+
+def _check_model(run: str, stored: str, model: str | None) -> None:
+    if model is not None and model != stored:
+        raise UserError(f"run '{run}' holds generations of model '{stored}', not '{model}'")
+
+
+def _set_imported_model(store: Store, run_id: int, spec: RunSpec) -> None:
+    """A new imported run's model, once its rows named it."""
+    store.conn.execute(
+        "UPDATE runs SET model = ?, config_hash = ? WHERE id = ?",
+        (spec.model, spec.config_hash(), run_id),
+    )
+
+
+def _case_pks(store: Store, suite: int, case_ids: list[str]) -> dict[str, int]:
+    """case_id -> row id, for those of `case_ids` in the suite."""
+    rows = store.conn.execute(
+        "SELECT id, case_id FROM cases WHERE suite_id = ? "
+        "AND case_id IN (SELECT value FROM json_each(?))",
+        (suite, json.dumps(case_ids)),
+    )
+    return {r["case_id"]: r["id"] for r in rows}
+
+
+def _existing_generations(
+    store: Store, run_id: int, case_pks: Iterable[int]
+) -> dict[tuple[int, int], tuple[int, str]]:
+    """(case_pk, template) -> (row id, output) of the run's generations of `case_pks`."""
+    rows = store.conn.execute(
+        "SELECT id, case_pk, template, output FROM generations WHERE run_id = ? "
+        "AND case_pk IN (SELECT value FROM json_each(?))",
+        (run_id, json.dumps(sorted(set(case_pks)))),
+    )
+    return {(r["case_pk"], r["template"]): (r["id"], r["output"]) for r in rows}
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ def _case(i: int) -> dict:
     """A story case with three reference events (the labels below name events 0-2)."""
     return nonliteral_record(i, id=f"lit-{i}", reference_events=EVENTS)
 
+
 Tamper = Callable[[sqlite3.Connection], None]  # an edit made through one connection
 Attack = Callable[[Path], None]  # what is done to the database file
 GUARDS = ("labels_no_update", "labels_no_delete", "reviews_no_update", "reviews_no_delete")

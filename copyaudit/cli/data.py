@@ -23,11 +23,11 @@ from copyaudit.cli.output import (
 from copyaudit.errors import UserError
 from copyaudit.formats import case_to_record, read_cases, read_generation_files
 from copyaudit.reports.output_file import check_destination, output_file
-from copyaudit.rows import skipped_note
+from copyaudit.rows import read_ahead, skipped_note
 from copyaudit.studies.decop.published_models import PUBLISHED_MODELS
 from copyaudit.studies.registry import STUDIES, study
 from db import queries
-from db.cases import import_cases, run_import_note
+from db.cases import CHUNK_ROWS, import_cases, run_import_note
 from db.queries import runs_summary, suites_summary
 from db.runs import import_generations, run_row, suite_id
 
@@ -115,10 +115,12 @@ def import_cmd(
         )
     if continuation_tokens is not None and prefix_tokens is None:
         raise UserError("--continuation-tokens needs --prefix-tokens")
-    # validates the whole file before touching the database
+    # the file streams into the import's one transaction: a file found bad on the way
+    # (at its end, unusable records) is rolled back whole
     loaded = read_cases(kind, file, prefix_tokens, continuation_tokens)
-    plan = study(kind).prepare_import(loaded.accept(skip_invalid), doc_type)
-    cases, doc_type, note = plan.cases, plan.doc_type, plan.note
+    plan = study(kind).prepare_import(loaded.accepted(skip_invalid), doc_type)
+    doc_type, note = plan.doc_type, plan.note
+    cases = read_ahead(plan.cases, CHUNK_ROWS)  # a small file is checked before the store opens
     name = suite or file.stem
     with obj.store() as store:
         summary = import_cases(
@@ -131,9 +133,10 @@ def import_cmd(
             skipped=loaded.problems,
             doc_type=doc_type,
         )
+    count = summary.added + summary.unchanged + summary.replaced
     click.echo(
         f"{name}: {summary.added} added, {summary.unchanged} unchanged, "
-        f"{summary.replaced} replaced ({len(cases)} {kind} cases in {file}"
+        f"{summary.replaced} replaced ({count} {kind} cases in {file}"
         + (f"; {len(loaded.problems)} of {loaded.total} records skipped" if loaded.problems else "")
         + f"{note})"
     )
@@ -192,19 +195,21 @@ def import_generations_cmd(
     PATH is one file (one run, --run) or a directory of per-model files: each *.jsonl /
     *.json file in it becomes one run, named after the file's stem (RUN-STEM with --run
     RUN), its model the rows' `model` field or, without one, the file's stem. All the
-    files are checked first and imported in one transaction: one bad file imports
+    files are imported in one transaction: one bad file imports
     nothing."""
 
-    files = read_generation_files(path, run_name, model)  # every file read and checked first
+    files = read_generation_files(path, run_name, model)
+    # each file streams into the one transaction; a small one is read before the store opens
+    streams = [read_ahead(file.rows(), CHUNK_ROWS) for file in files]
     with obj.store() as store, store.transaction(durable=True):
         lines = []
-        for file in files:
+        for file, rows in zip(files, streams, strict=True):
             added, unchanged, replaced = import_generations(
                 store,
                 run=file.run,
                 suite=suite,
-                model=file.model,
-                rows=file.loaded.items,
+                model=lambda file=file: file.model,
+                rows=rows,
                 source=str(file.path),
                 replace=replace,
                 skipped=file.loaded.problems,

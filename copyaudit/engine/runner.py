@@ -12,6 +12,7 @@ the run.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ from copyaudit.studies.registry import protected_texts
 from copyaudit.types import Case, JudgeInput
 from copyaudit.vocabulary import MITIGATIONS as MITIGATION_LABELS
 from db.pending import (
+    count_to_judge,
     failed_generation_count,
     generations_to_judge,
     pending_generations,
@@ -427,15 +429,15 @@ def score_with(
     row = run_row(store, run)
     stored = 0
     for judge in judges:
+        total = count_to_judge(store, int(row["id"]), judge.name, rejudge=rejudge)
         todo = generations_to_judge(store, int(row["id"]), judge.name, rejudge=rejudge)
         config = judge.stored_config()
         identity = JudgeIdentity(judge.name, judge.version, config, judge.config_hash())
-        meter = ProgressMeter(run, "judge", len(todo), 0, on_progress)
+        meter = ProgressMeter(run, "judge", total, 0, on_progress)
         meter.advance(0, judge.name)
-        for start in range(0, len(todo), JUDGE_BATCH):
+        while batch := list(itertools.islice(todo, JUDGE_BATCH)):  # paged: constant memory
             if cancel is not None and cancel.is_set():
                 return stored
-            batch = todo[start : start + JUDGE_BATCH]
             inputs = [JudgeInput(g.case.kind, g.case.payload, g.prompt, g.output) for g in batch]
             scores = judge.judge(inputs)
             stored += save_judgments(

@@ -6,7 +6,7 @@ to its study's spec; generic code looks a kind up there instead of branching on 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -132,9 +132,10 @@ class DocTypes:
 
 @dataclass(frozen=True)
 class ImportPlan:
-    """The cases an import stores, the suite's doc type and a note for the user."""
+    """The cases an import stores (a stream: read once, by the import), the suite's doc
+    type and a note for the user."""
 
-    cases: list[LocatedCase]
+    cases: Iterable[LocatedCase]
     doc_type: str | None = None
     note: str = ""
 
@@ -152,7 +153,7 @@ def _whole_output_targets(kind: str, payload: Mapping[str, Any]) -> tuple[str, .
     return EVERY_OUTPUT_TARGETS
 
 
-def _plain_import(cases: list[LocatedCase], doc_type: str | None) -> ImportPlan:
+def _plain_import(cases: Iterable[LocatedCase], doc_type: str | None) -> ImportPlan:
     return ImportPlan(cases)
 
 
@@ -173,7 +174,8 @@ class StudySpec:
         _whole_output_targets
     )
     doc_types: DocTypes | None = None  # what a suite's question names
-    prepare_import: Callable[[list[LocatedCase], str | None], ImportPlan] = _plain_import
+    # the accepted cases (a stream) -> what the import stores
+    prepare_import: Callable[[Iterable[LocatedCase], str | None], ImportPlan] = _plain_import
     # (db_path, request, *, on_progress, cancel) -> outcome, for a study with its own loop
     execute: Callable[..., Any] | None = None
     # (store, run name) -> rows of `export KIND --run NAME`, for a study with its own runs

@@ -1,65 +1,172 @@
-"""Benchmark: importing 100,000 literal cases (target: under 10 s on the dev machine).
+"""Benchmark: importing N literal cases and N generations, and reading a run's pending
+generations for judging (issue 20: a million records in constant memory).
 
-Run: .venv/bin/python tests/bench/bench_import.py [N]
-Prints the wall time of the full `copyaudit import` (parse + validate + one
-transaction), in a fresh database, and the resulting rate.
+Run: .venv/bin/python tests/bench/bench_import.py [--n 100000] [--old REV | --no-old]
+     [--only JSONL,generations,pending]
+
+Builds the files from our own words in a temporary directory (about 1.2 KB a case,
+0.9 KB a generation, as the issue's 1M files), then runs each step as the real CLI
+(`python -m copyaudit ...`) in a child process and prints its CPU seconds (user +
+system) and peak RSS (ru_maxrss of that child, from os.wait4). "pending" is a child
+that reads every generation `copyaudit judge` would score (db.pending), the read
+judging does before (old) or while (new) it scores, without the judge's own work.
+
+Old vs new in one run: the old code is REV (default c79a38e, before streaming),
+extracted with `git archive` into the temporary directory and run the same way on
+the same files; above 200,000 records old is skipped unless --old is given (it
+needs ~4 GB at 1M).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[2]
+OLD_REV = "c79a38e"
+# the old JSON array reader counts lines from the file's start for every record
+# (quadratic): measured up to this many records only
+OLD_ARRAY_LIMIT = 20_000
+WORDS = ["the", "orchard", "glass", "seed", "river", "lantern", "harbour", "quiet", "morning"]
+WORDS += ["night", "Zoë", "naïve"]
 
-def main(n: int = 100_000) -> None:
-    words = [
-        "the",
-        "orchard",
-        "glass",
-        "seed",
-        "river",
-        "lantern",
-        "harbour",
-        "quiet",
-        "morning",
-        "night",
-    ]
+# what `copyaudit judge` reads before scoring: all at once (old) or paged (new)
+PENDING = """
+import sys
+from db.connection import Store
+from db.pending import generations_to_judge
+from db.runs import run_row
+with Store(sys.argv[1]) as store:
+    n = sum(1 for _ in generations_to_judge(store, int(run_row(store, "r")["id"]), "literal"))
+print(n)
+"""
+
+
+def _text(i: int, n: int) -> str:
+    return " ".join(WORDS[(i * 7 + k * 3 + k // 5) % len(WORDS)] for k in range(n))
+
+
+def build_files(root: Path, n: int) -> dict[str, Path]:
+    """cases.jsonl, cases.json (the same cases as one array) and generations.jsonl."""
+    cases, array, gens = root / "cases.jsonl", root / "cases.json", root / "generations.jsonl"
+    with (
+        open(cases, "w", encoding="utf-8") as jsonl,
+        open(array, "w", encoding="utf-8") as arr,
+        open(gens, "w", encoding="utf-8") as out,
+    ):
+        arr.write("[\n")
+        for i in range(n):
+            record = {
+                "id": f"case-{i}",
+                "title": f"Work {i % 1000}",
+                "author": f"Author {i % 1000}",
+                "input": _text(i, 150),
+                "reference": _text(i + 1, 50),
+            }
+            line = json.dumps(record, ensure_ascii=False)
+            jsonl.write(line + "\n")
+            arr.write(line + (",\n" if i < n - 1 else "\n]\n"))
+            out.write(json.dumps({"case_id": f"case-{i}", "output": _text(i + 2, 160)}) + "\n")
+    return {"cases.jsonl": cases, "cases.json": array, "generations.jsonl": gens}
+
+
+def measure(tree: Path, argv: list[str]) -> tuple[float, float, float]:
+    """(CPU seconds, peak RSS MB, wall seconds) of one child process run in `tree`."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    with tempfile.TemporaryFile() as log:
+        start = time.perf_counter()
+        child = subprocess.Popen(argv, cwd=tree, env=env, stdout=log, stderr=log)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            log.seek(0)
+            raise SystemExit(f"{' '.join(argv)} failed:\n{log.read().decode()}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, wall
+
+
+def steps(db: Path, files: dict[str, Path]) -> list[tuple[str, list[str]]]:
+    cli = [sys.executable, "-m", "copyaudit", "--db", str(db)]
+    return [
+        ("import cases (JSONL)", [*cli, "import", "literal", str(files["cases.jsonl"]),
+                                  "--suite", "s"]),
+        ("import cases (JSON array)", [*cli, "import", "literal", str(files["cases.json"]),
+                                       "--suite", "a"]),
+        ("re-import cases (unchanged)", [*cli, "import", "literal", str(files["cases.jsonl"]),
+                                         "--suite", "s"]),
+        ("import-generations", [*cli, "import-generations", str(files["generations.jsonl"]),
+                                "--run", "r", "--suite", "s"]),
+        ("pending generations (judge)", [sys.executable, "-c", PENDING, str(db)]),
+    ]  # fmt: skip
+
+
+def old_tree(root: Path, rev: str) -> Path | None:
+    """The code of `rev`, extracted under `root`; None when git cannot give it."""
+    archive = root / "old.tar"
+    with open(archive, "wb") as out:
+        done = subprocess.run(["git", "-C", str(ROOT), "archive", rev], stdout=out, check=False)
+    if done.returncode != 0:
+        return None
+    tree = root / "old"
+    with tarfile.open(archive) as tar:
+        tar.extractall(tree, filter="data")
+    return tree
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=100_000, help="records (default 100,000)")
+    parser.add_argument("--old", default=None, help=f"old revision (default {OLD_REV})")
+    parser.add_argument("--no-old", action="store_true", help="measure the new code only")
+    parser.add_argument("--only", help="comma list of words: run only the steps naming one")
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "literal.jsonl"
-        with open(path, "w", encoding="utf-8") as handle:
-            for i in range(n):
-                prefix = " ".join(words[(i + k) % len(words)] for k in range(180))
-                reference = " ".join(words[(i * 7 + k) % len(words)] for k in range(50))
-                handle.write(
-                    json.dumps(
-                        {
-                            "id": f"case-{i}",
-                            "title": f"Work {i % 50}",
-                            "author": "Bench Author",
-                            "input": prefix,
-                            "reference": reference,
-                        }
-                    )
-                    + "\n"
-                )
-        size_mb = path.stat().st_size / 1e6
-        db = Path(tmp) / "bench.db"
-        cmd = [sys.executable, "-m", "copyaudit", "--db", str(db), "import", "literal", str(path)]
-        start = time.perf_counter()
-        subprocess.run(cmd, check=True, capture_output=True)
-        first = time.perf_counter() - start
-        start = time.perf_counter()
-        subprocess.run(cmd, check=True, capture_output=True)
-        again = time.perf_counter() - start
-    print(
-        f"import {n:,} literal cases ({size_mb:.0f} MB JSONL): {first:.2f} s "
-        f"({n / first:,.0f} cases/s); idempotent re-import: {again:.2f} s; target < 10 s"
-    )
+        root = Path(tmp)
+        files = build_files(root, args.n)
+        sizes = ", ".join(f"{name} {path.stat().st_size / 1e6:,.0f} MB" for name, path in
+                          files.items())  # fmt: skip
+        print(f"{args.n:,} records: {sizes}; load average {os.getloadavg()[0]:.2f}", flush=True)
+        trees = {"new": ROOT}
+        if not args.no_old and (args.old is not None or args.n <= 200_000):
+            tree = old_tree(root, args.old or OLD_REV)
+            if tree is None:
+                print(f"(git archive {args.old or OLD_REV} failed: new only)")
+            else:
+                trees["old"] = tree
+        results: dict[str, dict[str, tuple[float, float, float]]] = {}
+        for label, tree in trees.items():
+            db = root / f"{label}.db"
+            results[label] = {}
+            for name, argv in steps(db, files):
+                if args.only and not any(word in name for word in args.only.split(",")):
+                    continue
+                if label == "old" and "array" in name and args.n > OLD_ARRAY_LIMIT:
+                    continue
+                results[label][name] = got = measure(tree, argv)
+                print(f"  {label} {name}: {got[0]:.1f} CPU s, {got[1]:.0f} MB", flush=True)
+            db.unlink()
+        print(f"{'step':30} " + "  ".join(f"{k:>24}" for k in trees) + "   old/new")
+        for name in results["new"]:
+            cells = [
+                f"{results[k][name][0]:7.1f} CPU s {results[k][name][1]:7.0f} MB"
+                if name in results[k]
+                else "(quadratic: skipped)"
+                for k in trees
+            ]
+            ratio = ""
+            if "old" in results and name in results["old"]:
+                old, new = results["old"][name], results["new"][name]
+                ratio = f"   CPU {old[0] / new[0]:.2f}x, RSS {old[1] / new[1]:.1f}x"
+            print(f"{name:30} " + "  ".join(f"{c:>24}" for c in cells) + ratio)
+        print(f"load average after: {os.getloadavg()[0]:.2f} (2 cores shared)")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000)
+    main()

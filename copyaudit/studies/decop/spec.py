@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from copyaudit.records import LocatedCase
@@ -12,9 +12,11 @@ from copyaudit.studies.decop.importing import detect_doc_type, titled_for
 from copyaudit.studies.spec import DocTypes, ImportPlan, StudySpec, payload_reference
 
 
-def prepare_import(cases: list[LocatedCase], doc_type: str | None) -> ImportPlan:
+def prepare_import(stream: Iterable[LocatedCase], doc_type: str | None) -> ImportPlan:
     """Name the works as the question does: a book, or an arXiv paper (detected from
-    the authors' layout unless `doc_type` says)."""
+    the authors' layout unless `doc_type` says). Reads the file's passages whole (a
+    few thousand rows): the layout is seen across them."""
+    cases = list(stream)
     detected = doc_type is None
     doc_type = doc_type or detect_doc_type(cases)
     note = f"; the question names a {doc_type}" + (
