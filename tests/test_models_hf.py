@@ -311,6 +311,8 @@ def test_choice_scorer_runs_one_forward_pass_per_batch_and_never_generates(
 
     monkeypatch.setattr(model, "forward", counting_forward)
     monkeypatch.setattr(model, "generate", no_generate)
+    # the batched mode (an accelerator's default; on a CPU prefix sharing is, its own test)
+    monkeypatch.setattr(choice_scorer, "share_prefixes", False)
     choice_scorer.choice_probabilities([f"Prompt {i}. Answer:" for i in range(5)], "ABCD")
     assert calls == [2, 2, 1]
 
