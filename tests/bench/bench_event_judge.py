@@ -37,6 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from copyaudit.judges.events import EntailingEventJudge, EntailmentModel, EventJudge
+from copyaudit.judges.windows import split_windows
 from copyaudit.types import JudgeInput
 
 _STORY_WORDS = (
@@ -97,6 +98,7 @@ def measure(
     name: str, backend: EntailmentModel, items: list[JudgeInput], judge_class: type = EventJudge
 ) -> None:
     backend.score([("Warm up.", "Warm up the model before timing.")])
+    split_windows("Warm up the window splitter (spaCy loads on first use).")
     rates, cpu = {}, {}
     for mode, single in (("batched", False), ("one pair per call", True)):
         counting = CountingModel(backend, one_pair_per_call=single)
