@@ -27,6 +27,7 @@ from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.presets import build_judges
 from copyaudit.models.hf_loading import ModelLoadError
 from copyaudit.models.seq2seq_greedy import greedy_until_settled, plain_greedy
+from copyaudit.models.unpadded_encoder import NAME, unpadded_encoder
 from copyaudit.types import JudgeInput
 from tests.tinymodels import build_tiny_causal_lm, build_tokenizer, train_seq2seq_answers
 
@@ -157,6 +158,35 @@ def test_greedy_loop_makes_generates_choices(tmp_path: Path) -> None:
     assert stopped == [ids[:2] for ids in looped]
     model.generation_config.repetition_penalty = 1.2
     assert not plain_greedy(model)  # generate() would change logits: the judge keeps it
+
+
+def test_unpadded_encoder_gives_each_row_its_own_encoding(tmp_path: Path) -> None:
+    model, tokenizer = _t5(tmp_path, seed=5)
+    model.eval()
+    prompts = [
+        ATTRIBUTION_PROMPT.format(claim=c * k, passage=p)
+        for c, p in (SUPPORTED, UNSUPPORTED)
+        for k in (1, 4)
+    ]
+    inputs = tokenizer(prompts, return_tensors="pt", padding=True)
+    assert len(set(inputs["attention_mask"].sum(dim=1).tolist())) > 1  # rows are padded
+    encoder = model.get_encoder()
+    with torch.inference_mode():
+        alone = [
+            encoder(**tokenizer([p], return_tensors="pt")).last_hidden_state[0] for p in prompts
+        ]
+        with unpadded_encoder(model, inputs["attention_mask"]) as mask:
+            assert mask is None and encoder.config._attn_implementation == NAME
+            rows = encoder(input_ids=inputs["input_ids"], attention_mask=mask).last_hidden_state
+        masked = encoder(**inputs).last_hidden_state  # the ordinary padded path
+    assert encoder.config._attn_implementation == "sdpa"  # restored after the block
+    assert model.config._attn_implementation == "sdpa"  # the decoder never changed
+    for row, single in enumerate(alone):
+        assert torch.allclose(rows[row, : len(single)], single, atol=1e-6)
+        assert torch.allclose(masked[row, : len(single)], single, atol=1e-5)
+    left = tokenizer(prompts, return_tensors="pt", padding=True, padding_side="left")
+    with unpadded_encoder(model, left["attention_mask"]) as mask:
+        assert mask is left["attention_mask"]  # left padding keeps the ordinary path
 
 
 def test_seq2seq_verdicts_equal_generate_batched_and_per_pair(trained_t5: Path) -> None:

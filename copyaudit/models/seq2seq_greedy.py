@@ -6,8 +6,10 @@ decoded text with one answer knows a row's verdict much earlier: when the row em
 EOS, or when its text so far can no longer become the answer. This loop makes the
 same greedy choices (argmax of the last position's logits, decoder-start token
 first, EOS ends a row) with one encoder pass and a key/value cache, and stops when
-no row is open. Used only when the model's generation config changes no logits
-(`plain_greedy`), so that argmax of the raw logits is what generate would pick.
+no row is open. On CPU the encoder attends each padded row on its own tokens
+(`unpadded_encoder`), so a batch costs no more per row than one pair alone.
+Used only when the model's generation config changes no logits (`plain_greedy`),
+so that argmax of the raw logits is what generate would pick.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from copyaudit.models.kv_cache import cache_keyword
+from copyaudit.models.unpadded_encoder import unpadded_encoder
 
 # GenerationConfig fields whose non-default values make generate() alter logits or
 # stopping; with any of them set, the caller keeps generate().
@@ -72,7 +75,8 @@ def greedy_until_settled(
     tokens: list[list[int]] = [[] for _ in range(rows)]
     open_rows = set(range(rows))
     with torch.inference_mode():
-        encoder_outputs = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask)
+        with unpadded_encoder(model, attention_mask) as encoder_mask:
+            encoder_outputs = model.get_encoder()(input_ids=input_ids, attention_mask=encoder_mask)
         cache = EncoderDecoderCache(
             DynamicCache(config=model.config), DynamicCache(config=model.config)
         )

@@ -15,7 +15,8 @@ gets a single pair. Two backends:
 - a tiny T5 (Seq2SeqAttributable, greedy <= 10 new tokens) built here and trained for
   a few seconds to answer "attributable" / "not attributable" like Flan-T5 (a random
   one answers neither, so it decodes all 10 tokens every time), as a stand-in for
-  Flan-T5 (no hub on the dev machine), twice: with the judge's greedy loop
+  Flan-T5 (no hub on the dev machine); its tokenizer keeps whole words, so prompts
+  have Flan-T5's length (~170 tokens, not 600+ cut at 512), twice: with the judge's greedy loop
   (encoder once, a row stops at EOS or once its text cannot become "attributable")
   and with transformers' generate() (the judge's path before, still used when a
   generation config changes logits); both give the same verdicts.
@@ -37,6 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from copyaudit.judges.events import EntailingEventJudge, EntailmentModel, EventJudge
+from copyaudit.judges.windows import split_windows
 from copyaudit.types import JudgeInput
 
 _STORY_WORDS = (
@@ -97,6 +99,7 @@ def measure(
     name: str, backend: EntailmentModel, items: list[JudgeInput], judge_class: type = EventJudge
 ) -> None:
     backend.score([("Warm up.", "Warm up the model before timing.")])
+    split_windows("Warm up the window splitter (spaCy loads on first use).")
     rates, cpu = {}, {}
     for mode, single in (("batched", False), ("one pair per call", True)):
         counting = CountingModel(backend, one_pair_per_call=single)
@@ -145,7 +148,7 @@ def tiny_t5_backend(directory: Path, device: str) -> EntailmentModel:
 
     tokenizer = build_tokenizer(
         [" ".join(WORDS) * 3, " ".join(EVENT_WORDS), ATTRIBUTION_PROMPT, "not attributable"],
-        directory, vocab_size=300, chat_template=None,
+        directory, vocab_size=1000, chat_template=None,
     )  # fmt: skip
     config = T5Config(
         vocab_size=len(tokenizer), d_model=64, d_kv=16, d_ff=128, num_layers=2,
@@ -166,8 +169,11 @@ def tiny_t5_backend(directory: Path, device: str) -> EntailmentModel:
         (ATTRIBUTION_PROMPT.format(claim=" ".join(window.split()[k : k + 8]), passage=window),
          "attributable") for k in (0, 40)
     ] + [(ATTRIBUTION_PROMPT.format(claim=e, passage=window), "not attributable")
-         for e in events[:2]]  # fmt: skip
+         for e in events[:6]]  # fmt: skip
     train_seq2seq_answers(model, tokenizer, examples)
+    tokens = len(tokenizer(examples[0][0])["input_ids"])
+    print(f"  tiny T5: a prompt with a 100-word window is {tokens} tokens (word-level vocabulary, "
+          "like Flan-T5's ~1.3 tokens a word; a 300-piece one made 600+, cut at 512)")  # fmt: skip
     return Seq2SeqAttributable(model.to(device), tokenizer, batch_size=16, source="tiny-t5")
 
 
