@@ -15,7 +15,8 @@ import csv
 import io
 import json
 import math
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+import re
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,17 +28,50 @@ from copyaudit.types import Case, Work
 T = TypeVar("T")
 
 
+class Fields(dict[str, Any]):
+    """A record's fields, noting which ones its parser looks at (`read`), so that a field
+    no parser reads (a typo such as `autor`) can be reported."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.read: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.read.add(key)
+        return super().__contains__(key)
+
+    def unread(self) -> list[str]:
+        return [key for key in self.keys() if key not in self.read]
+
+
 @dataclass(frozen=True)
 class Record:
     """One raw record and where it is in its file."""
 
     path: str
     line: int
-    data: dict[str, Any]
+    data: Fields
     unit: str = "line"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, Fields):
+            object.__setattr__(self, "data", Fields(self.data))
 
     def error(self, field: str | None, message: str) -> InputError:
         return InputError(self.path, self.line, field, message, unit=self.unit)
+
+    def uses_all(self) -> None:
+        """Mark every field as read (a parser that keeps the whole record)."""
+        self.data.read.update(self.data.keys())
 
 
 @dataclass(frozen=True)
@@ -53,6 +87,121 @@ class LocatedGeneration:
     template: int
     output: str
     model: str | None = None  # the row's optional `model` field
+
+
+# --- strict JSON -----------------------------------------------------------------------------
+
+MAX_INT = 2**63 - 1  # what SQLite's INTEGER (and so every stored number) holds
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _Defect(Exception):
+    """Something JSON's grammar allows but a record may not hold, found while decoding."""
+
+    def __init__(self, field: str | None, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+class _BadNumber(str):
+    """A number a record cannot hold (NaN, ±Infinity, an overflowing float, an integer
+    outside 64 bits), kept as its text until its field is found."""
+
+
+def printable(name: str) -> str:
+    """A name from a file as it may be shown on a terminal: escaped where it holds
+    control characters or other unprintable ones."""
+    return name if name.isprintable() else ascii(name)[1:-1]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Defect(printable(key), "appears twice in one object (duplicate key)")
+        out[key] = value
+    return out
+
+
+def _decoder(bad: list[_BadNumber]) -> json.JSONDecoder:
+    """A decoder that keeps every number a record cannot hold as a _BadNumber (and
+    notes it in `bad`), so that its field can be named."""
+
+    def keep(text: str) -> _BadNumber:
+        bad.append(_BadNumber(text))
+        return bad[-1]
+
+    def integer(text: str) -> int | _BadNumber:
+        # the length test first: int() of a 5,000-digit string raises ValueError itself
+        if len(text) > 20:
+            return keep(text)
+        value = int(text)
+        return value if -MAX_INT - 1 <= value <= MAX_INT else keep(text)
+
+    def real(text: str) -> float | _BadNumber:
+        value = float(text)
+        return value if math.isfinite(value) else keep(text)
+
+    return json.JSONDecoder(
+        object_pairs_hook=_pairs, parse_int=integer, parse_float=real, parse_constant=keep
+    )
+
+
+def _find_defect(value: Any, escapes: bool) -> _Defect | None:
+    """The first number a record cannot hold, or (when the text has \\u escapes) the
+    first lone surrogate, with the path of its field ('a', 'a[2]', 'a.b')."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, _BadNumber):
+            shown = item if len(item) <= 24 else f"{item[:20]}… ({len(item)} digits)"
+            why = (
+                "is not a finite number"
+                if not item.lstrip("-").isdigit()
+                else "is outside the 64-bit integer range"
+            )
+            return _Defect(where or None, f"{shown} {why}")
+        if isinstance(item, str):
+            if escapes and (found := _SURROGATE.search(item)):
+                code = f"\\u{ord(found.group()):04x}"
+                return _Defect(where or None, f"lone surrogate {code} (not valid Unicode text)")
+        elif isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                if escapes and _SURROGATE.search(key):
+                    return _Defect(where or None, "a key holds a lone surrogate")
+                name = printable(key)
+                stack.append((child, f"{where}.{name}" if where else name))
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}[{i}]") for i, child in reversed(list(enumerate(item))))
+    return None
+
+
+def decode_value(text: str, pos: int = 0) -> tuple[Any, int]:
+    """One JSON value from `text` at `pos` and where it ends, strictly: NaN, Infinity,
+    numbers beyond 64 bits, duplicate keys, lone surrogates and nesting deeper than
+    Python can follow raise `_Defect` (naming the field); bad syntax JSONDecodeError."""
+    bad: list[_BadNumber] = []
+    try:
+        value, end = _decoder(bad).raw_decode(text, pos)
+    except RecursionError:
+        raise _Defect(None, "nested too deeply (arrays or objects inside each other)") from None
+    escapes = "\\u" in text[pos:end]
+    if bad or escapes:
+        defect = _find_defect(value, escapes)
+        if defect is not None:
+            raise defect
+    return value, end
+
+
+def loads_strict(text: str) -> Any:
+    """The one JSON value `text` holds (decode_value's rules); JSONDecodeError for
+    anything after it."""
+    start = len(text) - len(text.lstrip())
+    value, end = decode_value(text, start)
+    if text[end:].strip():
+        raise json.JSONDecodeError("Extra data", text, end)
+    return value
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -92,12 +241,14 @@ def read_json_records(path: str | Path) -> Iterator[Record]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = loads_strict(line)
         except json.JSONDecodeError as exc:
             _reject_whole_document(path, text)
             raise InputError(
                 path, number, None, f"malformed JSON: {exc.msg} (column {exc.colno})"
             ) from None
+        except _Defect as exc:
+            raise InputError(path, number, exc.field, exc.message) from None
         if not isinstance(value, dict):
             raise InputError(path, number, None, "expected a JSON object on each line")
         if not checked:
@@ -113,8 +264,8 @@ def _reject_whole_document(path: str | Path, text: str) -> None:
     """A file that is one valid JSON document but not an array (a top-level object
     spread over several lines) gets a message saying so, not "malformed JSON"."""
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
+        value = loads_strict(text)
+    except (json.JSONDecodeError, _Defect):
         return
     got = "object" if isinstance(value, dict) else type(value).__name__
     raise InputError(
@@ -123,31 +274,40 @@ def _reject_whole_document(path: str | Path, text: str) -> None:
 
 
 def _read_json_array(path: str, text: str) -> Iterator[Record]:
-    decoder = json.JSONDecoder()
     pos = text.index("[") + 1
-    expect_item = True
+    expect_item, after_comma = True, False
     while True:
         while pos < len(text) and text[pos] in " \t\r\n":
             pos += 1
         if pos >= len(text):
             raise InputError(path, _line_of(text, pos), None, "malformed JSON: unterminated array")
         if text[pos] == "]":
+            if after_comma:
+                raise InputError(
+                    path, _line_of(text, pos), None, "malformed JSON: trailing comma before ']'"
+                )
             break
-        if text[pos] == "," and not expect_item:
+        if not expect_item:
+            if text[pos] != ",":
+                raise InputError(
+                    path, _line_of(text, pos), None, "malformed JSON: expected ',' or ']'"
+                )
             pos += 1
-            expect_item = True
+            expect_item, after_comma = True, True
             continue
         try:
-            value, end = decoder.raw_decode(text, pos)
+            value, end = decode_value(text, pos)
         except json.JSONDecodeError as exc:
             raise InputError(
                 path, exc.lineno, None, f"malformed JSON: {exc.msg} (column {exc.colno})"
             ) from None
+        except _Defect as exc:
+            raise InputError(path, _line_of(text, pos), exc.field, exc.message) from None
         if not isinstance(value, dict):
             raise InputError(path, _line_of(text, pos), None, "expected an array of objects")
         yield Record(path, _line_of(text, pos), value)
         pos = end
-        expect_item = False
+        expect_item, after_comma = False, False
     if text[pos + 1 :].strip():
         raise InputError(
             path, _line_of(text, pos + 1), None, "malformed JSON: extra data after the array"
@@ -189,13 +349,24 @@ def string_field(record: Record, field: str, *, required: bool = True, allow_emp
     return value
 
 
+MAX_YEAR = 9999  # a work's year is shown and compared as at most four digits
+
+
+def int_field(record: Record, field: str, low: int, high: int, value: Any) -> int:
+    """`value` (record's `field`) as an integer in [low, high]: every integer the app
+    keeps has a range it uses, and one outside it is an error, not a stored number."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise record.error(field, f"expected an integer, got {type(value).__name__}")
+    if not low <= value <= high:
+        raise record.error(field, f"{value} is outside {low}..{high:,}")
+    return value
+
+
 def year_field(record: Record) -> int | None:
     value = record.data.get("year")
     if value is None or value == "":
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise record.error("year", f"expected an integer, got {type(value).__name__}")
-    return value
+    return int_field(record, "year", -MAX_YEAR, MAX_YEAR, value)
 
 
 def string_list_field(record: Record, field: str) -> list[str]:
@@ -261,25 +432,30 @@ def collect(
     required: Sequence[str] = (),
     key: Callable[[T], Hashable] | None = None,
     duplicate: Callable[[T, int], RowProblem] | None = None,
+    ignored: Collection[str] = (),
 ) -> Loaded[T]:
     """Parse every record; a record that raises InputError, or whose `key` repeats an
     earlier one (`duplicate` words it), becomes a RowProblem instead of stopping. A
     `required` field that no record has is a structural problem (the JSON counterpart
-    of a CSV column absent from the header): InputError, the whole file rejected."""
+    of a CSV column absent from the header): InputError, the whole file rejected. A
+    field that `parse` never read and that is not `ignored` (a typo of an optional
+    field) is a warning, once per field name, at its first line."""
     items: list[T] = []
     problems: list[RowProblem] = []
+    unknown = UnknownFields(ignored)
     seen: dict[Hashable, int] = {}
     absent = set(required)
     count = 0
     for record in records:
         count += 1
         if absent:
-            absent.difference_update(record.data)
+            absent.difference_update(record.data.keys())
         try:
             item = parse(record)
         except InputError as exc:
             problems.append(RowProblem.from_error(exc))
             continue
+        unknown.note(record)
         if key is not None and duplicate is not None:
             k = key(item)
             if k in seen:
@@ -292,7 +468,32 @@ def collect(
     if absent:
         field = next(f for f in required if f in absent)
         raise InputError(path, None, field, "missing from every record (a required field)")
-    return Loaded(str(path), items, problems)
+    return Loaded(str(path), items, problems, unknown.warnings())
+
+
+class UnknownFields:
+    """The fields of a file's records that their parser did not read: each name's first
+    line and how many records carry it."""
+
+    def __init__(self, ignored: Collection[str] = ()) -> None:
+        self.ignored = frozenset(ignored)
+        self.first: dict[str, tuple[int, str]] = {}
+        self.count: dict[str, int] = {}
+
+    def note(self, record: Record) -> None:
+        for name in record.data.unread():
+            if name in self.ignored:
+                continue
+            self.first.setdefault(name, (record.line, record.unit))
+            self.count[name] = self.count.get(name, 0) + 1
+
+    def warnings(self) -> list[RowProblem]:
+        out = []
+        for name, (line, unit) in self.first.items():
+            n = self.count[name]
+            more = f" (and in {n - 1:,} more records)" if n > 1 else ""
+            out.append(RowProblem(line, printable(name), f"unknown field, ignored{more}", unit))
+        return out
 
 
 def collect_cases(
@@ -303,16 +504,40 @@ def collect_cases(
 ) -> Loaded[LocatedCase]:
     """Cases from `records`, one per record; an id seen before is a problem of the
     later record."""
+    firsts: dict[str, str] = {}
+
+    def key(c: LocatedCase) -> str:
+        folded = fold_space(c.case.case_id)
+        firsts.setdefault(folded, c.case.case_id)
+        return folded
+
+    def duplicate(c: LocatedCase, first: int) -> RowProblem:
+        earlier = firsts[fold_space(c.case.case_id)]
+        if earlier == c.case.case_id:
+            return RowProblem(
+                c.line, "id", f"duplicate id '{c.case.case_id}' (first on line {first})"
+            )
+        return RowProblem(
+            c.line,
+            "id",
+            f"id {c.case.case_id!r} differs from {earlier!r} (line {first}) only by "
+            "whitespace: two cases would look the same",
+        )
+
     return collect(
         path,
         records,
         lambda r: LocatedCase(r.line, parse(r)),
         required=required,
-        key=lambda c: c.case.case_id,
-        duplicate=lambda c, first: RowProblem(
-            c.line, "id", f"duplicate id '{c.case.case_id}' (first on line {first})"
-        ),
+        key=key,
+        duplicate=duplicate,
     )
+
+
+def fold_space(value: str) -> str:
+    """`value` with its runs of whitespace as one space and none at the ends: ids that
+    differ only there are the same id to a reader."""
+    return " ".join(value.split())
 
 
 def required_text(payload: Mapping[str, Any], key: str) -> str:

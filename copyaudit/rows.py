@@ -5,7 +5,7 @@ the unusable ones as the skipped rows (`--skip-invalid`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Generic, TypeVar
 
 from copyaudit.errors import InputError
@@ -74,6 +74,7 @@ class Loaded(Generic[T]):
     path: str
     items: list[T]
     problems: list[RowProblem]
+    warnings: list[RowProblem] = field(default_factory=list)  # fields no parser reads
 
     @property
     def total(self) -> int:

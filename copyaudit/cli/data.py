@@ -13,6 +13,7 @@ import click
 from copyaudit.cli.options import output_options, skip_invalid_option
 from copyaudit.cli.output import (
     echo_skipped,
+    echo_warnings,
     print_json,
     print_table,
     write_csv,
@@ -115,6 +116,7 @@ def import_cmd(
         raise UserError("--continuation-tokens needs --prefix-tokens")
     # validates the whole file before touching the database
     loaded = read_cases(kind, file, prefix_tokens, continuation_tokens)
+    echo_warnings(file, loaded.warnings)
     plan = study(kind).prepare_import(loaded.accept(skip_invalid), doc_type)
     cases, doc_type, note = plan.cases, plan.doc_type, plan.note
     name = suite or file.stem
@@ -194,6 +196,8 @@ def import_generations_cmd(
     nothing."""
 
     files = read_generation_files(path, run_name, model)  # every file read and checked first
+    for file in files:
+        echo_warnings(file.path, file.loaded.warnings)
     with obj.store() as store, store.transaction():
         lines = []
         for file in files:

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from copyaudit.cli.options import skip_invalid_option
-from copyaudit.cli.output import echo_skipped, print_json, print_table
+from copyaudit.cli.output import echo_skipped, echo_warnings, print_json, print_table
 from copyaudit.identity import config_path, resolve_annotator
 from copyaudit.items import item_number
 from copyaudit.render.markdown import table
@@ -221,6 +221,7 @@ def import_labels_cmd(obj: Any, file: Path, skip_invalid: bool) -> None:
     equal to the annotator's current one is skipped, so re-importing adds nothing."""
 
     loaded = read_labels(file)  # the whole file is validated before any write
+    echo_warnings(file, loaded.warnings)
     records = loaded.accept(skip_invalid)
     current = fold_current(records)
     with obj.store() as store:
