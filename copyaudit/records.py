@@ -17,6 +17,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -314,23 +315,68 @@ def _read_json_array(path: str, text: str) -> Iterator[Record]:
         )
 
 
+# the most characters one CSV cell may hold: a DE-COP passage is a few thousand; the csv
+# module's own default (131,072) is process-wide and its error names no row
+MAX_CELL = 1 << 20
+
+
+@contextmanager
+def _cell_limit(limit: int) -> Iterator[None]:
+    before = csv.field_size_limit(limit)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)
+
+
+def _csv_rows(path: str, text: str) -> Iterator[tuple[int, list[str]]]:
+    """(row number, cells) of every non-blank row, the header being row 1. A row the
+    csv module cannot read names its row and the line it starts on: a quote never
+    closed, a cell over MAX_CELL characters, text after a closing quote."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    number = 0
+    with _cell_limit(MAX_CELL):
+        while True:
+            start = reader.line_num + 1
+            try:
+                cells = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                raise InputError(
+                    path, number + 1, None, _csv_problem(str(exc), start), unit="row"
+                ) from None
+            if cells:
+                number += 1
+                yield number, cells
+
+
+def _csv_problem(error: str, line: int) -> str:
+    if "unexpected end of data" in error:
+        return f"unterminated quote: the quoted cell opened on line {line} or after is never closed"
+    if "field larger than field limit" in error:
+        return f"a cell longer than {MAX_CELL:,} characters (starting on line {line})"
+    return f"malformed CSV (line {line}): {error}"
+
+
 def read_csv_records(path: str | Path, required: tuple[str, ...]) -> Iterator[Record]:
     """CSV rows as records; row 1 is the header, so the first data row is row 2."""
-    text = read_text(path)
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = reader.fieldnames or []
+    rows = _csv_rows(str(path), read_text(path))
+    header = next(rows, (1, []))[1]
     missing = [c for c in required if c not in header]
     if missing:
         raise InputError(
             path, 1, missing[0], f"missing column (header has: {', '.join(header)})", unit="row"
         )
-    try:
-        for number, row in enumerate(reader, start=2):
-            if None in row:
-                raise InputError(path, number, None, "more cells than header columns", unit="row")
-            yield Record(str(path), number, dict(row), unit="row")
-    except csv.Error as exc:
-        raise InputError(path, reader.line_num, None, f"malformed CSV: {exc}", unit="row") from None
+    repeated = next((c for i, c in enumerate(header) if c in header[:i]), None)
+    if repeated is not None:
+        raise InputError(path, 1, repeated, "column named twice in the header", unit="row")
+    for number, cells in rows:
+        if len(cells) > len(header):
+            raise InputError(path, number, None, "more cells than header columns", unit="row")
+        data = dict(zip(header, cells, strict=False))
+        data.update((c, None) for c in header[len(cells) :])
+        yield Record(str(path), number, Fields(data), unit="row")
 
 
 # --- field validation ----------------------------------------------------------------------
