@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import sqlite3
 from pathlib import Path
 
 
@@ -31,3 +33,20 @@ class InputError(UserError):
         where = self.path if line is None else f"{self.path}: {unit} {line}"
         what = f"field '{field}': " if field else ""
         super().__init__(f"{where}: {what}{message}")
+
+
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def environment_error(exc: BaseException) -> UserError | None:
+    """A failure of the machine rather than of copyaudit, worded for the user: a full
+    disk (SQLite's "database or disk is full", ENOSPC, a quota). None for others."""
+    full = (isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc)) or (
+        isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
+    )
+    if full:
+        return UserError(
+            f"disk full ({exc}): the write in progress was rolled back; free some space and run "
+            "the command again (commands that only read, such as export and verify, still work)"
+        )
+    return None

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 import sqlite_utils
 
+from copyaudit.errors import UserError
 from db.derived import given_character_indices
 
 
@@ -384,7 +385,7 @@ def migrate(db: sqlite_utils.Database) -> int:
     conn: sqlite3.Connection = db.conn
     current = conn.execute("PRAGMA user_version").fetchone()[0]
     if current > SCHEMA_VERSION:
-        raise RuntimeError(
+        raise UserError(
             f"database schema version {current} is newer than this copyaudit "
             f"({SCHEMA_VERSION}); upgrade copyaudit"
         )

@@ -16,7 +16,7 @@ import click
 from copyaudit import __version__
 from copyaudit.cli.commands import LazyCommands
 from copyaudit.cli.tui import open_app
-from copyaudit.errors import UserError
+from copyaudit.errors import UserError, environment_error
 from db import Store
 
 DEFAULT_DB = "copyaudit.db"
@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # one line for the user; the traceback with --debug
         if debug:
             raise
+        if (user := environment_error(exc)) is not None:
+            click.echo(f"copyaudit: error: {user}", err=True)
+            sys.exit(user.exit_code)
         click.echo(
             f"copyaudit: internal error: {type(exc).__name__}: {exc} (rerun with --debug)",
             err=True,
