@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import sqlite3
 from pathlib import Path
 
 
@@ -41,7 +40,8 @@ DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 def environment_error(exc: BaseException) -> UserError | None:
     """A failure of the machine rather than of copyaudit, worded for the user: a full
     disk (SQLite's "database or disk is full", ENOSPC, a quota). None for others."""
-    full = (isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc)) or (
+    # sqlite3's errors carry their SQLite code (the core does not import sqlite3)
+    full = getattr(exc, "sqlite_errorname", None) == "SQLITE_FULL" or (
         isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
     )
     if full:

@@ -110,7 +110,10 @@ class Store:
                 yield self.conn
             except BaseException:
                 self._depth = 0
-                self.conn.execute("ROLLBACK")
+                # SQLite has already rolled back after some errors (SQLITE_FULL): a
+                # second ROLLBACK would fail and hide the error that matters
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
                 raise
             self._depth = 0
             self.conn.execute("COMMIT")

@@ -397,7 +397,8 @@ def migrate(db: sqlite_utils.Database) -> int:
             conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite rolls back by itself on a full disk
+                conn.execute("ROLLBACK")
             raise
         applied += 1
     return applied

@@ -154,6 +154,8 @@ def parse_label_record(record: Record) -> LabelRecord:
             supersedes=supersedes,
             created_at=created_at,
         )
+    if record.data.get("supersedes") is not None:
+        raise record.error("supersedes", "only a retraction (action 'retract') supersedes")
     return LabelRecord(
         record.path,
         record.line,
