@@ -413,7 +413,8 @@ def broken_file(importer: Importer, data: st.DataObject, valid_db: Path | None =
             try:
                 return _workbook(rows)
             except Exception:  # openpyxl refuses some cells (control characters, huge ints)
-                return _workbook([r[:-1] for r in rows])  # a workbook without its Label
+                rows[r][c] = ascii(rows[r][c])
+                return _workbook(rows)
         return _bytes_mutation(valid if isinstance(valid, bytes) else valid.encode(), data)
     assert isinstance(valid, str)
     choice = data.draw(st.sampled_from(["splice", "restructure", "bytes", "array"]), label="kind")
@@ -430,8 +431,11 @@ def broken_file(importer: Importer, data: st.DataObject, valid_db: Path | None =
     return text.encode("utf-8", "surrogatepass")
 
 
-def try_importer(importer: Importer, db: Path, content: bytes, folder: Path) -> Outcome:
-    """Write `content` as the importer's file in `folder` and run the command on `db`."""
+def try_importer(importer: Importer, base: Path, content: bytes, folder: Path) -> Outcome:
+    """Write `content` as the importer's file in `folder` and run the command on a fresh
+    copy of the database `base` (so that each input is judged alone: a file accepted
+    earlier does not make a later one a conflicting re-import)."""
+    db = copy_db(base, folder / "audit.db")
     path = folder / importer.filename
     path.write_bytes(content)
     if importer.name == "--db":
