@@ -370,3 +370,47 @@ def test_enospc_from_the_os_is_a_disk_full_error() -> None:
     error = environment_error(OSError(errno.ENOSPC, "No space left on device"))
     assert error is not None and "disk full" in str(error)
     assert environment_error(OSError(errno.EACCES, "Permission denied")) is None
+
+
+# --- found by the fuzz census -----------------------------------------------------------------
+
+
+def test_workbook_with_damaged_sheet_xml(tmp_path: Path, cli, db_path: Path) -> None:
+    import zipfile
+
+    from tests.test_decop_results import SUSPECT, workbook_rows, write_suite, write_workbook
+
+    assert cli("import", "decop", str(write_suite(tmp_path / "bt.csv")), "--suite", "bt").code == 0
+    good = write_workbook(tmp_path / "good.xlsx", workbook_rows(SUSPECT, 1))
+    path = tmp_path / f"{SUSPECT}_Paraphrases_Oversampling.xlsx"
+    with zipfile.ZipFile(good) as src, zipfile.ZipFile(path, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename.startswith("xl/worksheets/"):
+                data = data[: len(data) // 2] + b"<<" + data[len(data) // 2 :]
+            dst.writestr(item, data)
+    err = _rejected(cli, db_path, "import", "decop-results", str(path), "--model", "ChatGPT")
+    assert f"{path}: a damaged Excel workbook" in err
+
+
+def test_merge_of_a_database_with_non_utf8_text(tmp_path: Path, cli, db_path: Path) -> None:
+    make_run(cli, tmp_path, "literal", ["lit-1"])
+    with Store(db_path) as store:
+        label(store, "r/lit-1/1", "ana", "literal", 0, "yes")
+    other = tmp_path / "other.db"
+    src, dst = sqlite3.connect(db_path), sqlite3.connect(other)
+    src.backup(dst)
+    src.close()
+    triggers = [r[0] for r in dst.execute("SELECT name FROM sqlite_master WHERE type='trigger'")]
+    for name in triggers:
+        dst.execute(f'DROP TRIGGER "{name}"')
+    dst.execute("UPDATE labels SET note = CAST(x'ff41' AS TEXT)")
+    dst.commit()
+    dst.close()
+    target = tmp_path / "target.db"
+    make_run(cli, tmp_path, "literal", ["lit-1"], db=target)
+    before = database_fingerprint(target)
+    result = cli("merge", str(other), db=target)
+    assert result.code == 2, result.err
+    assert f"{other}: a damaged database (a text value is not UTF-8)" in result.err
+    assert database_fingerprint(target) == before
