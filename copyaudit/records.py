@@ -16,6 +16,7 @@ import io
 import json
 import math
 import re
+import threading
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -117,36 +118,39 @@ def printable(name: str) -> str:
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _Defect(printable(key), "appears twice in one object (duplicate key)")
-        out[key] = value
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen: set[str] = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise _Defect(printable(key), "appears twice in one object (duplicate key)")
     return out
 
 
-def _decoder(bad: list[_BadNumber]) -> json.JSONDecoder:
-    """A decoder that keeps every number a record cannot hold as a _BadNumber (and
-    notes it in `bad`), so that its field can be named."""
+_FLAGS = threading.local()  # .bad: the value being decoded holds a _BadNumber
 
-    def keep(text: str) -> _BadNumber:
-        bad.append(_BadNumber(text))
-        return bad[-1]
 
-    def integer(text: str) -> int | _BadNumber:
-        # the length test first: int() of a 5,000-digit string raises ValueError itself
-        if len(text) > 20:
-            return keep(text)
-        value = int(text)
-        return value if -MAX_INT - 1 <= value <= MAX_INT else keep(text)
+def _bad(text: str) -> _BadNumber:
+    _FLAGS.bad = True
+    return _BadNumber(text)
 
-    def real(text: str) -> float | _BadNumber:
-        value = float(text)
-        return value if math.isfinite(value) else keep(text)
 
-    return json.JSONDecoder(
-        object_pairs_hook=_pairs, parse_int=integer, parse_float=real, parse_constant=keep
-    )
+def _int(text: str) -> int | _BadNumber:
+    # the length test first: int() of a 5,000-digit string raises ValueError itself
+    if len(text) > 20:
+        return _bad(text)
+    value = int(text)
+    return value if -MAX_INT - 1 <= value <= MAX_INT else _bad(text)
+
+
+def _float(text: str) -> float | _BadNumber:
+    value = float(text)
+    return value if math.isfinite(value) else _bad(text)
+
+
+# keeps every number a record cannot hold as a _BadNumber, so that its field can be named
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs, parse_int=_int, parse_float=_float, parse_constant=_bad
+)
 
 
 def _find_defect(value: Any, escapes: bool) -> _Defect | None:
@@ -182,13 +186,13 @@ def decode_value(text: str, pos: int = 0) -> tuple[Any, int]:
     """One JSON value from `text` at `pos` and where it ends, strictly: NaN, Infinity,
     numbers beyond 64 bits, duplicate keys, lone surrogates and nesting deeper than
     Python can follow raise `_Defect` (naming the field); bad syntax JSONDecodeError."""
-    bad: list[_BadNumber] = []
+    _FLAGS.bad = False
     try:
-        value, end = _decoder(bad).raw_decode(text, pos)
+        value, end = _DECODER.raw_decode(text, pos)
     except RecursionError:
         raise _Defect(None, "nested too deeply (arrays or objects inside each other)") from None
-    escapes = "\\u" in text[pos:end]
-    if bad or escapes:
+    escapes = text.find("\\u", pos, end) >= 0
+    if _FLAGS.bad or escapes:
         defect = _find_defect(value, escapes)
         if defect is not None:
             raise defect
