@@ -119,10 +119,12 @@ def printable(name: str) -> str:
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
-    if len(out) < len(pairs):
+    if len(out) < len(pairs):  # a key given twice: find the first repeat
         seen: set[str] = set()
-        key = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise _Defect(printable(key), "appears twice in one object (duplicate key)")
+        for key, _ in pairs:
+            if key in seen:
+                raise _Defect(printable(key), "appears twice in one object (duplicate key)")
+            seen.add(key)
     return out
 
 
@@ -160,7 +162,7 @@ def _find_defect(value: Any, escapes: bool) -> _Defect | None:
     while stack:
         item, where = stack.pop()
         if isinstance(item, _BadNumber):
-            shown = item if len(item) <= 24 else f"{item[:20]}… ({len(item)} digits)"
+            shown = item if len(item) <= 24 else f"{item[:20]}… ({len(item)} characters)"
             why = (
                 "is not a finite number"
                 if not item.lstrip("-").isdigit()

@@ -52,7 +52,7 @@ JSON_DEFECTS = {
         _literal_line(f'"pages": {2**64}'),
         "field 'pages': 18446744073709551616 is outside the 64-bit integer range",
     ),
-    "5000-digit integer": (_literal_line('"pages": ' + "7" * 5000), "(5000 digits)"),
+    "5000-digit integer": (_literal_line('"pages": ' + "7" * 5000), "(5000 characters)"),
     "NaN": (_literal_line('"score": NaN'), "field 'score': NaN is not a finite number"),
     "Infinity": (_literal_line('"score": -Infinity'), "field 'score': -Infinity is not a finite"),
     "float overflow": (_literal_line('"score": 1e400'), "field 'score': 1e400 is not a finite"),
