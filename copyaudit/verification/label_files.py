@@ -22,20 +22,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 from copyaudit.errors import InputError
 from copyaudit.items import LABEL_TARGETS, WHOLE_OUTPUT_TARGETS
 from copyaudit.records import Record, collect, int_field, read_json_records
 from copyaudit.rows import Loaded
+from db.event_rules import EventProblem, canonical_time
 
 TARGETS: tuple[str, ...] = LABEL_TARGETS
 LABELS: tuple[str, ...] = ("yes", "no", "unsure")
 ACTIONS: tuple[str, ...] = ("label", "retract")
 SINGLE_ITEM_TARGETS: frozenset[str] = frozenset(WHOLE_OUTPUT_TARGETS)
 MAX_INDEX = 1_000_000  # an event's or character's index within one case
-CLOCK_SKEW = timedelta(days=1)  # how far ahead of this machine's clock a label may be
 # what `export labels` writes besides the fields read: the exporting database's chain
 EXPORT_ONLY_FIELDS = ("chain", "seq", "prev_hash", "hash")
 
@@ -113,22 +113,22 @@ def _index(record: Record, target: str) -> int:
 
 def _created_at(record: Record) -> str | None:
     """The record's `created_at` as the database writes it (UTC, ISO 8601 with
-    milliseconds), or None; a time that is not ISO 8601 with a UTC offset, or that
-    lies in the future, is an error (it would order the annotator's labels wrongly)."""
+    milliseconds), or None; a time that is not ISO 8601 with an offset (converted to
+    UTC here), or that lies in the future, is an error (it would order the annotator's
+    labels wrongly). The rules are the store's own (db.event_rules.canonical_time)."""
     text = _text(record, "created_at", required=False)
     if text is None:
         return None
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise record.error(
-            "created_at", f"{text!r} is not an ISO 8601 time (e.g. 2026-01-31T12:00:00+00:00)"
-        ) from None
+        raise record.error("created_at", f"not an ISO-8601 time: {text!r}") from None
     if moment.tzinfo is None:
         raise record.error("created_at", f"{text!r} has no UTC offset (add +00:00 or Z)")
-    if moment - datetime.now(UTC) > CLOCK_SKEW:
-        raise record.error("created_at", f"{text!r} lies in the future")
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds")
+    try:
+        return canonical_time(moment.astimezone(UTC).isoformat(timespec="milliseconds"))
+    except EventProblem as problem:
+        raise record.error("created_at", problem.message) from None
 
 
 def parse_label_record(record: Record) -> LabelRecord:
