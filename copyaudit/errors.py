@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 
@@ -31,3 +32,21 @@ class InputError(UserError):
         where = self.path if line is None else f"{self.path}: {unit} {line}"
         what = f"field '{field}': " if field else ""
         super().__init__(f"{where}: {what}{message}")
+
+
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def environment_error(exc: BaseException) -> UserError | None:
+    """A failure of the machine rather than of copyaudit, worded for the user: a full
+    disk (SQLite's "database or disk is full", ENOSPC, a quota). None for others."""
+    # sqlite3's errors carry their SQLite code (the core does not import sqlite3)
+    full = getattr(exc, "sqlite_errorname", None) == "SQLITE_FULL" or (
+        isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
+    )
+    if full:
+        return UserError(
+            f"disk full ({exc}): the write in progress was rolled back; free some space and run "
+            "the command again (commands that only read, such as export and verify, still work)"
+        )
+    return None

@@ -34,6 +34,7 @@ from copyaudit.records import (
     LocatedGeneration,
     Record,
     collect,
+    int_field,
     read_json_records,
     string_field,
 )
@@ -88,12 +89,27 @@ def load_cases(kind: str, path: str | Path, *, skip_invalid: bool = False) -> li
     return read_cases(kind, path).accept(skip_invalid)
 
 
+MAX_TEMPLATE = 1000  # a prompt template's number: the studies use a handful
+# what `export generations` writes besides the fields read, so that its file imports quietly
+GENERATION_EXPORT_FIELDS = (
+    "generation",
+    "run",
+    "prompt",
+    "tokens",
+    "seconds",
+    "source",
+    "error",
+    "created_at",
+)
+
+
 def _parse_generation(record: Record) -> LocatedGeneration:
     case_id = string_field(record, "case_id")
     output = string_field(record, "output", allow_empty=True)
     template = record.data.get("template", 1)
     if isinstance(template, bool) or not isinstance(template, int) or template < 1:
         raise record.error("template", f"expected a positive integer, got {template!r}")
+    int_field(record, "template", 1, MAX_TEMPLATE, template)
     model = string_field(record, "model", required=False)
     return LocatedGeneration(record.line, case_id, template, output, model)
 
@@ -107,6 +123,7 @@ def read_generations(path: str | Path) -> Loaded[LocatedGeneration]:
         read_json_records(path),
         _parse_generation,
         required=("case_id", "output"),
+        ignored=GENERATION_EXPORT_FIELDS,
         key=lambda g: f"{g.template}\x1f{g.case_id}",  # one str a row: compact
         duplicate=lambda g, first: RowProblem(
             g.line,

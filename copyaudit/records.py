@@ -17,7 +17,10 @@ import io
 import itertools
 import json
 import math
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+import re
+import threading
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -29,17 +32,50 @@ from copyaudit.types import Case, Work
 T = TypeVar("T")
 
 
+class Fields(dict[str, Any]):
+    """A record's fields, noting which ones its parser looks at (`read`), so that a field
+    no parser reads (a typo such as `autor`) can be reported."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.read: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.read.add(key)
+        return super().__contains__(key)
+
+    def unread(self) -> list[str]:
+        return [key for key in self.keys() if key not in self.read]
+
+
 @dataclass(frozen=True)
 class Record:
     """One raw record and where it is in its file."""
 
     path: str
     line: int
-    data: dict[str, Any]
+    data: Fields
     unit: str = "line"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, Fields):
+            object.__setattr__(self, "data", Fields(self.data))
 
     def error(self, field: str | None, message: str) -> InputError:
         return InputError(self.path, self.line, field, message, unit=self.unit)
+
+    def uses_all(self) -> None:
+        """Mark every field as read (a parser that keeps the whole record)."""
+        self.data.read.update(self.data.keys())
 
 
 @dataclass(frozen=True)
@@ -55,6 +91,126 @@ class LocatedGeneration:
     template: int
     output: str
     model: str | None = None  # the row's optional `model` field
+
+
+# --- strict JSON -----------------------------------------------------------------------------
+
+MAX_INT = 2**63 - 1  # what SQLite's INTEGER (and so every stored number) holds
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _Defect(Exception):
+    """Something JSON's grammar allows but a record may not hold, found while decoding."""
+
+    def __init__(self, field: str | None, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+class _BadNumber(str):
+    """A number a record cannot hold (NaN, ±Infinity, an overflowing float, an integer
+    outside 64 bits), kept as its text until its field is found."""
+
+
+def printable(name: str) -> str:
+    """A name from a file as it may be shown on a terminal: escaped where it holds
+    control characters or other unprintable ones."""
+    return name if name.isprintable() else ascii(name)[1:-1]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) < len(pairs):  # a key given twice: find the first repeat
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Defect(printable(key), "appears twice in one object (duplicate key)")
+            seen.add(key)
+    return out
+
+
+_FLAGS = threading.local()  # .bad: the value being decoded holds a _BadNumber
+
+
+def _bad(text: str) -> _BadNumber:
+    _FLAGS.bad = True
+    return _BadNumber(text)
+
+
+def _int(text: str) -> int | _BadNumber:
+    # the length test first: int() of a 5,000-digit string raises ValueError itself
+    if len(text) > 20:
+        return _bad(text)
+    value = int(text)
+    return value if -MAX_INT - 1 <= value <= MAX_INT else _bad(text)
+
+
+def _float(text: str) -> float | _BadNumber:
+    value = float(text)
+    return value if math.isfinite(value) else _bad(text)
+
+
+# keeps every number a record cannot hold as a _BadNumber, so that its field can be named
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs, parse_int=_int, parse_float=_float, parse_constant=_bad
+)
+
+
+def _find_defect(value: Any, escapes: bool) -> _Defect | None:
+    """The first number a record cannot hold, or (when the text has \\u escapes) the
+    first lone surrogate, with the path of its field ('a', 'a[2]', 'a.b')."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, _BadNumber):
+            shown = item if len(item) <= 24 else f"{item[:20]}… ({len(item)} characters)"
+            why = (
+                "is not a finite number"
+                if not item.lstrip("-").isdigit()
+                else "is outside the 64-bit integer range"
+            )
+            return _Defect(where or None, f"{shown} {why}")
+        if isinstance(item, str):
+            if escapes and (found := _SURROGATE.search(item)):
+                code = f"\\u{ord(found.group()):04x}"
+                return _Defect(where or None, f"lone surrogate {code} (not valid Unicode text)")
+        elif isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                if escapes and _SURROGATE.search(key):
+                    return _Defect(where or None, "a key holds a lone surrogate")
+                name = printable(key)
+                stack.append((child, f"{where}.{name}" if where else name))
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}[{i}]") for i, child in reversed(list(enumerate(item))))
+    return None
+
+
+def decode_value(text: str, pos: int = 0) -> tuple[Any, int]:
+    """One JSON value from `text` at `pos` and where it ends, strictly: NaN, Infinity,
+    numbers beyond 64 bits, duplicate keys, lone surrogates and nesting deeper than
+    Python can follow raise `_Defect` (naming the field); bad syntax JSONDecodeError."""
+    _FLAGS.bad = False
+    try:
+        value, end = _DECODER.raw_decode(text, pos)
+    except RecursionError:
+        raise _Defect(None, "nested too deeply (arrays or objects inside each other)") from None
+    escapes = text.find("\\u", pos, end) >= 0
+    if _FLAGS.bad or escapes:
+        defect = _find_defect(value, escapes)
+        if defect is not None:
+            raise defect
+    return value, end
+
+
+def loads_strict(text: str) -> Any:
+    """The one JSON value `text` holds (decode_value's rules); JSONDecodeError for
+    anything after it."""
+    start = len(text) - len(text.lstrip())
+    value, end = decode_value(text, start)
+    if text[end:].strip():
+        raise json.JSONDecodeError("Extra data", text, end)
+    return value
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -76,8 +232,6 @@ def read_text(path: str | Path) -> str:
         ) from None
 
 
-# one decoder for every JSON record (JSONL lines and array items alike)
-_DECODER = json.JSONDecoder()
 CHUNK = 1 << 20  # characters read at a time from a JSON array file
 _BOM = codecs.BOM_UTF8
 
@@ -133,13 +287,15 @@ def _read_json_lines(path: str | Path, stream: IO[bytes]) -> Iterator[Record]:
         if not line.strip():
             continue
         try:
-            value = _DECODER.decode(line)
+            value = loads_strict(line)
         except json.JSONDecodeError as exc:
             if not seen_first:
                 _reject_whole_document(path)
             raise InputError(
                 path, number, None, f"malformed JSON: {exc.msg} (column {exc.colno})"
             ) from None
+        except _Defect as exc:
+            raise InputError(path, number, exc.field, exc.message) from None
         if not isinstance(value, dict):
             raise InputError(path, number, None, "expected a JSON object on each line")
         record = Record(str(path), number, value)
@@ -164,8 +320,8 @@ def _reject_whole_document(path: str | Path) -> None:
     spread over several lines) gets a message saying so, not "malformed JSON". Read
     whole only when its first line is not JSON, to word that error."""
     try:
-        value = json.loads(read_text(path))
-    except json.JSONDecodeError:
+        value = loads_strict(read_text(path))
+    except (json.JSONDecodeError, _Defect):
         return
     raise _one_document(path, value)
 
@@ -259,23 +415,31 @@ def _read_json_array(path: str, chunks: Iterator[str]) -> Iterator[Record]:
     window = _Window(chunks)
     pos = window.skip_blanks(0)
     pos = window.text.index("[", pos) + 1
-    expect_item = True
+    expect_item, after_comma = True, False
     while True:
         pos = window.skip_blanks(window.compact(pos))
         if pos >= len(window.text):
             raise InputError(path, window.line_of(pos), None, "malformed JSON: unterminated array")
         if window.text[pos] == "]":
+            if after_comma:
+                raise InputError(
+                    path, window.line_of(pos), None, "malformed JSON: trailing comma before ']'"
+                )
             break
-        if window.text[pos] == "," and not expect_item:
+        if not expect_item:
+            if window.text[pos] != ",":
+                raise InputError(
+                    path, window.line_of(pos), None, "malformed JSON: expected ',' or ']'"
+                )
             pos += 1
-            expect_item = True
+            expect_item, after_comma = True, True
             continue
         value, end = _next_value(path, window, pos)
         if not isinstance(value, dict):
             raise InputError(path, window.line_of(pos), None, "expected an array of objects")
         yield Record(path, window.line_of(pos), value)
         pos = end
-        expect_item = False
+        expect_item, after_comma = False, False
     line = window.line_of(pos + 1)
     for tail in itertools.chain([window.text[pos + 1 :]], chunks):
         if tail.strip():
@@ -289,36 +453,88 @@ _TAIL = 16
 
 def _next_value(path: str, window: _Window, pos: int) -> tuple[Any, int]:
     """The JSON value at `pos` and where it ends, reading more text while the value
-    may be cut off at the end of what was read."""
+    may be cut off at the end of what was read. Decoded strictly (`decode_value`): a
+    defect names the item's line and its field."""
     while True:
         try:
-            value, end = _DECODER.raw_decode(window.text, pos)
+            value, end = decode_value(window.text, pos)
         except json.JSONDecodeError as exc:
             cut = exc.pos >= len(window.text) - _TAIL or exc.msg.startswith("Unterminated string")
             if cut and window.fill():
                 continue
             raise window.error(path, exc) from None
+        except _Defect as exc:
+            # only a bare number can end at the end of the text read (a container ends
+            # at its bracket) and be judged on its first digits: read on and decide again
+            if window.text[pos] in "-0123456789" and window.fill():
+                continue
+            raise InputError(path, window.line_of(pos), exc.field, exc.message) from None
         if end < len(window.text) or not window.fill():  # a number may go on
             return value, end
 
 
+# the most characters one CSV cell may hold: a DE-COP passage is a few thousand; the csv
+# module's own default (131,072) is process-wide and its error names no row
+MAX_CELL = 1 << 20
+
+
+@contextmanager
+def _cell_limit(limit: int) -> Iterator[None]:
+    before = csv.field_size_limit(limit)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)
+
+
+def _csv_rows(path: str, text: str) -> Iterator[tuple[int, list[str]]]:
+    """(row number, cells) of every non-blank row, the header being row 1. A row the
+    csv module cannot read names its row and the line it starts on: a quote never
+    closed, a cell over MAX_CELL characters, text after a closing quote."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    number = 0
+    with _cell_limit(MAX_CELL):
+        while True:
+            start = reader.line_num + 1
+            try:
+                cells = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                raise InputError(
+                    path, number + 1, None, _csv_problem(str(exc), start), unit="row"
+                ) from None
+            if cells:
+                number += 1
+                yield number, cells
+
+
+def _csv_problem(error: str, line: int) -> str:
+    if "unexpected end of data" in error:
+        return f"unterminated quote: the quoted cell opened on line {line} or after is never closed"
+    if "field larger than field limit" in error:
+        return f"a cell longer than {MAX_CELL:,} characters (starting on line {line})"
+    return f"malformed CSV (line {line}): {error}"
+
+
 def read_csv_records(path: str | Path, required: tuple[str, ...]) -> Iterator[Record]:
     """CSV rows as records; row 1 is the header, so the first data row is row 2."""
-    text = read_text(path)
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = reader.fieldnames or []
+    rows = _csv_rows(str(path), read_text(path))
+    header = next(rows, (1, []))[1]
     missing = [c for c in required if c not in header]
     if missing:
         raise InputError(
             path, 1, missing[0], f"missing column (header has: {', '.join(header)})", unit="row"
         )
-    try:
-        for number, row in enumerate(reader, start=2):
-            if None in row:
-                raise InputError(path, number, None, "more cells than header columns", unit="row")
-            yield Record(str(path), number, dict(row), unit="row")
-    except csv.Error as exc:
-        raise InputError(path, reader.line_num, None, f"malformed CSV: {exc}", unit="row") from None
+    repeated = next((c for i, c in enumerate(header) if c in header[:i]), None)
+    if repeated is not None:
+        raise InputError(path, 1, repeated, "column named twice in the header", unit="row")
+    for number, cells in rows:
+        if len(cells) > len(header):
+            raise InputError(path, number, None, "more cells than header columns", unit="row")
+        data = dict(zip(header, cells, strict=False))
+        data.update((c, None) for c in header[len(cells) :])
+        yield Record(str(path), number, Fields(data), unit="row")
 
 
 # --- field validation ----------------------------------------------------------------------
@@ -337,13 +553,24 @@ def string_field(record: Record, field: str, *, required: bool = True, allow_emp
     return value
 
 
+MAX_YEAR = 9999  # a work's year is shown and compared as at most four digits
+
+
+def int_field(record: Record, field: str, low: int, high: int, value: Any) -> int:
+    """`value` (record's `field`) as an integer in [low, high]: every integer the app
+    keeps has a range it uses, and one outside it is an error, not a stored number."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise record.error(field, f"expected an integer, got {type(value).__name__}")
+    if not low <= value <= high:
+        raise record.error(field, f"{value} is outside {low}..{high:,}")
+    return value
+
+
 def year_field(record: Record) -> int | None:
     value = record.data.get("year")
     if value is None or value == "":
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise record.error("year", f"expected an integer, got {type(value).__name__}")
-    return value
+    return int_field(record, "year", -MAX_YEAR, MAX_YEAR, value)
 
 
 def string_list_field(record: Record, field: str) -> list[str]:
@@ -409,28 +636,36 @@ def collect(
     required: Sequence[str] = (),
     key: Callable[[T], Hashable] | None = None,
     duplicate: Callable[[T, int], RowProblem] | None = None,
+    ignored: Collection[str] = (),
+    warnings: list[RowProblem] | None = None,
 ) -> Loaded[T]:
     """Parse every record, as the result is read (streamed or listed); a record that
     raises InputError, or whose `key` repeats an earlier one (`duplicate` words it),
     becomes a RowProblem instead of stopping. A `required` field that no record has is
     a structural problem (the JSON counterpart of a CSV column absent from the header):
-    InputError, the whole file rejected, once every record was read. Memory: the keys
-    seen (with their lines), not the records."""
+    InputError, the whole file rejected, once every record was read. A field that
+    `parse` never read and that is not `ignored` (a typo of an optional field) is a
+    warning, once per field name, at its first line; the warnings (`warnings`, where
+    `parse` may add its own) are complete when the records were read. Memory: the
+    keys seen (with their lines) and field names, not the records."""
     problems: list[RowProblem] = []
+    noted: list[RowProblem] = [] if warnings is None else warnings
 
     def parsed() -> Iterator[T]:
         seen: dict[Hashable, int] = {}
         absent = set(required)
+        unknown = UnknownFields(ignored)
         count = 0
         for record in records:
             count += 1
             if absent:
-                absent.difference_update(record.data)
+                absent.difference_update(record.data.keys())
             try:
                 item = parse(record)
             except InputError as exc:
                 problems.append(RowProblem.from_error(exc))
                 continue
+            unknown.note(record)
             if key is not None and duplicate is not None:
                 k = key(item)
                 if k in seen:
@@ -443,8 +678,34 @@ def collect(
         if absent:
             field = next(f for f in required if f in absent)
             raise InputError(path, None, field, "missing from every record (a required field)")
+        noted[:0] = unknown.warnings()
 
-    return Loaded(str(path), parsed(), problems)
+    return Loaded(str(path), parsed(), problems, noted)
+
+
+class UnknownFields:
+    """The fields of a file's records that their parser did not read: each name's first
+    line and how many records carry it."""
+
+    def __init__(self, ignored: Collection[str] = ()) -> None:
+        self.ignored = frozenset(ignored)
+        self.first: dict[str, tuple[int, str]] = {}
+        self.count: dict[str, int] = {}
+
+    def note(self, record: Record) -> None:
+        for name in record.data.unread():
+            if name in self.ignored:
+                continue
+            self.first.setdefault(name, (record.line, record.unit))
+            self.count[name] = self.count.get(name, 0) + 1
+
+    def warnings(self) -> list[RowProblem]:
+        out = []
+        for name, (line, unit) in self.first.items():
+            n = self.count[name]
+            more = f" (and in {n - 1:,} more records)" if n > 1 else ""
+            out.append(RowProblem(line, printable(name), f"unknown field, ignored{more}", unit))
+        return out
 
 
 def collect_cases(
@@ -455,16 +716,40 @@ def collect_cases(
 ) -> Loaded[LocatedCase]:
     """Cases from `records`, one per record; an id seen before is a problem of the
     later record."""
+    firsts: dict[str, str] = {}
+
+    def key(c: LocatedCase) -> str:
+        folded = fold_space(c.case.case_id)
+        firsts.setdefault(folded, c.case.case_id)
+        return folded
+
+    def duplicate(c: LocatedCase, first: int) -> RowProblem:
+        earlier = firsts[fold_space(c.case.case_id)]
+        if earlier == c.case.case_id:
+            return RowProblem(
+                c.line, "id", f"duplicate id '{c.case.case_id}' (first on line {first})"
+            )
+        return RowProblem(
+            c.line,
+            "id",
+            f"id {c.case.case_id!r} differs from {earlier!r} (line {first}) only by "
+            "whitespace: two cases would look the same",
+        )
+
     return collect(
         path,
         records,
         lambda r: LocatedCase(r.line, parse(r)),
         required=required,
-        key=lambda c: c.case.case_id,
-        duplicate=lambda c, first: RowProblem(
-            c.line, "id", f"duplicate id '{c.case.case_id}' (first on line {first})"
-        ),
+        key=key,
+        duplicate=duplicate,
     )
+
+
+def fold_space(value: str) -> str:
+    """`value` with its runs of whitespace as one space and none at the ends: ids that
+    differ only there are the same id to a reader."""
+    return " ".join(value.split())
 
 
 def required_text(payload: Mapping[str, Any], key: str) -> str:

@@ -76,11 +76,16 @@ class Loaded(Generic[T]):
     unusable record's problem to `problems` and raises the file's structural errors."""
 
     def __init__(
-        self, path: str, source: Iterable[T], problems: list[RowProblem] | None = None
+        self,
+        path: str,
+        source: Iterable[T],
+        problems: list[RowProblem] | None = None,
+        warnings: list[RowProblem] | None = None,
     ) -> None:
         self.path = path
         self._source = iter(source)
         self._problems = [] if problems is None else problems
+        self._warnings = [] if warnings is None else warnings  # e.g. fields no parser reads
         self._items: list[T] | None = None
         self._started = False
         self.usable = 0  # usable records read so far
@@ -122,6 +127,14 @@ class Loaded(Generic[T]):
         if not self._started:
             self.items  # noqa: B018 - reads the file
         return self._problems
+
+    @property
+    def warnings(self) -> list[RowProblem]:
+        """What was accepted but looks wrong (an unknown field, a repeated row), complete
+        once the records were read (read here if they were not)."""
+        if not self._started:
+            self.items  # noqa: B018 - reads the file
+        return self._warnings
 
     @property
     def total(self) -> int:

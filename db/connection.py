@@ -13,11 +13,14 @@ from typing import Any
 
 import sqlite_utils
 
+from copyaudit.errors import UserError
 from db import live_files
 from db.content import register as register_content_hash
 from db.migrations import migrate
 
 BUSY_TIMEOUT_MS = 30_000
+# tables of the first migration: a database holding them and a schema version is ours
+CORE_TABLES = frozenset({"works", "suites", "cases", "runs", "generations"})
 
 
 def _create_owner_only(path: Path) -> None:
@@ -28,6 +31,31 @@ def _create_owner_only(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     os.close(fd)
+
+
+def check_ours(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a file that is not a SQLite database, and a SQLite database that holds
+    another application's tables (copyaudit would add its own to it); an empty
+    database is fine (it is initialised)."""
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = {
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        }
+    except sqlite3.DatabaseError as exc:
+        raise UserError(
+            f"{path}: not a SQLite database ({exc}); --db takes a copyaudit database or a "
+            "new file name"
+        ) from None
+    if (version or tables) and not (version and tables >= CORE_TABLES):
+        shown = ", ".join(t if t.isprintable() else ascii(t) for t in sorted(tables)[:5]) or "none"
+        raise UserError(
+            f"{path}: a SQLite database that is not copyaudit's (schema version {version}, "
+            f"tables: {shown}); refusing to add copyaudit's tables to it"
+        )
 
 
 class Store:
@@ -49,6 +77,11 @@ class Store:
             timeout=BUSY_TIMEOUT_MS / 1000,
             check_same_thread=False,
         )
+        try:
+            check_ours(self.conn, self.path)
+        except UserError:
+            self.conn.close()
+            raise
         # released on close(), or when the Store is collected without one
         self._released = weakref.finalize(self, live_files.release, live_files.register(self.path))
         self.conn.row_factory = sqlite3.Row
@@ -95,7 +128,10 @@ class Store:
                     yield self.conn
                 except BaseException:
                     self._depth = 0
-                    self.conn.execute("ROLLBACK")
+                    # SQLite has already rolled back after some errors (SQLITE_FULL): a
+                    # second ROLLBACK would fail and hide the error that matters
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK")
                     raise
                 self._depth = 0
                 self.conn.execute("COMMIT")

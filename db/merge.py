@@ -25,6 +25,7 @@ Everything happens in one transaction: any error leaves this database unchanged.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
@@ -64,12 +65,20 @@ class _ReadOnly:
     conn: sqlite3.Connection
 
 
+def _utf8(path: Path, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: a damaged database (a text value is not UTF-8)") from None
+
+
 @contextmanager
 def _open_read_only(path: Path) -> Iterator[sqlite3.Connection]:
     if not path.is_file():
         raise UserError(f"no database at {path}")
     conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
+    conn.text_factory = functools.partial(_utf8, path)  # a damaged file: a clear error
     try:
         try:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}

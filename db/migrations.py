@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 import sqlite_utils
 
+from copyaudit.errors import UserError
 from copyaudit.hashing import generation_content_hash
 from db.derived import given_character_indices
 
@@ -734,7 +735,7 @@ def migrate(db: sqlite_utils.Database) -> int:
     conn: sqlite3.Connection = db.conn
     current = conn.execute("PRAGMA user_version").fetchone()[0]
     if current > SCHEMA_VERSION:
-        raise RuntimeError(
+        raise UserError(
             f"database schema version {current} is newer than this copyaudit "
             f"({SCHEMA_VERSION}); upgrade copyaudit"
         )
@@ -746,7 +747,8 @@ def migrate(db: sqlite_utils.Database) -> int:
             conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite rolls back by itself on a full disk
+                conn.execute("ROLLBACK")
             raise
         applied += 1
     return applied

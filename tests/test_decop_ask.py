@@ -37,7 +37,8 @@ def _rows(ids: Sequence[str], lengths: Sequence[str] | None = None) -> list[dict
         options = [f"{text} ({raw_id} {n})" for text in OPTIONS]
         options[0], options[answer] = options[answer], options[0]
         row = {f"Example_{x}": o for x, o in zip("ABCD", options, strict=True)}
-        row.update(Answer="ABCD"[answer], ID=raw_id, Label=str(n % 2))
+        # one label per work (its first row's position): a work is suspect or clean
+        row.update(Answer="ABCD"[answer], ID=raw_id, Label=str(ids.index(raw_id) % 2))
         if lengths is not None:
             row["Length"] = lengths[n]
         rows.append(row)

@@ -173,3 +173,30 @@ def test_a_model_named_only_past_the_first_chunk_is_the_run_s_model(
     for run in ("r", "r2"):
         spec = RunSpec(name=run, suite="s", backend="imported", model="late-model", templates=())
         assert got[run][1] == spec.config_hash()
+
+
+def test_warnings_of_a_streamed_file_count_every_record_and_follow_the_import(
+    tmp_path: Path, cli, db_path: Path
+) -> None:
+    """A file longer than the read-ahead: its unknown-field warnings are known only at
+    its end, so the command prints them after the import, counting the late records."""
+    records = [case_record(i) for i in range(N)]
+    for i in (0, N - 2, N - 1):
+        records[i]["autor"] = "Ada Lowe"
+    records[N - 1]["late_typo"] = 1
+    path = write_jsonl(tmp_path / "c.jsonl", records)
+    result = cli("import", "literal", str(path), "--suite", "s")
+    assert result.code == 0, result.err
+    assert f"{N} added" in result.out
+    assert result.err.splitlines() == [
+        f"warning: {path}: line 1: field 'autor': unknown field, ignored (and in 2 more records)",
+        f"warning: {path}: line {N}: field 'late_typo': unknown field, ignored",
+    ]
+    gens = [{"case_id": f"lit-{i % N}", "output": "o"} for i in range(N)]
+    gens[-1]["modle"] = "typo"
+    gens_path = write_jsonl(tmp_path / "g.jsonl", gens)
+    result = cli("import-generations", str(gens_path), "--run", "r", "--suite", "s")
+    assert result.code == 0, result.err
+    assert result.err.splitlines() == [
+        f"warning: {gens_path}: line {N}: field 'modle': unknown field, ignored"
+    ]

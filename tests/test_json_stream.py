@@ -51,7 +51,7 @@ def _records(rng: random.Random, n: int) -> list[dict]:
         {
             "id": f"c{i}",
             "text": " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 12))),
-            "n": rng.choice([0, -1.5, 10**20, 3e-7, True, None]),
+            "n": rng.choice([0, -1.5, 2**62, -(2**63), 3e-7, True, None]),  # 64-bit: strict
             "nested": {"list": [rng.randint(0, 9) for _ in range(rng.randint(0, 3))]},
         }
         for i in range(n)
@@ -135,6 +135,56 @@ def test_a_broken_array_is_reported_where_the_whole_text_reader_reported_it(
     path.write_text(text, encoding="utf-8")
     for chunk in CHUNKS:
         assert _error(path, chunk) == want, chunk
+
+
+# (line, field, message) of the strict rules (wt-inputs' whole-text reader gave the same)
+STRICT_ARRAYS = {
+    "trailing comma": (
+        '[{"id": "a"},\n{"id": "b"},\n]',
+        (3, None, "malformed JSON: trailing comma before ']'"),
+    ),
+    "missing comma": (
+        '[{"id": "a"}\n{"id": "b"}]',
+        (2, None, "malformed JSON: expected ',' or ']'"),
+    ),
+    "duplicate key": (
+        '[{"id": "a"},\n{"id": "b", "id": "c"}]',
+        (2, "id", "appears twice in one object (duplicate key)"),
+    ),
+    "integer past 64 bits": (
+        '[{"id": "a"},\n{"id": "b", "n": [1, 9223372036854775808]}]',
+        (2, "n[1]", "9223372036854775808 is outside the 64-bit integer range"),
+    ),
+    "NaN": (
+        '[{"id": "a"},\n\n{"id": "b", "x": {"y": NaN}}]',
+        (3, "x.y", "NaN is not a finite number"),
+    ),
+    "lone surrogate": (
+        '[{"id": "a"},\n{"id": "\\ud800"}]',
+        (2, "id", "lone surrogate \\ud800 (not valid Unicode text)"),
+    ),
+    # a bare number is judged whole, not on the digits of a chunk (a 24-digit prefix
+    # would be out of range; the whole is a float)
+    "bare long number": (
+        '[{"id": "a"},\n 123456789012345678901234.5]',
+        (2, None, "expected an array of objects"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", STRICT_ARRAYS)
+def test_the_strict_rules_hold_in_a_streamed_array_whatever_the_chunk(
+    tmp_path: Path, name: str
+) -> None:
+    text, (line, field, message) = STRICT_ARRAYS[name]
+    path = tmp_path / "cases.json"
+    path.write_text(text, encoding="utf-8")
+    for chunk in CHUNKS:
+        with pytest.raises(InputError) as caught:
+            for _ in read_json_records(path, chunk=chunk):
+                pass
+        got = (caught.value.line, caught.value.field, caught.value.message)
+        assert got == (line, field, message), chunk
 
 
 ONE_DOCUMENT = "expected a JSON array of objects or JSON Lines, got one JSON object"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from copyaudit.errors import UserError
 from db import Store
 from db.events import append_label, append_review, retract_label, verify_chains
 from db.migrations import SCHEMA_VERSION
@@ -40,7 +41,7 @@ def test_newer_schema_is_refused(db_path: Path) -> None:
     conn = sqlite3.connect(db_path)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.close()
-    with pytest.raises(RuntimeError, match="newer than this copyaudit"):
+    with pytest.raises(UserError, match="newer than this copyaudit"):
         Store(db_path)
 
 

@@ -15,6 +15,7 @@ from copyaudit.cli.output import (
     TerminalStream,
     echo,
     echo_skipped,
+    echo_warnings,
     print_json,
     print_table,
     write_csv,
@@ -133,6 +134,8 @@ def import_cmd(
             skipped=loaded.problems,
             doc_type=doc_type,
         )
+    # the warnings are complete once the file was read: after the import
+    echo_warnings(file, loaded.warnings)
     count = summary.added + summary.unchanged + summary.replaced
     click.echo(
         f"{name}: {summary.added} added, {summary.unchanged} unchanged, "
@@ -221,6 +224,8 @@ def import_generations_cmd(
             suffix = f" ({'; '.join(details)})" if details else ""
             lines.append(f"{file.run}: {added} added, {unchanged} unchanged, {replaced} replaced")
             lines[-1] += suffix
+    for file in files:  # complete once the files were read: after the import
+        echo_warnings(file.path, file.loaded.warnings)
     echo("\n".join(lines))
 
 

@@ -16,7 +16,7 @@ import click
 from copyaudit import __version__
 from copyaudit.cli.commands import LazyCommands
 from copyaudit.cli.tui import open_app
-from copyaudit.errors import UserError
+from copyaudit.errors import UserError, environment_error
 from copyaudit.untrusted import terminal_text
 from db import Store
 
@@ -90,6 +90,9 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # one line for the user; the traceback with --debug
         if debug:
             raise
+        if (user := environment_error(exc)) is not None:
+            click.echo(terminal_text(f"copyaudit: error: {user}"), err=True)
+            sys.exit(user.exit_code)
         click.echo(
             terminal_text(
                 f"copyaudit: internal error: {type(exc).__name__}: {exc} (rerun with --debug)"

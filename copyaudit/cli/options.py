@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,22 @@ from copyaudit.endpoint_url import check_base_url
 from copyaudit.errors import UserError
 from copyaudit.judges.options import JUDGE_BACKENDS, JudgeOptions, stored_defaults
 from copyaudit.judges.registry import JUDGE_NAMES, PRESETS
+
+MAX_INT64 = 2**63 - 1  # the largest integer the database stores
+# a seed the database can store with what it seeded
+SEED = click.IntRange(0, MAX_INT64)
+
+
+class FiniteFloat(click.FloatRange):
+    """A FloatRange that refuses nan and ±inf (which pass every comparison or none)."""
+
+    name = "finite float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 def _apply(options: tuple[Callable[..., Any], ...], command: Callable[..., Any]) -> Any:

@@ -94,6 +94,14 @@ def echo_skipped(problems: Iterable[Any]) -> None:
         sys.stderr.write(f"skipped {problem.describe()}\n")
 
 
+def echo_warnings(path: object, warnings: Iterable[Any]) -> None:
+    """Each warning about a file (a copyaudit.rows.RowProblem: a field no parser reads,
+    a row repeated exactly), on standard error; the import goes on."""
+    for w in warnings:
+        field = f"field '{w.field}': " if w.field else ""
+        sys.stderr.write(f"warning: {path}: {w.unit} {w.line}: {field}{w.reason}\n")
+
+
 def emit(text: str, output: Path | None, *, database: Path, force: bool) -> None:
     """A command's document: to standard output, or safely to `output` (never over the
     database, an existing file only with --force) with a line on standard error."""

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from copyaudit.cli.options import skip_invalid_option
-from copyaudit.cli.output import echo, echo_skipped, print_json, print_table
+from copyaudit.cli.options import SEED, FiniteFloat, skip_invalid_option
+from copyaudit.cli.output import echo, echo_skipped, echo_warnings, print_json, print_table
 from copyaudit.identity import config_path, resolve_annotator
 from copyaudit.items import item_number
 from copyaudit.render.markdown import table
@@ -22,6 +22,9 @@ from db.queues import create_queue, list_queues, queue_item_rows
 
 MAX_DISAGREEMENTS_SHOWN = 20
 MAX_STRATA_SHOWN = 12
+MAX_PER_VALUE = 1_000_000  # generations drawn per metric value: a queue people label
+# a narrower bin gives every value its own stratum anyway; far narrower ones overflow
+MIN_BIN_WIDTH = 1e-6
 
 
 # ---------------------------------------------------------------------------
@@ -183,7 +186,7 @@ def render_markdown(
     help="Annotator name whose labels override the majority (repeatable).",
 )
 @click.option("--resamples", type=click.IntRange(1), default=1000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Bootstrap seed.")
 @click.pass_obj
 def agreement_cmd(
     obj: Any,
@@ -229,6 +232,7 @@ def import_labels_cmd(obj: Any, file: Path, skip_invalid: bool) -> None:
     annotator's current one is skipped, so re-importing adds nothing."""
 
     loaded = read_labels(file)  # the whole file is validated before any write
+    echo_warnings(file, loaded.warnings)
     records = loaded.accept(skip_invalid)
     current = fold_current(records)
     with obj.store() as store:
@@ -259,15 +263,15 @@ def queue_group() -> None:
 @click.option("--judge", help="Judge of the metric, when several produce it.")
 @click.option(
     "--per-value",
-    type=click.IntRange(1),
+    type=click.IntRange(1, MAX_PER_VALUE),
     default=10,
     show_default=True,
     help="Generations drawn per metric value (CopyBench drew 10 per events count).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed (stored).")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Sampling seed (stored).")
 @click.option(
     "--bin-width",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=MIN_BIN_WIDTH),
     help="Group a continuous metric into bins of this width (e.g. 0.1 for rougeL).",
 )
 @click.pass_obj

@@ -22,17 +22,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from copyaudit.errors import InputError
 from copyaudit.items import LABEL_TARGETS, WHOLE_OUTPUT_TARGETS
-from copyaudit.records import Record, collect, read_json_records
+from copyaudit.records import Record, collect, int_field, read_json_records
 from copyaudit.rows import Loaded
+from db.event_rules import EventProblem, canonical_time
 
 TARGETS: tuple[str, ...] = LABEL_TARGETS
 LABELS: tuple[str, ...] = ("yes", "no", "unsure")
 ACTIONS: tuple[str, ...] = ("label", "retract")
 SINGLE_ITEM_TARGETS: frozenset[str] = frozenset(WHOLE_OUTPUT_TARGETS)
+MAX_INDEX = 1_000_000  # an event's or character's index within one case
+# what `export labels` writes besides the fields read: the exporting database's chain
+EXPORT_ONLY_FIELDS = ("chain", "seq", "prev_hash", "hash")
 
 
 @dataclass(frozen=True)
@@ -100,9 +105,30 @@ def _index(record: Record, target: str) -> int:
         raise record.error("index", f"missing (the {target}'s index in the case)")
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise record.error("index", f"expected a non-negative integer, got {value!r}")
+    int_field(record, "index", 0, MAX_INDEX, value)
     if target in SINGLE_ITEM_TARGETS and value != 0:
         raise record.error("index", f"a {target} label has one item: index must be 0")
     return value
+
+
+def _created_at(record: Record) -> str | None:
+    """The record's `created_at` as the database writes it (UTC, ISO 8601 with
+    milliseconds), or None; a time that is not ISO 8601 with an offset (converted to
+    UTC here), or that lies in the future, is an error (it would order the annotator's
+    labels wrongly). The rules are the store's own (db.event_rules.canonical_time)."""
+    text = _text(record, "created_at", required=False)
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise record.error("created_at", f"not an ISO-8601 time: {text!r}") from None
+    if moment.tzinfo is None:
+        raise record.error("created_at", f"{text!r} has no UTC offset (add +00:00 or Z)")
+    try:
+        return canonical_time(moment.astimezone(UTC).isoformat(timespec="milliseconds"))
+    except EventProblem as problem:
+        raise record.error("created_at", problem.message) from None
 
 
 def parse_label_record(record: Record) -> LabelRecord:
@@ -113,7 +139,7 @@ def parse_label_record(record: Record) -> LabelRecord:
     index = _index(record, target)
     action = _choice(record, "action", ACTIONS, "label")
     uuid = _text(record, "uuid", required=False)
-    created_at = _text(record, "created_at", required=False)
+    created_at = _created_at(record)
     if action == "retract":
         supersedes = _text(record, "supersedes", required=True)
         return LabelRecord(
@@ -128,6 +154,8 @@ def parse_label_record(record: Record) -> LabelRecord:
             supersedes=supersedes,
             created_at=created_at,
         )
+    if record.data.get("supersedes") is not None:
+        raise record.error("supersedes", "only a retraction (action 'retract') supersedes")
     return LabelRecord(
         record.path,
         record.line,
@@ -160,7 +188,11 @@ def read_labels(path: str | Path) -> Loaded[LabelRecord]:
         return record
 
     return collect(
-        path, read_json_records(path), parse, required=("annotator", "generation", "target")
+        path,
+        read_json_records(path),
+        parse,
+        required=("annotator", "generation", "target"),
+        ignored=EXPORT_ONLY_FIELDS,
     )
 
 

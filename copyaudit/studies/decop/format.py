@@ -4,11 +4,13 @@ suspect, 0 = clean), or JSON Lines with the same columns (what `export` writes).
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from copyaudit.records import LocatedCase, Record, collect, read_csv_records, read_json_records
-from copyaudit.rows import Loaded
+from copyaudit.rows import Loaded, RowProblem
 from copyaudit.types import Case, Work
 
 DECOP_LETTERS = ("A", "B", "C", "D")
@@ -40,7 +42,51 @@ def _decop_options(record: Record) -> list[str]:
     return options
 
 
-def _parse_decop_row(record: Record, counters: dict[str, int]) -> Case:
+MEMBERSHIP = {"1": "suspect", "0": "clean"}
+
+
+@dataclass
+class _FileState:
+    """What the rows read so far say: each work's passage count and its first label
+    (with the row giving it), and each row's content (to notice exact repeats)."""
+
+    counters: dict[str, int] = field(default_factory=dict)
+    labels: dict[str, tuple[str, int]] = field(default_factory=dict)
+    rows: dict[bytes, int] = field(default_factory=dict)  # a digest of each row's content
+    repeats: list[RowProblem] = field(default_factory=list)
+
+    def note_repeat(self, record: Record) -> None:
+        """An exact repeat of an earlier row is a warning, not an error: the published
+        BookTection holds a passage twice (Udolpho) and the authors' workbooks score
+        both copies, so refusing it would keep the paper's suite out."""
+        content = repr(sorted((k, str(v)) for k, v in record.data.items()))
+        # 16 bytes a row, not the row: the rows stream and the file may be large
+        digest = hashlib.blake2b(content.encode(), digest_size=16).digest()
+        first = self.rows.setdefault(digest, record.line)
+        if first != record.line:
+            self.repeats.append(
+                RowProblem(
+                    record.line,
+                    None,
+                    f"repeats {record.unit} {first} exactly (imported as a second passage)",
+                    record.unit,
+                )
+            )
+
+
+def _check_membership(record: Record, state: _FileState, work_id: str, label: str) -> None:
+    """A work is suspect or clean, never both: a row contradicting the work's first
+    label is an error (suspect would otherwise win and skew the AUC)."""
+    first, row = state.labels.setdefault(work_id, (label, record.line))
+    if first != label:
+        raise record.error(
+            "Label",
+            f"{label} ({MEMBERSHIP[label]}), but {record.unit} {row} marks work "
+            f"'{work_id}' {first} ({MEMBERSHIP[first]}): a work is either suspect or clean",
+        )
+
+
+def _parse_decop_row(record: Record, state: _FileState) -> Case:
     data = record.data
     raw_id = data.get("ID")
     if not isinstance(raw_id, str) or not raw_id.strip():
@@ -48,6 +94,7 @@ def _parse_decop_row(record: Record, counters: dict[str, int]) -> Case:
     work_id = raw_id.strip()
     # numbered by position among the work's rows, valid or not: a skipped row leaves
     # a gap, so fixing it later does not renumber the work's other passages
+    counters = state.counters
     counters[work_id] = counters.get(work_id, 0) + 1
     number = counters[work_id]
     options = _decop_options(record)
@@ -55,8 +102,9 @@ def _parse_decop_row(record: Record, counters: dict[str, int]) -> Case:
     if answer not in DECOP_LETTERS:
         raise record.error("Answer", f"'{data.get('Answer')}' is not one of A, B, C, D")
     label = str(data.get("Label", "")).strip()
-    if label not in ("0", "1"):
+    if label not in MEMBERSHIP:
         raise record.error("Label", f"'{data.get('Label')}' is not 0 (clean) or 1 (suspect)")
+    _check_membership(record, state, work_id, label)
     title, author = parse_decop_id(work_id)
     payload: dict[str, Any] = {
         "options": options,
@@ -69,22 +117,24 @@ def _parse_decop_row(record: Record, counters: dict[str, int]) -> Case:
     return Case(
         case_id=f"{work_id}/{number}",
         kind="decop",
-        work=Work(title=title, author=author, membership="suspect" if label == "1" else "clean"),
+        work=Work(title=title, author=author, membership=MEMBERSHIP[label]),
         payload=payload,
     )
 
 
 def read_cases(kind: str, path: str | Path) -> Loaded[LocatedCase]:
     """The file's passages, numbered per work, and the problems of the other rows."""
-    counters: dict[str, int] = {}
+    state = _FileState()
     is_csv = Path(path).suffix.lower() not in (".jsonl", ".json")
     records = read_csv_records(path, DECOP_COLUMNS) if is_csv else read_json_records(path)
-    return collect(
-        path,
-        records,
-        lambda r: LocatedCase(r.line, _parse_decop_row(r, counters)),
-        required=() if is_csv else DECOP_COLUMNS,
-    )
+
+    def parse(record: Record) -> LocatedCase:
+        state.note_repeat(record)
+        return LocatedCase(record.line, _parse_decop_row(record, state))
+
+    # repeats are found while the rows stream: the list is the result's warnings
+    required = () if is_csv else DECOP_COLUMNS
+    return collect(path, records, parse, required=required, warnings=state.repeats)
 
 
 def to_record(case: Case) -> dict[str, Any]:

@@ -117,6 +117,10 @@ def read_workbook(path: Path, model: PublishedModel) -> Workbook:
                 )
             )
         return out
+    except InputError:
+        raise
+    except Exception as exc:  # read-only mode parses the sheet's XML while iterating
+        raise InputError(path, None, None, f"a damaged Excel workbook ({exc})") from None
     finally:
         book.close()
 

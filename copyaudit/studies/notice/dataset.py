@@ -79,6 +79,7 @@ def parse_row(record: Record) -> Case:
         **weight_field(record, weight_name),
     }
     source = string_field(record, "source/source_name")
+    record.uses_all()  # every field makes the id
     digest = stable_hash(record.data, length=12)
     return Case(
         case_id=f"{payload['source_type']}/{payload['task']}/{payload['notice_level']}/{digest}",
