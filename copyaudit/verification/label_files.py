@@ -20,14 +20,16 @@ otherwise by line.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from copyaudit.errors import InputError
 from copyaudit.items import LABEL_TARGETS, WHOLE_OUTPUT_TARGETS
 from copyaudit.records import Record, collect, read_json_records
-from copyaudit.rows import Loaded
+from copyaudit.rows import Loaded, RowProblem
 
 TARGETS: tuple[str, ...] = LABEL_TARGETS
 LABELS: tuple[str, ...] = ("yes", "no", "unsure")
@@ -144,24 +146,26 @@ def parse_label_record(record: Record) -> LabelRecord:
 
 def read_labels(path: str | Path) -> Loaded[LabelRecord]:
     """The file's usable records and the problems of the others (each naming its
-    line and field); a retraction of a record that is not usable is not usable."""
+    line and field); a retraction of a record that is not usable is not usable.
+    Streams (`Loaded.stream`): the checks keep `_Events`, not the records."""
+    return _read(path)[0]
+
+
+def _read(path: str | Path) -> tuple[Loaded[LabelRecord], _Events]:
+    """`read_labels` and the `_Events` of its usable records (filled as they stream)."""
     if not Path(path).is_file():
         raise InputError(path, None, None, "no such file")
-    uuids: dict[str, LabelRecord] = {}
+    events = _Events()
 
     def parse(raw: Record) -> LabelRecord:
         record = parse_label_record(raw)
-        if record.uuid is not None and record.uuid in uuids:
-            raise record.error("uuid", f"duplicate uuid (first on line {uuids[record.uuid].line})")
-        if record.action == "retract":
-            _check_retraction(record, uuids)
-        if record.uuid is not None:
-            uuids[record.uuid] = record
+        events.add(record, record.line)
         return record
 
-    return collect(
+    loaded = collect(
         path, read_json_records(path), parse, required=("annotator", "generation", "target")
     )
+    return loaded, events
 
 
 def read_label_file(path: str | Path, *, skip_invalid: bool = False) -> list[LabelRecord]:
@@ -170,36 +174,130 @@ def read_label_file(path: str | Path, *, skip_invalid: bool = False) -> list[Lab
     return read_labels(path).accept(skip_invalid)
 
 
-def _check_retraction(record: LabelRecord, earlier: dict[str, LabelRecord]) -> None:
-    undone = earlier.get(record.supersedes or "")
-    if undone is None or undone is record:
-        raise record.error(
-            "supersedes", f"no earlier label event with uuid {record.supersedes!r} in this file"
-        )
-    if undone.action != "label":
-        raise record.error("supersedes", f"line {undone.line} is a retraction, not a label")
-    if undone.item != record.item:
-        raise record.error(
-            "supersedes",
-            f"line {undone.line} labels a different item "
-            f"({undone.generation} {undone.target} {undone.index})",
-        )
+class _Events:
+    """What checking and folding a label file keeps per record, instead of the record:
+    per uuid its record's number, line, item number, action and created_at (parallel
+    arrays), per item its key; and for labels without a uuid (never retracted) only
+    each item's latest. `add` raises the record's error (duplicate uuid, retraction of
+    nothing, of a retraction or of another item) without keeping it."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, int] = {}  # json [annotator, generation, target, index]
+        self.item_keys: list[str] = []
+        self.uuids: dict[str, int] = {}  # uuid -> its number in the arrays below
+        self.keys = array("q")  # the caller's key of the record (its line, or position)
+        self.lines = array("q")
+        self.item_of = array("q")
+        self.labels = bytearray()  # 1: a label, 0: a retraction
+        self.times: list[str] = []  # created_at or ""
+        self.retracted: set[int] = set()  # numbers of retracted labels
+        self.loose: dict[int, tuple[str, int, int]] = {}  # item -> (time, line, key)
+
+    def _item(self, record: LabelRecord) -> int:
+        key = json.dumps(record.item, ensure_ascii=False)
+        number = self.items.get(key)
+        if number is None:
+            number = self.items[key] = len(self.item_keys)
+            self.item_keys.append(key)
+        return number
+
+    def add(self, record: LabelRecord, key: int) -> None:
+        if record.uuid is not None and record.uuid in self.uuids:
+            first = self.lines[self.uuids[record.uuid]]
+            raise record.error("uuid", f"duplicate uuid (first on line {first})")
+        item = self._item(record)
+        if record.action == "retract":
+            self.retracted.add(self._check_retraction(record, item))
+        if record.uuid is None:
+            if record.action == "label":
+                held = self.loose.get(item)
+                order = (record.created_at or "", record.line, key)
+                if held is None or order[:2] >= held[:2]:
+                    self.loose[item] = order
+            return
+        self.uuids[record.uuid] = len(self.lines)
+        self.keys.append(key)
+        self.lines.append(record.line)
+        self.item_of.append(item)
+        self.labels.append(record.action == "label")
+        self.times.append(record.created_at or "")
+
+    def _check_retraction(self, record: LabelRecord, item: int) -> int:
+        undone = self.uuids.get(record.supersedes or "")
+        if undone is None:
+            raise record.error(
+                "supersedes", f"no earlier label event with uuid {record.supersedes!r} in this file"
+            )
+        line = self.lines[undone]
+        if not self.labels[undone]:
+            raise record.error("supersedes", f"line {line} is a retraction, not a label")
+        if self.item_of[undone] != item:
+            _, generation, target, index = json.loads(self.item_keys[self.item_of[undone]])
+            raise record.error(
+                "supersedes", f"line {line} labels a different item ({generation} {target} {index})"
+            )
+        return undone
+
+    def current(self) -> list[int]:
+        """The keys of each item's current label: its latest label record (by
+        created_at, then line) not retracted by a later record; ascending."""
+        latest = dict(self.loose)
+        for n, item in enumerate(self.item_of):
+            if not self.labels[n] or n in self.retracted:
+                continue
+            order = (self.times[n], self.lines[n], self.keys[n])
+            held = latest.get(item)
+            if held is None or order[:2] >= held[:2]:
+                latest[item] = order
+        return sorted(order[2] for order in latest.values())
 
 
 def fold_current(records: Sequence[LabelRecord]) -> list[LabelRecord]:
     """Each (annotator, generation, target, index)'s current label according to the
     file: its latest label record not retracted by a later record. In file order of
-    the chosen records."""
-    retracted = {r.supersedes for r in records if r.action == "retract"}
-    latest: dict[tuple[str, str, str, int], LabelRecord] = {}
-    for record in records:
-        if record.action != "label" or (record.uuid is not None and record.uuid in retracted):
-            continue
-        held = latest.get(record.item)
-        if held is None or _order(record) >= _order(held):
-            latest[record.item] = record
-    return sorted(latest.values(), key=lambda r: r.line)
+    the chosen records. (`records` passed `read_labels`' checks.)"""
+    events = _Events()
+    for position, record in enumerate(records):
+        events.add(record, position)
+    return sorted((records[k] for k in events.current()), key=lambda r: r.line)
 
 
-def _order(record: LabelRecord) -> tuple[str, int]:
-    return (record.created_at or "", record.line)
+@dataclass
+class FoldedLabels:
+    """A label file checked whole and folded (pass 1, in the memory of `_Events`):
+    how many records it has, the problems of the unusable ones, and `current()`, which
+    reads the file again (pass 2) and yields only the chosen records, in file order."""
+
+    path: str
+    records: int  # usable records
+    problems: list[RowProblem]
+    lines: array[int]  # the current labels' lines, ascending
+
+    @property
+    def total(self) -> int:
+        return self.records + len(self.problems)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def current(self) -> Iterator[LabelRecord]:
+        wanted = iter(self.lines)
+        next_line = next(wanted, None)
+        for raw in read_json_records(self.path):
+            if next_line is None:
+                return
+            if raw.line == next_line:
+                yield parse_label_record(raw)
+                next_line = next(wanted, None)
+        if next_line is not None:
+            raise InputError(self.path, next_line, None, "the file changed while it was read")
+
+
+def fold_label_file(path: str | Path, *, skip_invalid: bool = False) -> FoldedLabels:
+    """`read_labels` then `fold_current` without holding the records: raises as
+    `Loaded.accept` does (every unusable record named) before anything is written."""
+    loaded, events = _read(path)
+    for _ in loaded.stream():
+        pass
+    loaded.check(skip_invalid)
+    return FoldedLabels(str(path), loaded.usable, loaded.problems, array("q", events.current()))
