@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import db.labels
+from copyaudit.rows import InvalidRows
 from copyaudit.verification.label_files import fold_current, fold_label_file, read_label_file
 from db import Store
 from db.labels import current_labels
@@ -137,3 +138,27 @@ def test_a_bad_record_after_the_first_chunk_leaves_the_database_unchanged(
     assert f"{path}: line 10: field '{field}'" in result.err and message in result.err, result.err
     assert len(chunks) == 3  # two chunks were written before the bad one
     assert database_fingerprint(db_path) == before
+
+
+@pytest.mark.parametrize(
+    ("retraction", "reason"),
+    [
+        ({"supersedes": "u3"}, "line 4 labels a different item (r/lit-1/1 literal 0)"),
+        ({"supersedes": "u12"}, "line 13 is a retraction, not a label"),
+        ({"supersedes": "nope"}, "no earlier label event with uuid 'nope' in this file"),
+        ({"supersedes": "u0", "uuid": "u2"}, "duplicate uuid (first on line 3)"),
+    ],
+)
+def test_a_bad_retraction_is_named_from_the_kept_numbers(
+    tmp_path: Path, retraction: dict, reason: str
+) -> None:
+    records = _file_records()
+    records.append({**records[-1], "uuid": "u13", **retraction})  # line 14
+    path = write_jsonl(tmp_path / "labels.jsonl", records)
+    with pytest.raises(InvalidRows) as caught:
+        fold_label_file(path)
+    (problem,) = caught.value.problems
+    field = "uuid" if "duplicate" in reason else "supersedes"
+    assert (problem.line, problem.field, problem.reason) == (14, field, reason)
+    folded = fold_label_file(path, skip_invalid=True)  # the others still fold as before
+    assert (folded.records, len(folded), folded.total) == (13, 9, 14)

@@ -20,9 +20,10 @@ otherwise by line.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,7 +156,7 @@ def _read(path: str | Path) -> tuple[Loaded[LabelRecord], _Events]:
     """`read_labels` and the `_Events` of its usable records (filled as they stream)."""
     if not Path(path).is_file():
         raise InputError(path, None, None, "no such file")
-    events = _Events()
+    events = _Events(_record_on_line(path))
 
     def parse(raw: Record) -> LabelRecord:
         record = parse_label_record(raw)
@@ -174,56 +175,66 @@ def read_label_file(path: str | Path, *, skip_invalid: bool = False) -> list[Lab
     return read_labels(path).accept(skip_invalid)
 
 
-class _Events:
-    """What checking and folding a label file keeps per record, instead of the record:
-    per uuid its record's number, line, item number, action and created_at (parallel
-    arrays), per item its key; and for labels without a uuid (never retracted) only
-    each item's latest. `add` raises the record's error (duplicate uuid, retraction of
-    nothing, of a retraction or of another item) without keeping it."""
+def _digest(text: str) -> bytes:
+    """16 bytes standing for a uuid or an item key (a collision: about 2**-64 at 2**32)."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
-    def __init__(self) -> None:
-        self.items: dict[str, int] = {}  # json [annotator, generation, target, index]
-        self.item_keys: list[str] = []
-        self.uuids: dict[str, int] = {}  # uuid -> its number in the arrays below
+
+class _Events:
+    """What checking and folding a label file keeps per record, instead of the record
+    (about 150 bytes): per uuid (its digest) the record's key, line, item number,
+    action and created_at, in parallel arrays; per item (digest of annotator,
+    generation, target, index) its number; for labels without a uuid (never
+    retracted) only each item's latest. `add` raises the record's error (duplicate
+    uuid, retraction of nothing, of a retraction or of another item) without keeping
+    it; `record_at(line)` gives back a kept record for that error's wording."""
+
+    def __init__(self, record_at: Callable[[int], LabelRecord]) -> None:
+        self.record_at = record_at
+        self.items: dict[bytes, int] = {}
+        self.uuids: dict[bytes, int] = {}  # uuid digest -> its number in the arrays below
         self.keys = array("q")  # the caller's key of the record (its line, or position)
         self.lines = array("q")
         self.item_of = array("q")
         self.labels = bytearray()  # 1: a label, 0: a retraction
-        self.times: list[str] = []  # created_at or ""
+        self.times = bytearray()  # created_at (UTF-8: bytes order as the text) or nothing
+        self.time_ends = array("q")
         self.retracted: set[int] = set()  # numbers of retracted labels
-        self.loose: dict[int, tuple[str, int, int]] = {}  # item -> (time, line, key)
+        self.loose: dict[int, tuple[bytes, int, int]] = {}  # item -> (time, line, key)
 
     def _item(self, record: LabelRecord) -> int:
-        key = json.dumps(record.item, ensure_ascii=False)
+        key = _digest(json.dumps(record.item, ensure_ascii=False))
         number = self.items.get(key)
         if number is None:
-            number = self.items[key] = len(self.item_keys)
-            self.item_keys.append(key)
+            number = self.items[key] = len(self.items)
         return number
 
     def add(self, record: LabelRecord, key: int) -> None:
-        if record.uuid is not None and record.uuid in self.uuids:
-            first = self.lines[self.uuids[record.uuid]]
+        uuid = None if record.uuid is None else _digest(record.uuid)
+        if uuid is not None and uuid in self.uuids:
+            first = self.lines[self.uuids[uuid]]
             raise record.error("uuid", f"duplicate uuid (first on line {first})")
         item = self._item(record)
         if record.action == "retract":
             self.retracted.add(self._check_retraction(record, item))
-        if record.uuid is None:
+        time = (record.created_at or "").encode("utf-8")
+        if uuid is None:
             if record.action == "label":
                 held = self.loose.get(item)
-                order = (record.created_at or "", record.line, key)
+                order = (time, record.line, key)
                 if held is None or order[:2] >= held[:2]:
                     self.loose[item] = order
             return
-        self.uuids[record.uuid] = len(self.lines)
+        self.uuids[uuid] = len(self.lines)
         self.keys.append(key)
         self.lines.append(record.line)
         self.item_of.append(item)
         self.labels.append(record.action == "label")
-        self.times.append(record.created_at or "")
+        self.times += time
+        self.time_ends.append(len(self.times))
 
     def _check_retraction(self, record: LabelRecord, item: int) -> int:
-        undone = self.uuids.get(record.supersedes or "")
+        undone = self.uuids.get(_digest(record.supersedes or ""))
         if undone is None:
             raise record.error(
                 "supersedes", f"no earlier label event with uuid {record.supersedes!r} in this file"
@@ -232,11 +243,16 @@ class _Events:
         if not self.labels[undone]:
             raise record.error("supersedes", f"line {line} is a retraction, not a label")
         if self.item_of[undone] != item:
-            _, generation, target, index = json.loads(self.item_keys[self.item_of[undone]])
+            other = self.record_at(self.keys[undone])
             raise record.error(
-                "supersedes", f"line {line} labels a different item ({generation} {target} {index})"
+                "supersedes",
+                f"line {line} labels a different item "
+                f"({other.generation} {other.target} {other.index})",
             )
         return undone
+
+    def _time(self, n: int) -> bytes:
+        return bytes(self.times[self.time_ends[n - 1] if n else 0 : self.time_ends[n]])
 
     def current(self) -> list[int]:
         """The keys of each item's current label: its latest label record (by
@@ -245,18 +261,28 @@ class _Events:
         for n, item in enumerate(self.item_of):
             if not self.labels[n] or n in self.retracted:
                 continue
-            order = (self.times[n], self.lines[n], self.keys[n])
+            order = (self._time(n), self.lines[n], self.keys[n])
             held = latest.get(item)
             if held is None or order[:2] >= held[:2]:
                 latest[item] = order
         return sorted(order[2] for order in latest.values())
 
 
+def _record_on_line(path: str | Path) -> Callable[[int], LabelRecord]:
+    """The record on a line of the file, read again (only to word an error)."""
+
+    def record_at(line: int) -> LabelRecord:
+        raw = next(r for r in read_json_records(path) if r.line == line)
+        return parse_label_record(raw)
+
+    return record_at
+
+
 def fold_current(records: Sequence[LabelRecord]) -> list[LabelRecord]:
     """Each (annotator, generation, target, index)'s current label according to the
     file: its latest label record not retracted by a later record. In file order of
     the chosen records. (`records` passed `read_labels`' checks.)"""
-    events = _Events()
+    events = _Events(records.__getitem__)
     for position, record in enumerate(records):
         events.add(record, position)
     return sorted((records[k] for k in events.current()), key=lambda r: r.line)
