@@ -180,69 +180,58 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
+LABEL, RETRACTION, RETRACTED = 1, 0, 2  # _Events.actions
+
+
 class _Events:
     """What checking and folding a label file keeps per record, instead of the record
-    (about 150 bytes): per uuid (its digest) the record's key, line, item number,
-    action and created_at, in parallel arrays; per item (digest of annotator,
-    generation, target, index) its number; for labels without a uuid (never
-    retracted) only each item's latest. `add` raises the record's error (duplicate
-    uuid, retraction of nothing, of a retraction or of another item) without keeping
-    it; `record_at(line)` gives back a kept record for that error's wording."""
+    (about 80 bytes in arrays, and 120 in a dict per uuid while the file is read): its
+    key, line, action (a retracted label is marked), item (a digest of annotator,
+    generation, target, index) and created_at. `add` raises the record's error
+    (duplicate uuid, retraction of nothing, of a retraction or of another item)
+    without keeping it; `record_at(key)` gives back a kept record for that error's
+    wording. `current()` frees the uuids before it groups the labels by item."""
 
     def __init__(self, record_at: Callable[[int], LabelRecord]) -> None:
         self.record_at = record_at
-        self.items: dict[bytes, int] = {}
-        self.uuids: dict[bytes, int] = {}  # uuid digest -> its number in the arrays below
+        self.uuids: dict[bytes, int] = {}  # uuid digest -> its record's number
         self.keys = array("q")  # the caller's key of the record (its line, or position)
         self.lines = array("q")
-        self.item_of = array("q")
-        self.labels = bytearray()  # 1: a label, 0: a retraction
+        self.actions = bytearray()  # LABEL, RETRACTION or RETRACTED
+        self.items = bytearray()  # 16 bytes a record
         self.times = bytearray()  # created_at (UTF-8: bytes order as the text) or nothing
         self.time_ends = array("q")
-        self.retracted: set[int] = set()  # numbers of retracted labels
-        self.loose: dict[int, tuple[bytes, int, int]] = {}  # item -> (time, line, key)
-
-    def _item(self, record: LabelRecord) -> int:
-        key = _digest(json.dumps(record.item, ensure_ascii=False))
-        number = self.items.get(key)
-        if number is None:
-            number = self.items[key] = len(self.items)
-        return number
 
     def add(self, record: LabelRecord, key: int) -> None:
         uuid = None if record.uuid is None else _digest(record.uuid)
         if uuid is not None and uuid in self.uuids:
             first = self.lines[self.uuids[uuid]]
             raise record.error("uuid", f"duplicate uuid (first on line {first})")
-        item = self._item(record)
+        item = _digest(json.dumps(record.item, ensure_ascii=False))
         if record.action == "retract":
-            self.retracted.add(self._check_retraction(record, item))
-        time = (record.created_at or "").encode("utf-8")
-        if uuid is None:
-            if record.action == "label":
-                held = self.loose.get(item)
-                order = (time, record.line, key)
-                if held is None or order[:2] >= held[:2]:
-                    self.loose[item] = order
-            return
-        self.uuids[uuid] = len(self.lines)
+            self.actions[self._check_retraction(record, item)] = RETRACTED
+        if uuid is not None:
+            self.uuids[uuid] = len(self.lines)
         self.keys.append(key)
         self.lines.append(record.line)
-        self.item_of.append(item)
-        self.labels.append(record.action == "label")
-        self.times += time
+        self.actions.append(LABEL if record.action == "label" else RETRACTION)
+        self.items += item
+        self.times += (record.created_at or "").encode("utf-8")
         self.time_ends.append(len(self.times))
 
-    def _check_retraction(self, record: LabelRecord, item: int) -> int:
+    def _item(self, n: int) -> bytes:
+        return bytes(self.items[16 * n : 16 * n + 16])
+
+    def _check_retraction(self, record: LabelRecord, item: bytes) -> int:
         undone = self.uuids.get(_digest(record.supersedes or ""))
         if undone is None:
             raise record.error(
                 "supersedes", f"no earlier label event with uuid {record.supersedes!r} in this file"
             )
         line = self.lines[undone]
-        if not self.labels[undone]:
+        if self.actions[undone] == RETRACTION:
             raise record.error("supersedes", f"line {line} is a retraction, not a label")
-        if self.item_of[undone] != item:
+        if self._item(undone) != item:
             other = self.record_at(self.keys[undone])
             raise record.error(
                 "supersedes",
@@ -251,21 +240,23 @@ class _Events:
             )
         return undone
 
-    def _time(self, n: int) -> bytes:
-        return bytes(self.times[self.time_ends[n - 1] if n else 0 : self.time_ends[n]])
+    def _order(self, n: int) -> tuple[bytes, int]:
+        start = self.time_ends[n - 1] if n else 0
+        return (bytes(self.times[start : self.time_ends[n]]), self.lines[n])
 
     def current(self) -> list[int]:
         """The keys of each item's current label: its latest label record (by
         created_at, then line) not retracted by a later record; ascending."""
-        latest = dict(self.loose)
-        for n, item in enumerate(self.item_of):
-            if not self.labels[n] or n in self.retracted:
+        self.uuids.clear()  # checked: the grouping below takes their place
+        latest: dict[bytes, int] = {}  # item -> its latest label's number
+        for n, action in enumerate(self.actions):
+            if action != LABEL:
                 continue
-            order = (self._time(n), self.lines[n], self.keys[n])
+            item = self._item(n)
             held = latest.get(item)
-            if held is None or order[:2] >= held[:2]:
-                latest[item] = order
-        return sorted(order[2] for order in latest.values())
+            if held is None or self._order(n) >= self._order(held):
+                latest[item] = n
+        return sorted(self.keys[n] for n in latest.values())
 
 
 def _record_on_line(path: str | Path) -> Callable[[int], LabelRecord]:
