@@ -5,6 +5,7 @@ patched), so a few records cross several chunks."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,19 @@ def test_a_bad_retraction_is_named_from_the_kept_numbers(
     assert (problem.line, problem.field, problem.reason) == (14, field, reason)
     folded = fold_label_file(path, skip_invalid=True)  # the others still fold as before
     assert (folded.records, len(folded), folded.total) == (13, 9, 14)
+
+
+def test_a_one_line_json_array_folds_by_record_not_by_line(
+    tmp_path: Path, cli, db_path: Path, chunks: list[int]
+) -> None:
+    """Every record of `[{...}, {...}]` on one line has line 1: the passes count records."""
+    make_run(cli, tmp_path, "literal", CASES)
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps(_file_records()), encoding="utf-8")
+    whole = fold_current(read_label_file(path))
+    assert list(fold_label_file(path).current()) == whole
+    assert {r.uuid for r in whole} == {e[0] for e in EXPECTED.values()}
+    assert cli("import-labels", str(path)).code == 0
+    with Store(db_path) as store:
+        assert {c.label for c in current_labels(store) if c.uuid == "u0"} == {"yes"}
+        assert len(current_labels(store)) == len(EXPECTED)

@@ -21,6 +21,7 @@ otherwise by line.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from array import array
 from collections.abc import Callable, Iterator, Sequence
@@ -156,11 +157,14 @@ def _read(path: str | Path) -> tuple[Loaded[LabelRecord], _Events]:
     """`read_labels` and the `_Events` of its usable records (filled as they stream)."""
     if not Path(path).is_file():
         raise InputError(path, None, None, "no such file")
-    events = _Events(_record_on_line(path))
+    events = _Events(_record_at(path))
+    position = itertools.count()  # of every record, usable or not (a JSON array's
+    # records may share a line)
 
     def parse(raw: Record) -> LabelRecord:
+        key = next(position)
         record = parse_label_record(raw)
-        events.add(record, record.line)
+        events.add(record, key)
         return record
 
     loaded = collect(
@@ -195,7 +199,7 @@ class _Events:
     def __init__(self, record_at: Callable[[int], LabelRecord]) -> None:
         self.record_at = record_at
         self.uuids: dict[bytes, int] = {}  # uuid digest -> its record's number
-        self.keys = array("q")  # the caller's key of the record (its line, or position)
+        self.keys = array("q")  # the caller's key of the record (its position)
         self.lines = array("q")
         self.actions = bytearray()  # LABEL, RETRACTION or RETRACTED
         self.items = bytearray()  # 16 bytes a record
@@ -259,12 +263,11 @@ class _Events:
         return sorted(self.keys[n] for n in latest.values())
 
 
-def _record_on_line(path: str | Path) -> Callable[[int], LabelRecord]:
-    """The record on a line of the file, read again (only to word an error)."""
+def _record_at(path: str | Path) -> Callable[[int], LabelRecord]:
+    """The file's record at a position, read again (only to word an error)."""
 
-    def record_at(line: int) -> LabelRecord:
-        raw = next(r for r in read_json_records(path) if r.line == line)
-        return parse_label_record(raw)
+    def record_at(position: int) -> LabelRecord:
+        return parse_label_record(next(itertools.islice(read_json_records(path), position, None)))
 
     return record_at
 
@@ -288,26 +291,26 @@ class FoldedLabels:
     path: str
     records: int  # usable records
     problems: list[RowProblem]
-    lines: array[int]  # the current labels' lines, ascending
+    positions: array[int]  # the current labels' positions among the file's records, ascending
 
     @property
     def total(self) -> int:
         return self.records + len(self.problems)
 
     def __len__(self) -> int:
-        return len(self.lines)
+        return len(self.positions)
 
     def current(self) -> Iterator[LabelRecord]:
-        wanted = iter(self.lines)
-        next_line = next(wanted, None)
-        for raw in read_json_records(self.path):
-            if next_line is None:
+        wanted = iter(self.positions)
+        next_at = next(wanted, None)
+        for position, raw in enumerate(read_json_records(self.path)):
+            if next_at is None:
                 return
-            if raw.line == next_line:
+            if position == next_at:
                 yield parse_label_record(raw)
-                next_line = next(wanted, None)
-        if next_line is not None:
-            raise InputError(self.path, next_line, None, "the file changed while it was read")
+                next_at = next(wanted, None)
+        if next_at is not None:
+            raise InputError(self.path, None, None, "the file changed while it was read")
 
 
 def fold_label_file(path: str | Path, *, skip_invalid: bool = False) -> FoldedLabels:
