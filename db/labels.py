@@ -9,12 +9,14 @@ then chain and seq), so undoing the newest label brings back the one before it.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from copyaudit.items import CONTENT_TASKS, NUMBERED_TARGETS
+from db.cases import CHUNK_ROWS
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
 from db.content import stale_sql
@@ -287,67 +289,77 @@ def _same_event(row: Any, record: LabelRecord, generation_id: int) -> bool:
     ) and (row["action"], row["label"], row["note"]) == ("label", record.label, record.note)
 
 
-def import_labels(store: Store, records: Sequence[LabelRecord]) -> LabelImport:
+def import_labels(store: Store, records: Iterable[LabelRecord]) -> LabelImport:
     """Append each record as a label event, all or nothing, checked by the app's own
     rules (db.event_rules; a broken one is named by the record's file, line and field).
 
-    Records are current labels (see copyaudit.verification.label_files.fold_current). A
-    record keeps its own uuid and created_at (an export's), so an older file never
-    outranks a newer label; one whose uuid is already here is skipped (a different
-    event under that uuid is an error), as is one equal (label and note) to the
-    annotator's current label on that item, so importing the same file twice adds
-    nothing. Importing never retracts a label already in the database.
+    Records are current labels (see copyaudit.verification.label_files.fold_current),
+    one per item. A record keeps its own uuid and created_at (an export's), so an older
+    file never outranks a newer label; one whose uuid is already here is skipped (a
+    different event under that uuid is an error), as is one equal (label and note) to
+    the annotator's current label on that item, so importing the same file twice adds
+    nothing. Importing never retracts a label already in the database. The records
+    stream: CHUNK_ROWS at a time (generation ids and current labels looked up per
+    chunk) inside the one durable transaction, so an error late rolls it all back.
     """
+    added = unchanged = 0
     with store.transaction(durable=True):
-        ids = generation_ids_by_key(store, (r.generation for r in records))
-        for record in records:
-            if record.generation not in ids:
-                raise record.error(
-                    "generation", f"no generation '{record.generation}' in this database"
-                )
-        current = {  # a label made on an earlier version is re-confirmed, not skipped
-            (c.annotator, c.generation_id, c.target, c.item_index): (c.label, c.note)
-            for c in current_labels(store, generation_ids=ids.values())
-            if not c.stale
-        }
-        added = unchanged = 0
-        for record in records:
-            generation_id = ids[record.generation]
-            if record.uuid is not None:
-                row = store.conn.execute(
-                    "SELECT * FROM labels WHERE uuid = ?", (record.uuid,)
-                ).fetchone()
-                if row is not None:
-                    if not _same_event(row, record, generation_id):
-                        raise record.error(
-                            "uuid", f"event {record.uuid} is already here with other content"
-                        )
-                    unchanged += 1
-                    continue
-            key = (record.annotator, generation_id, record.target, record.index)
-            if current.get(key) == (record.label, record.note):
+        records = iter(records)
+        while chunk := list(itertools.islice(records, CHUNK_ROWS)):
+            a, u = _import_chunk(store, chunk)
+            added, unchanged = added + a, unchanged + u
+    return LabelImport(added, unchanged)
+
+
+def _import_chunk(store: Store, records: Sequence[LabelRecord]) -> tuple[int, int]:
+    """import_labels on one chunk, inside its transaction: (added, unchanged)."""
+    ids = generation_ids_by_key(store, (r.generation for r in records))
+    for record in records:
+        if record.generation not in ids:
+            raise record.error(
+                "generation", f"no generation '{record.generation}' in this database"
+            )
+    current = {  # a label made on an earlier version is re-confirmed, not skipped
+        (c.annotator, c.generation_id, c.target, c.item_index): (c.label, c.note)
+        for c in current_labels(store, generation_ids=ids.values())
+        if not c.stale
+    }
+    added = unchanged = 0
+    for record in records:
+        generation_id = ids[record.generation]
+        if record.uuid is not None:
+            row = store.conn.execute(
+                "SELECT * FROM labels WHERE uuid = ?", (record.uuid,)
+            ).fetchone()
+            if row is not None:
+                if not _same_event(row, record, generation_id):
+                    raise record.error(
+                        "uuid", f"event {record.uuid} is already here with other content"
+                    )
                 unchanged += 1
                 continue
-            assert record.label is not None
-            try:
-                created_at = (
-                    None if record.created_at is None else canonical_time(record.created_at)
-                )
-                append_label(
-                    store,
-                    generation_id=generation_id,
-                    annotator=record.annotator,
-                    target=record.target,
-                    item_index=record.index,
-                    label=record.label,
-                    note=record.note,
-                    uuid=record.uuid,
-                    created_at=created_at,
-                )
-            except EventProblem as problem:
-                raise record.error(
-                    _FILE_FIELDS.get(problem.field, problem.field), problem.message
-                ) from None
-            current[key] = (record.label, record.note)
-            added += 1
-    return LabelImport(added, unchanged)
+        key = (record.annotator, generation_id, record.target, record.index)
+        if current.get(key) == (record.label, record.note):
+            unchanged += 1
+            continue
+        assert record.label is not None
+        try:
+            created_at = None if record.created_at is None else canonical_time(record.created_at)
+            append_label(
+                store,
+                generation_id=generation_id,
+                annotator=record.annotator,
+                target=record.target,
+                item_index=record.index,
+                label=record.label,
+                note=record.note,
+                uuid=record.uuid,
+                created_at=created_at,
+            )
+        except EventProblem as problem:
+            raise record.error(
+                _FILE_FIELDS.get(problem.field, problem.field), problem.message
+            ) from None
+        current[key] = (record.label, record.note)
+        added += 1
+    return added, unchanged

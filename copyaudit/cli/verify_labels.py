@@ -14,7 +14,7 @@ from copyaudit.items import item_number
 from copyaudit.render.markdown import table
 from copyaudit.render.metrics_format import format_figure
 from copyaudit.verification.agreement import agreement_report
-from copyaudit.verification.label_files import fold_current, read_labels
+from copyaudit.verification.label_files import fold_label_file
 from copyaudit.verification.quality import quality_figures
 from db.content import EARLIER_VERSION
 from db.labels import current_labels, import_labels
@@ -231,19 +231,17 @@ def import_labels_cmd(obj: Any, file: Path, skip_invalid: bool) -> None:
     and time). All or nothing; an event already here (same uuid) or a label equal to the
     annotator's current one is skipped, so re-importing adds nothing."""
 
-    loaded = read_labels(file)  # the whole file is validated before any write
-    echo_warnings(file, loaded.warnings)
-    records = loaded.accept(skip_invalid)
-    current = fold_current(records)
+    folded = fold_label_file(file, skip_invalid=skip_invalid)  # checked before any write
+    echo_warnings(file, folded.warnings)
     with obj.store() as store:
-        summary = import_labels(store, current)
+        summary = import_labels(store, folded.current())  # the file is read again
     click.echo(
         f"{file}: {summary.added} labels added, {summary.unchanged} unchanged "
-        f"({len(records)} records, {len(current)} current labels"
-        + (f"; {len(loaded.problems)} of {loaded.total} records skipped" if loaded.problems else "")
+        f"({folded.records} records, {len(folded)} current labels"
+        + (f"; {len(folded.problems)} of {folded.total} records skipped" if folded.problems else "")
         + ")"
     )
-    echo_skipped(loaded.problems)
+    echo_skipped(folded.problems)
 
 
 # ---------------------------------------------------------------------------

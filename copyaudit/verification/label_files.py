@@ -20,7 +20,11 @@ otherwise by line.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import itertools
+import json
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +32,7 @@ from pathlib import Path
 from copyaudit.errors import InputError
 from copyaudit.items import LABEL_TARGETS, WHOLE_OUTPUT_TARGETS
 from copyaudit.records import Record, collect, int_field, read_json_records
-from copyaudit.rows import Loaded
+from copyaudit.rows import Loaded, RowProblem
 from db.event_rules import EventProblem, canonical_time
 
 TARGETS: tuple[str, ...] = LABEL_TARGETS
@@ -172,28 +176,33 @@ def parse_label_record(record: Record) -> LabelRecord:
 
 def read_labels(path: str | Path) -> Loaded[LabelRecord]:
     """The file's usable records and the problems of the others (each naming its
-    line and field); a retraction of a record that is not usable is not usable."""
+    line and field); a retraction of a record that is not usable is not usable.
+    Streams (`Loaded.stream`): the checks keep `_Events`, not the records."""
+    return _read(path)[0]
+
+
+def _read(path: str | Path) -> tuple[Loaded[LabelRecord], _Events]:
+    """`read_labels` and the `_Events` of its usable records (filled as they stream)."""
     if not Path(path).is_file():
         raise InputError(path, None, None, "no such file")
-    uuids: dict[str, LabelRecord] = {}
+    events = _Events(_record_at(path))
+    position = itertools.count()  # of every record, usable or not (a JSON array's
+    # records may share a line)
 
     def parse(raw: Record) -> LabelRecord:
+        key = next(position)
         record = parse_label_record(raw)
-        if record.uuid is not None and record.uuid in uuids:
-            raise record.error("uuid", f"duplicate uuid (first on line {uuids[record.uuid].line})")
-        if record.action == "retract":
-            _check_retraction(record, uuids)
-        if record.uuid is not None:
-            uuids[record.uuid] = record
+        events.add(record, key)
         return record
 
-    return collect(
+    loaded = collect(
         path,
         read_json_records(path),
         parse,
         required=("annotator", "generation", "target"),
         ignored=EXPORT_ONLY_FIELDS,
     )
+    return loaded, events
 
 
 def read_label_file(path: str | Path, *, skip_invalid: bool = False) -> list[LabelRecord]:
@@ -202,36 +211,148 @@ def read_label_file(path: str | Path, *, skip_invalid: bool = False) -> list[Lab
     return read_labels(path).accept(skip_invalid)
 
 
-def _check_retraction(record: LabelRecord, earlier: dict[str, LabelRecord]) -> None:
-    undone = earlier.get(record.supersedes or "")
-    if undone is None or undone is record:
-        raise record.error(
-            "supersedes", f"no earlier label event with uuid {record.supersedes!r} in this file"
-        )
-    if undone.action != "label":
-        raise record.error("supersedes", f"line {undone.line} is a retraction, not a label")
-    if undone.item != record.item:
-        raise record.error(
-            "supersedes",
-            f"line {undone.line} labels a different item "
-            f"({undone.generation} {undone.target} {undone.index})",
-        )
+def _digest(text: str) -> bytes:
+    """16 bytes standing for a uuid or an item key (a collision: about 2**-64 at 2**32)."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+LABEL, RETRACTION, RETRACTED = 1, 0, 2  # _Events.actions
+
+
+class _Events:
+    """What checking and folding a label file keeps per record, instead of the record
+    (about 80 bytes in arrays, and 120 in a dict per uuid while the file is read): its
+    key, line, action (a retracted label is marked), item (a digest of annotator,
+    generation, target, index) and created_at. `add` raises the record's error
+    (duplicate uuid, retraction of nothing, of a retraction or of another item)
+    without keeping it; `record_at(key)` gives back a kept record for that error's
+    wording. `current()` frees the uuids before it groups the labels by item."""
+
+    def __init__(self, record_at: Callable[[int], LabelRecord]) -> None:
+        self.record_at = record_at
+        self.uuids: dict[bytes, int] = {}  # uuid digest -> its record's number
+        self.keys = array("q")  # the caller's key of the record (its position)
+        self.lines = array("q")
+        self.actions = bytearray()  # LABEL, RETRACTION or RETRACTED
+        self.items = bytearray()  # 16 bytes a record
+        self.times = bytearray()  # created_at (UTF-8: bytes order as the text) or nothing
+        self.time_ends = array("q")
+
+    def add(self, record: LabelRecord, key: int) -> None:
+        uuid = None if record.uuid is None else _digest(record.uuid)
+        if uuid is not None and uuid in self.uuids:
+            first = self.lines[self.uuids[uuid]]
+            raise record.error("uuid", f"duplicate uuid (first on line {first})")
+        item = _digest(json.dumps(record.item, ensure_ascii=False))
+        if record.action == "retract":
+            self.actions[self._check_retraction(record, item)] = RETRACTED
+        if uuid is not None:
+            self.uuids[uuid] = len(self.lines)
+        self.keys.append(key)
+        self.lines.append(record.line)
+        self.actions.append(LABEL if record.action == "label" else RETRACTION)
+        self.items += item
+        self.times += (record.created_at or "").encode("utf-8")
+        self.time_ends.append(len(self.times))
+
+    def _item(self, n: int) -> bytes:
+        return bytes(self.items[16 * n : 16 * n + 16])
+
+    def _check_retraction(self, record: LabelRecord, item: bytes) -> int:
+        undone = self.uuids.get(_digest(record.supersedes or ""))
+        if undone is None:
+            raise record.error(
+                "supersedes", f"no earlier label event with uuid {record.supersedes!r} in this file"
+            )
+        line = self.lines[undone]
+        if self.actions[undone] == RETRACTION:
+            raise record.error("supersedes", f"line {line} is a retraction, not a label")
+        if self._item(undone) != item:
+            other = self.record_at(self.keys[undone])
+            raise record.error(
+                "supersedes",
+                f"line {line} labels a different item "
+                f"({other.generation} {other.target} {other.index})",
+            )
+        return undone
+
+    def _order(self, n: int) -> tuple[bytes, int]:
+        start = self.time_ends[n - 1] if n else 0
+        return (bytes(self.times[start : self.time_ends[n]]), self.lines[n])
+
+    def current(self) -> list[int]:
+        """The keys of each item's current label: its latest label record (by
+        created_at, then line) not retracted by a later record; ascending."""
+        self.uuids.clear()  # checked: the grouping below takes their place
+        latest: dict[bytes, int] = {}  # item -> its latest label's number
+        for n, action in enumerate(self.actions):
+            if action != LABEL:
+                continue
+            item = self._item(n)
+            held = latest.get(item)
+            if held is None or self._order(n) >= self._order(held):
+                latest[item] = n
+        return sorted(self.keys[n] for n in latest.values())
+
+
+def _record_at(path: str | Path) -> Callable[[int], LabelRecord]:
+    """The file's record at a position, read again (only to word an error)."""
+
+    def record_at(position: int) -> LabelRecord:
+        return parse_label_record(next(itertools.islice(read_json_records(path), position, None)))
+
+    return record_at
 
 
 def fold_current(records: Sequence[LabelRecord]) -> list[LabelRecord]:
     """Each (annotator, generation, target, index)'s current label according to the
     file: its latest label record not retracted by a later record. In file order of
-    the chosen records."""
-    retracted = {r.supersedes for r in records if r.action == "retract"}
-    latest: dict[tuple[str, str, str, int], LabelRecord] = {}
-    for record in records:
-        if record.action != "label" or (record.uuid is not None and record.uuid in retracted):
-            continue
-        held = latest.get(record.item)
-        if held is None or _order(record) >= _order(held):
-            latest[record.item] = record
-    return sorted(latest.values(), key=lambda r: r.line)
+    the chosen records. (`records` passed `read_labels`' checks.)"""
+    events = _Events(records.__getitem__)
+    for position, record in enumerate(records):
+        events.add(record, position)
+    return sorted((records[k] for k in events.current()), key=lambda r: r.line)
 
 
-def _order(record: LabelRecord) -> tuple[str, int]:
-    return (record.created_at or "", record.line)
+@dataclass
+class FoldedLabels:
+    """A label file checked whole and folded (pass 1, in the memory of `_Events`):
+    how many records it has, the problems of the unusable ones, and `current()`, which
+    reads the file again (pass 2) and yields only the chosen records, in file order."""
+
+    path: str
+    records: int  # usable records
+    problems: list[RowProblem]
+    positions: array[int]  # the current labels' positions among the file's records, ascending
+    warnings: list[RowProblem]  # unknown fields (each name once, at its first line)
+
+    @property
+    def total(self) -> int:
+        return self.records + len(self.problems)
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def current(self) -> Iterator[LabelRecord]:
+        wanted = iter(self.positions)
+        next_at = next(wanted, None)
+        for position, raw in enumerate(read_json_records(self.path)):
+            if next_at is None:
+                return
+            if position == next_at:
+                yield parse_label_record(raw)
+                next_at = next(wanted, None)
+        if next_at is not None:
+            raise InputError(self.path, None, None, "the file changed while it was read")
+
+
+def fold_label_file(path: str | Path, *, skip_invalid: bool = False) -> FoldedLabels:
+    """`read_labels` then `fold_current` without holding the records: raises as
+    `Loaded.accept` does (every unusable record named) before anything is written."""
+    loaded, events = _read(path)
+    for _ in loaded.stream():
+        pass
+    loaded.check(skip_invalid)
+    return FoldedLabels(
+        str(path), loaded.usable, loaded.problems, array("q", events.current()), loaded.warnings
+    )

@@ -2,7 +2,7 @@
 generations for judging (issue 20: a million records in constant memory).
 
 Run: .venv/bin/python tests/bench/bench_import.py [--n 100000] [--old REV | --no-old]
-     [--only JSONL,generations,pending]
+     [--only JSONL,generations,pending,labels]
 
 Builds the files from our own words in a temporary directory (about 1.2 KB a case,
 0.9 KB a generation, as the issue's 1M files), then runs each step as the real CLI
@@ -10,6 +10,9 @@ Builds the files from our own words in a temporary directory (about 1.2 KB a cas
 system) and peak RSS (ru_maxrss of that child, from os.wait4). "pending" is a child
 that reads every generation `copyaudit judge` would score (db.pending), the read
 judging does before (old) or while (new) it scores, without the judge's own work.
+"import-labels" imports N labels (one per generation, each with a uuid and time, as an
+export writes them; every tenth labelled twice, the first then retracted: 1.2 N records);
+it needs the cases and generations, so `--only labels` runs those steps too.
 
 Old vs new in one run: the old code is REV (default c79a38e, before streaming),
 extracted with `git archive` into the temporary directory and run the same way on
@@ -27,10 +30,12 @@ import sys
 import tarfile
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD_REV = "c79a38e"
+START = datetime(2026, 1, 1, tzinfo=UTC)  # the labels' times: one a second from here
 # the old JSON array reader counts lines from the file's start for every record
 # (quadratic): measured up to this many records only
 OLD_ARRAY_LIMIT = 20_000
@@ -53,13 +58,28 @@ def _text(i: int, n: int) -> str:
     return " ".join(WORDS[(i * 7 + k * 3 + k // 5) % len(WORDS)] for k in range(n))
 
 
+def _label(i: int, uuid: str, **fields: str) -> dict[str, str | int]:
+    return {
+        "annotator": f"annotator-{i % 7}",
+        "generation": f"r/case-{i}/1",
+        "target": "literal",
+        "index": 0,
+        "uuid": uuid,
+        "created_at": (START + timedelta(seconds=i)).isoformat(timespec="milliseconds"),
+        **fields,
+    }
+
+
 def build_files(root: Path, n: int) -> dict[str, Path]:
-    """cases.jsonl, cases.json (the same cases as one array) and generations.jsonl."""
+    """cases.jsonl, cases.json (the same cases as one array), generations.jsonl and
+    labels.jsonl."""
     cases, array, gens = root / "cases.jsonl", root / "cases.json", root / "generations.jsonl"
+    labels = root / "labels.jsonl"
     with (
         open(cases, "w", encoding="utf-8") as jsonl,
         open(array, "w", encoding="utf-8") as arr,
         open(gens, "w", encoding="utf-8") as out,
+        open(labels, "w", encoding="utf-8") as lab,
     ):
         arr.write("[\n")
         for i in range(n):
@@ -74,7 +94,14 @@ def build_files(root: Path, n: int) -> dict[str, Path]:
             jsonl.write(line + "\n")
             arr.write(line + (",\n" if i < n - 1 else "\n]\n"))
             out.write(json.dumps({"case_id": f"case-{i}", "output": _text(i + 2, 160)}) + "\n")
-    return {"cases.jsonl": cases, "cases.json": array, "generations.jsonl": gens}
+            note = _text(i + 3, 12)
+            if i % 10 == 0:  # labelled "no" first, then retracted
+                lab.write(json.dumps(_label(i, f"{i}-a", label="no", note=note)) + "\n")
+                retract = {"action": "retract", "supersedes": f"{i}-a"}
+                lab.write(json.dumps(_label(i, f"{i}-r", **retract)) + "\n")
+            lab.write(json.dumps(_label(i, f"{i}-b", label="yes", note=note)) + "\n")
+    return {"cases.jsonl": cases, "cases.json": array, "generations.jsonl": gens,
+            "labels.jsonl": labels}  # fmt: skip
 
 
 def measure(tree: Path, argv: list[str]) -> tuple[float, float, float]:
@@ -104,7 +131,21 @@ def steps(db: Path, files: dict[str, Path]) -> list[tuple[str, list[str]]]:
         ("import-generations", [*cli, "import-generations", str(files["generations.jsonl"]),
                                 "--run", "r", "--suite", "s"]),
         ("pending generations (judge)", [sys.executable, "-c", PENDING, str(db)]),
+        ("import-labels", [*cli, "import-labels", str(files["labels.jsonl"])]),
     ]  # fmt: skip
+
+
+# what a step needs run before it (its database's rows)
+NEEDS = {"import-labels": ("import cases (JSONL)", "import-generations")}
+
+
+def selected(name: str, only: str | None) -> bool:
+    """Whether --only asks for the step `name`, or for a step that needs it."""
+    if not only:
+        return True
+    words = only.split(",")
+    wanted = [step for step in (name, *[s for s, needs in NEEDS.items() if name in needs])]
+    return any(word in step for step in wanted for word in words)
 
 
 def old_tree(root: Path, rev: str) -> Path | None:
@@ -145,7 +186,7 @@ def main() -> None:
             db = root / f"{label}.db"
             results[label] = {}
             for name, argv in steps(db, files):
-                if args.only and not any(word in name for word in args.only.split(",")):
+                if not selected(name, args.only):
                     continue
                 if label == "old" and "array" in name and args.n > OLD_ARRAY_LIMIT:
                     continue
