@@ -114,10 +114,12 @@ def test_a_retraction_in_a_later_chunk_folds_as_the_whole_file_fold(
 
 
 @pytest.mark.parametrize(
-    ("fault", "field", "message"),
+    ("fault", "field", "message", "written"),
     [
-        ({"generation": "r/lit-404/1"}, "generation", "no generation 'r/lit-404/1'"),
-        ({"created_at": "2999-01-01T00:00:00Z"}, "created_at", "future"),
+        # found while writing: two chunks are written, then rolled back
+        ({"generation": "r/lit-404/1"}, "generation", "no generation 'r/lit-404/1'", 3),
+        # found by the reader's own checks (pass 1): nothing is written
+        ({"created_at": "2999-01-01T00:00:00Z"}, "created_at", "future", 0),
     ],
 )
 def test_a_bad_record_after_the_first_chunk_leaves_the_database_unchanged(
@@ -128,6 +130,7 @@ def test_a_bad_record_after_the_first_chunk_leaves_the_database_unchanged(
     fault: dict,
     field: str,
     message: str,
+    written: int,
 ) -> None:
     make_run(cli, tmp_path, "literal", CASES)
     records = _file_records()
@@ -137,7 +140,7 @@ def test_a_bad_record_after_the_first_chunk_leaves_the_database_unchanged(
     result = cli("import-labels", str(path))
     assert result.code == 2
     assert f"{path}: line 10: field '{field}'" in result.err and message in result.err, result.err
-    assert len(chunks) == 3  # two chunks were written before the bad one
+    assert len(chunks) == written
     assert database_fingerprint(db_path) == before
 
 
