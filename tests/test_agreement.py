@@ -296,7 +296,8 @@ def test_agreement_command_json_and_markdown(events_store: Store, cli) -> None:
     for row in report["agreement"]:
         assert {"run", "target", "alpha", "items", "annotators"} <= set(row)
     assert _row(report["judges"], target="event")["f1"] == pytest.approx(2 / 3)
-    # The command shows exactly what the function computes.
+    # The command shows exactly what the function computes, and the audit anchor.
+    assert report.pop("anchor")["format"].startswith("copyaudit-anchor")
     assert report == json.loads(json.dumps(agreement_report(events_store, "r")))
     md = cli("agreement", "--run", "r")
     assert md.code == 0

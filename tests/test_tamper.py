@@ -404,6 +404,11 @@ def test_content_hash_is_hashed_only_when_set() -> None:
         ("report", "r", "--format", "html"),
         ("dossier", "r/lit-1/1", "--format", "md"),
         ("dossier", "r/lit-1/1", "--format", "html"),
+        ("compare", "r", "--format", "json"),
+        ("compare", "r", "--format", "md"),
+        ("compare", "r", "--format", "html"),
+        ("agreement", "--format", "json"),
+        ("agreement", "--format", "md"),
     ],
     ids=lambda c: f"{c[0]}-{c[-1]}",
 )
@@ -411,7 +416,11 @@ def test_reports_and_dossiers_embed_an_anchor_verify_reads(
     audited: Path, cli, tmp_path: Path, command: tuple[str, ...]
 ) -> None:
     out = tmp_path / f"doc.{command[-1]}"
-    made = cli(*command, "-o", str(out))
+    if command[0] == "agreement":  # it writes to standard output only
+        made = cli(*command)
+        out.write_text(made.out, encoding="utf-8")
+    else:
+        made = cli(*command, "-o", str(out))
     assert made.code == 0, made.err
     assert "copyaudit-anchor/1" in out.read_text()
     kept = cli("verify", "--against", str(out))

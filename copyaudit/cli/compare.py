@@ -9,8 +9,10 @@ from typing import Any
 
 import click
 
+from copyaudit.anchors import anchor_markdown
 from copyaudit.cli.options import output_options
 from copyaudit.cli.output import emit
+from copyaudit.reports.anchor import current_anchor
 from copyaudit.reports.compare.build import build_comparison, views
 from copyaudit.reports.compare.render import comparison_csv, comparison_markdown
 from copyaudit.reports.output_file import check_destination
@@ -55,6 +57,7 @@ def compare_cmd(
         check_destination(output, database=obj.db_path, force=force)  # before any work
     with obj.store() as store:
         comparison = build_comparison(store, runs, models, by=by)
+        comparison["anchor"] = current_anchor(store)  # the audit chains' heads, as in report
         if fmt == "html":
             from copyaudit.reports.compare.html import comparison_html  # deferred: matplotlib
 
@@ -64,7 +67,8 @@ def compare_cmd(
     elif fmt == "csv":
         text = comparison_csv(comparison)
     elif fmt == "md":
-        text = comparison_markdown(comparison)
+        anchor = "\n".join(anchor_markdown(comparison["anchor"]))
+        text = f"{comparison_markdown(comparison)}\n{anchor}\n"
     emit(text, output, database=obj.db_path, force=force)
 
 

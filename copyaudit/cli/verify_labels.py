@@ -7,12 +7,14 @@ from typing import Any
 
 import click
 
+from copyaudit.anchors import anchor_markdown
 from copyaudit.cli.options import SEED, FiniteFloat, skip_invalid_option
 from copyaudit.cli.output import echo, echo_skipped, echo_warnings, print_json, print_table
 from copyaudit.identity import config_path, resolve_annotator
 from copyaudit.items import item_number
 from copyaudit.render.markdown import table
 from copyaudit.render.metrics_format import format_figure
+from copyaudit.reports.anchor import current_anchor
 from copyaudit.verification.agreement import agreement_report
 from copyaudit.verification.label_files import fold_label_file
 from copyaudit.verification.quality import quality_figures
@@ -205,10 +207,12 @@ def agreement_cmd(
             store, run_name, adjudicators=adjudicators, resamples=resamples, seed=seed
         )
         earlier = sum(label.stale for label in current_labels(store, run=run_name))
+        report["anchor"] = current_anchor(store)  # the audit chains' heads, as in report
     if fmt == "json":
         print_json(report)
     else:
         echo(render_markdown(report), nl=False)
+        echo("\n" + "\n".join(anchor_markdown(report["anchor"])))
         if earlier:  # left out of every figure above: say so
             echo(
                 f"\n{earlier} current label(s) {EARLIER_VERSION} of their content (a "

@@ -9,7 +9,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from copyaudit.render.html import esc, page, table
+from copyaudit.render.html import anchor_html, esc, page, table
 from copyaudit.reports.compare.render import cell_text, group_text, row_runs
 from copyaudit.reports.compare.takedown import from_dict
 from copyaudit.studies.takedown.render import cells
@@ -189,4 +189,6 @@ def comparison_html(store: Any, comparison: Mapping[str, Any]) -> str:
     if comparison["not_shown"]:
         body += "<p>" + esc("Not shown: " + "; ".join(comparison["not_shown"]) + ".") + "</p>"
     body += _runs_section(store, comparison)
+    if comparison.get("anchor"):  # the audit chains' heads (verify --against reads it)
+        body += "<h2>Integrity</h2><p>" + anchor_html(comparison["anchor"]) + "</p>"
     return page("Model comparison", CSS, body)
