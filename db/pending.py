@@ -114,15 +114,6 @@ def pending_generations(
     return pending, len(cases) * len(templates)
 
 
-def failed_generation_count(store: Store, run_id: int) -> int:
-    """How many of the run's generations are stored with an error."""
-    return int(
-        store.scalar(
-            "SELECT COUNT(*) FROM generations WHERE run_id = ? AND error IS NOT NULL", (run_id,)
-        )
-    )
-
-
 # generations read per query while judging
 JUDGE_PAGE = 1000
 

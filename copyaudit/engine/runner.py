@@ -48,11 +48,11 @@ from copyaudit.types import Case, JudgeInput
 from copyaudit.vocabulary import MITIGATIONS as MITIGATION_LABELS
 from db.pending import (
     count_to_judge,
-    failed_generation_count,
     generations_to_judge,
     pending_generations,
     run_cases,
 )
+from db.run_totals import generation_counts
 from db.runs import (
     JudgeIdentity,
     NewGeneration,
@@ -313,7 +313,7 @@ def _execute_owned(
                 embedder_factory=embedder_factory,
             )
             outcome.judged, outcome.skipped_judges = judged
-        outcome.failed_in_run = failed_generation_count(store, run_id)
+        outcome.failed_in_run = generation_counts(store, run_id)[1]  # kept by triggers
     return outcome
 
 
