@@ -285,17 +285,20 @@ def _where(f: GenerationFilter, indexed: bool = True) -> tuple[list[str], dict[s
     return conditions, params, needs_case
 
 
-def count_generations(store: Store, f: GenerationFilter) -> int:
+def count_generations(store: Store, f: GenerationFilter, at_most: int | None = None) -> int:
+    """How many generations the filter matches; with `at_most`, counting stops there (the
+    list shows "1,000+" before a slow exact count, planned as a page of that many rows)."""
     # the whole run (in any order; the annotator counts only with `unlabeled`): its total
     if f.with_changes(annotator=None, sort=None, descending=False) == GenerationFilter(f.run_id):
-        return generation_counts(store, f.run_id)[0]
-    conditions, params, needs_case = _where(f, index_pays(store, f.search))
+        total = generation_counts(store, f.run_id)[0]
+        return total if at_most is None else min(total, at_most)
+    conditions, params, needs_case = _where(f, index_pays(store, f.search, at_most))
     join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
-    return int(
-        store.scalar(
-            f"SELECT COUNT(*) FROM generations g {join}WHERE {' AND '.join(conditions)}", params
-        )
-    )
+    where = f"FROM generations g {join}WHERE {' AND '.join(conditions)}"
+    if at_most is None:
+        return int(store.scalar(f"SELECT COUNT(*) {where}", params))
+    params["at_most"] = at_most
+    return int(store.scalar(f"SELECT COUNT(*) FROM (SELECT 1 {where} LIMIT :at_most)", params))
 
 
 def _page_ids(

@@ -15,7 +15,7 @@ from db.runs import JudgeIdentity, import_generations, save_judgments
 from screens.app import CopyauditApp
 from screens.generations.generation_list import GenerationListScreen
 from screens.state.paging import PAGE_SIZE
-from tests.test_screens_data import generation_id, settle
+from tests.test_screens_data import generation_id, settle, wait_until
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
@@ -156,6 +156,41 @@ async def test_pages_load_as_the_cursor_nears_the_end(big_db: Path) -> None:
         await settle(pilot)
         assert table.row_count == 250 and screen.pager.exhausted
         assert _row_keys(screen) == sorted(_row_keys(screen))
+
+
+async def test_a_long_count_shows_a_lower_bound_first(
+    big_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A count that takes long (a word in most rows of a big run) shows what a quick count
+    found ("100+") while the exact count goes on, then the exact total."""
+    import threading
+
+    import screens.generations.paged_table as paged_table
+    from screens.state.paging import GenerationPager
+
+    monkeypatch.setattr(paged_table, "QUICK_COUNT", 100)
+    release = threading.Event()
+    exact_count = GenerationPager.count
+
+    def slow_count(pager: GenerationPager, store: Store) -> int:
+        release.wait(10)
+        return exact_count(pager, store)
+
+    app = CopyauditApp(big_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        status = screen.query_one("#status")
+        assert "250 generations match" in str(status.render())
+        monkeypatch.setattr(GenerationPager, "count", slow_count)
+        await pilot.press("slash", *"output", "enter")
+        await wait_until(pilot, lambda: "100+ (counting…)" in str(status.render()))
+        assert screen.query_one("#generations").row_count == PAGE_SIZE
+        release.set()
+        await settle(pilot)
+        assert "250 generations match" in str(status.render())
 
 
 def test_list_snapshot(demo_db: Path, snap_compare) -> None:

@@ -352,3 +352,21 @@ def test_the_view_marks_what_the_search_matched() -> None:
             assert bool(match_ranges(snippet, query)) == (
                 _ascii_lower(query) in _ascii_lower(snippet)
             )
+
+
+@pytest.mark.parametrize("text", QUERIES[:20])
+@pytest.mark.parametrize("cap", [1, 3, 10_000])
+def test_a_count_stopped_early_is_the_exact_count_capped(
+    store: Store, text: str, cap: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The quick count (the list's "1,000+") agrees with the exact count up to its cap,
+    through the index and through the scan."""
+    for run_id in _run_ids(store):
+        f = GenerationFilter(run_id=run_id, search=text)
+        exact = count_generations(store, f)
+        assert count_generations(store, f, at_most=cap) == min(exact, cap)
+        with monkeypatch.context() as patch:
+            patch.setattr(db.search, "MIN_INDEXED_CHARS", 10**9)
+            assert count_generations(store, f, at_most=cap) == min(exact, cap)
+    whole = GenerationFilter(run_id=_run_ids(store)[0])
+    assert count_generations(store, whole, at_most=cap) == min(count_generations(store, whole), cap)

@@ -32,7 +32,7 @@ from db.browse import (
 )
 from db.search import MIN_INDEXED_CHARS, uses_index
 from screens.destinations import Generation
-from screens.generations.paged_table import CountLoaded, PagedTableScreen
+from screens.generations.paged_table import PagedTableScreen
 from screens.plain import DASH, metric_cell, one_line, plain
 from screens.state.paging import GenerationPager
 from screens.widgets.tables import CELL_CHARS, OpenTable
@@ -221,8 +221,8 @@ class GenerationListScreen(PagedTableScreen):
 
     def _show_status(self) -> None:
         f = self.pager.filter
-        total = "counting…" if self.pager.total is None else f"{self.pager.total:,}"
-        parts = [f"{total} generations match", f"{len(self.pager.rows):,} loaded"]
+        loaded = f"{len(self.pager.rows):,} loaded"
+        parts = [f"{self.pager.shown_total()} generations match", loaded]
         if f.sort is not None:
             parts.append(f"sorted by {f.sort.metric} {'↓' if f.descending else '↑'}")
         elif f.descending:
@@ -338,7 +338,7 @@ class GenerationListScreen(PagedTableScreen):
         if new_rows:
             self.pager.exhausted = False
             self._load_more()
-            self._recount()
+            self._count()
         if new_labels:
             self._reload_label_counts()
 
@@ -351,17 +351,6 @@ class GenerationListScreen(PagedTableScreen):
             key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
             self.focus_generation = None if key is None else int(key)
         self._reload(self.pager.filter)
-
-    def _recount(self) -> None:
-        app: Any = self.app
-        pager, version = self.pager, self.pager.version
-
-        def work() -> None:
-            with app.data.background() as store:
-                total = pager.count(store)
-            self.post_message(CountLoaded(version, total))
-
-        app.start_worker(work, group=f"recount-{id(self)}", description="counting rows")
 
     def _reload_label_counts(self) -> None:
         app: Any = self.app

@@ -58,6 +58,7 @@ class Placed(Protocol):
     """What the title needs of a pager (GenerationPager, ReviewPager)."""
 
     total: int | None
+    at_least: int
     rows: Sequence[Any]
 
     def index_of(self, generation_id: int) -> int | None: ...
@@ -69,8 +70,13 @@ def generation_title(detail: GenerationDetail, pager: Placed, counted: str = "")
     title = plain(detail.key, "bold")
     index = pager.index_of(detail.generation_id)
     if index is not None:
-        total = pager.total if pager.total is not None else len(pager.rows)
-        title.append(f"  {counted}{index + 1} of {total:,}", style="bold cyan")
+        if pager.total is not None:
+            total = f"{pager.total:,}"
+        elif pager.at_least > len(pager.rows):  # counted no further than a quick count
+            total = f"{pager.at_least:,}+"
+        else:
+            total = f"{len(pager.rows):,}"
+        title.append(f"  {counted}{index + 1} of {total}", style="bold cyan")
     work = detail.work_title + (f" — {detail.work_author}" if detail.work_author else "")
     title.append_text(plain(f"  ·  {work}  ·  {detail.kind}  ·  {detail.source}"))
     return title

@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Select
 
-from screens.state.paging import KeysetPager
+from screens.state.paging import QUICK_COUNT, KeysetPager
 
 LOAD_AHEAD = 20  # fetch the next page when the cursor is this close to the end
 
@@ -25,9 +25,11 @@ class PageLoaded(Message):
 
 
 class CountLoaded(Message):
-    def __init__(self, version: int, total: int) -> None:
+    """A count for pager version `version`: the total, or (not `exact`) a lower bound."""
+
+    def __init__(self, version: int, total: int, exact: bool = True) -> None:
         super().__init__()
-        self.version, self.total = version, total
+        self.version, self.total, self.exact = version, total, exact
 
 
 class PagedTableScreen(Screen[None]):
@@ -73,12 +75,23 @@ class PagedTableScreen(Screen[None]):
                 rows = pager.page(store)
             self.post_message(PageLoaded(version, rows))
 
+        app.start_worker(page, group=f"page-{id(self)}", description="loading rows")
+        self._count()
+
+    def _count(self) -> None:
+        """Count the pager's rows in a worker: first no further than QUICK_COUNT (shown as
+        "1,000+" at once), then, where there are more, all of them."""
+        app: Any = self.app
+        pager, version = self.pager, self.pager.version
+
         def count() -> None:
             with app.data.background() as store:
-                total = pager.count(store)
-            self.post_message(CountLoaded(version, total))
+                found = pager.count_at_most(store, QUICK_COUNT)
+                if found >= QUICK_COUNT:
+                    self.post_message(CountLoaded(version, found, exact=False))
+                    found = pager.count(store)
+            self.post_message(CountLoaded(version, found))
 
-        app.start_worker(page, group=f"page-{id(self)}", description="loading rows")
         app.start_worker(count, group=f"count-{id(self)}", description="counting rows")
 
     def _load_more(self) -> None:
@@ -105,9 +118,13 @@ class PagedTableScreen(Screen[None]):
         self._move_to_focus()
 
     def on_count_loaded(self, message: CountLoaded) -> None:
-        if message.version == self.pager.version:
+        if message.version != self.pager.version:
+            return
+        if message.exact:
             self.pager.total = message.total
-            self._show_status()
+        else:
+            self.pager.at_least = message.total
+        self._show_status()
 
     # --- filters -----------------------------------------------------------------------
 

@@ -159,7 +159,7 @@ class ReviewQueueScreen(PagedTableScreen):
 
     def _show_status(self) -> None:
         pager = self.pager
-        total = "counting…" if pager.total is None else f"{pager.total:,}"
+        total = pager.shown_total()
         cases = "case" if pager.total == 1 else "cases"
         text = f"{total} {cases} · {len(pager.rows):,} loaded · {pager.filter.describe()}"
         if pager.total == 0:

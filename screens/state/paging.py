@@ -13,6 +13,9 @@ from db.browse import GenerationFilter, ListRow, count_generations, generation_p
 from db.connection import Store
 
 PAGE_SIZE = 100
+# A count first stops at this many rows, so the status shows "1,000+" at once; the exact
+# total follows from the same worker (a word in most rows of a big run takes a second).
+QUICK_COUNT = 1_000
 
 FilterT = TypeVar("FilterT")
 RowT = TypeVar("RowT")
@@ -26,7 +29,8 @@ class KeysetPager(Generic[FilterT, RowT]):
         self.page_size = page_size
         self.rows: list[RowT] = []
         self.exhausted = False
-        self.total: int | None = None
+        self.total: int | None = None  # exact, once counted
+        self.at_least = 0  # what a quick count found before the exact total
         self.version = 0  # bumped on every reset: replies for an older filter are dropped
         self._index: dict[int, int] = {}
 
@@ -43,14 +47,25 @@ class KeysetPager(Generic[FilterT, RowT]):
         """How many rows the filter matches in all."""
         raise NotImplementedError
 
+    def count_at_most(self, store: Store, cap: int) -> int:
+        """How many rows the filter matches, counting no further than `cap` (a subclass
+        whose exact count can be slow stops early)."""
+        return min(self.count(store), cap)
+
     # --- the mechanism -----------------------------------------------------------------
 
     def reset(self, filter: FilterT) -> int:
         self.filter = filter
         self.rows, self._index = [], {}
-        self.exhausted, self.total = False, None
+        self.exhausted, self.total, self.at_least = False, None, 0
         self.version += 1
         return self.version
+
+    def shown_total(self) -> str:
+        """The count as the status line shows it: exact, "1,000+" or "counting…"."""
+        if self.total is not None:
+            return f"{self.total:,}"
+        return f"{self.at_least:,}+ (counting…)" if self.at_least else "counting…"
 
     @property
     def after(self) -> Any:
@@ -104,3 +119,6 @@ class GenerationPager(KeysetPager[GenerationFilter, ListRow]):
 
     def count(self, store: Store) -> int:
         return count_generations(store, self.filter)
+
+    def count_at_most(self, store: Store, cap: int) -> int:
+        return count_generations(store, self.filter, at_most=cap)

@@ -13,7 +13,9 @@ in 100) without the search index, then
     count and of its first page (db.browse.count_generations, generation_page: what the
     app calls) as the app plans them (db.search.index_pays), always through the index,
     and always as a LIKE scan (the old plan), best of 3. All must find the same rows;
-    the script stops if they do not;
+    the script stops if they do not. "app: page + quick count" is what the list shows
+    first: the first page and a count stopped at QUICK_COUNT ("1,000+"), the exact count
+    following in the same worker;
   - what keeping the index costs the CLI's import: `copyaudit import` + `import-generations`
     of --import-n cases (default 20,000) on a database with and without the FTS tables.
 """
@@ -36,6 +38,7 @@ import db.search
 from db import Store
 from db.browse import GenerationFilter, count_generations, generation_page
 from db.migrations import FTS_TABLES, migrate_search_index
+from screens.state.paging import QUICK_COUNT
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_growth import RARE, WORDS, write_inputs  # the growth table's text
@@ -126,6 +129,23 @@ def import_cost(directory: Path, n: int) -> None:
     )
 
 
+def _built(path: Path, n: int) -> Store:
+    """The database of n rows, its index back-filled as the migration does (printed)."""
+    store = build(path, n)
+    before = path.stat().st_size / 1e6
+    start = time.process_time()
+    with store.transaction():
+        migrate_search_index(store.db)
+    backfill = time.process_time() - start
+    after = path.stat().st_size / 1e6
+    print(
+        f"{n:,} generations + cases: database {before:,.0f} MB without the index, "
+        f"{after:,.0f} MB with it (+{after - before:,.0f} MB, x{after / before:.2f}); "
+        f"back-fill (the migration) {backfill:.1f} CPU s"
+    )
+    return store
+
+
 def _best(call: Callable[[], Any]) -> tuple[float, Any]:
     """(least CPU ms of 3 calls, the result)."""
     times, result = [], None
@@ -136,12 +156,16 @@ def _best(call: Callable[[], Any]) -> tuple[float, Any]:
     return min(times), result
 
 
-def _search(store: Store, text: str) -> tuple[float, float, int, list[int]]:
-    """(count ms, first page ms, count, first page ids)."""
+def _search(store: Store, text: str) -> tuple[float, float, float, int, list[int]]:
+    """(count ms, first page ms, quick count ms, count, first page ids). The quick count
+    stops at QUICK_COUNT rows: with the first page, what the list shows first."""
     f = GenerationFilter(run_id=1, search=text)
     count_ms, count = _best(lambda: count_generations(store, f))
     page_ms, rows = _best(lambda: [r.generation_id for r in generation_page(store, f)])
-    return count_ms, page_ms, count, rows
+    quick_ms, quick = _best(lambda: count_generations(store, f, at_most=QUICK_COUNT))
+    if quick != min(count, QUICK_COUNT):
+        raise SystemExit(f"{text!r}: the quick count {quick} disagrees with {count}")
+    return count_ms, page_ms, quick_ms, count, rows
 
 
 PLANS = {  # plan -> the db.search settings that force it (None: the app's own choice)
@@ -151,7 +175,7 @@ PLANS = {  # plan -> the db.search settings that force it (None: the app's own c
 }
 
 
-def _planned(store: Store, text: str, plan: str) -> tuple[float, float, int, list[int]]:
+def _planned(store: Store, text: str, plan: str) -> tuple[float, float, float, int, list[int]]:
     forced = PLANS[plan]
     if forced is None:
         return _search(store, text)
@@ -167,35 +191,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--import-n", type=int, default=20_000, help="0: skip")
+    parser.add_argument(
+        "--db", type=Path, help="keep the built database here; reuse it when it exists"
+    )
     args = parser.parse_args()
     n = args.n
     if args.import_n:
         with tempfile.TemporaryDirectory() as tmp:
             import_cost(Path(tmp), args.import_n)
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "search.db"
-        store = build(path, n)
-        before = path.stat().st_size / 1e6
-        start = time.process_time()
-        with store.transaction():
-            migrate_search_index(store.db)
-        backfill = time.process_time() - start
-        after = path.stat().st_size / 1e6
+        path = args.db or Path(tmp) / "search.db"
+        if path.exists():
+            store = Store(path)
+            n = store.scalar("SELECT COUNT(*) FROM generations")
+            print(f"{n:,} generations + cases: reusing {path}")
+        else:
+            store = _built(path, n)
         print(
-            f"{n:,} generations + cases: database {before:,.0f} MB without the index, "
-            f"{after:,.0f} MB with it (+{after - before:,.0f} MB, x{after / before:.2f}); "
-            f"back-fill (the migration) {backfill:.1f} CPU s"
-        )
-        print(
-            f"{'search':<22} {'found':>9}  "
+            f"{'search':<22} {'found':>9}  {'app: page + quick count':>24}  "
             + "  ".join(f"{p + ' count/page ms':>24}" for p in PLANS)
         )
         for text in (RARE, MARKER, "lantern", "orchard glass seed", f"case-{n // 2}", "qu"):
             results = {plan: _planned(store, text, plan) for plan in PLANS}
-            if len({tuple(map(str, r[2:])) for r in results.values()}) != 1:
+            if len({tuple(map(str, r[3:])) for r in results.values()}) != 1:
                 raise SystemExit(f"{text!r}: the plans found different rows")
+            app = results["app"]
             cells = "  ".join(f"{r[0]:>14.1f} /{r[1]:>8.1f}" for r in results.values())
-            print(f"{text!r:<22} {results['app'][2]:>9,}  {cells}", flush=True)
+            print(f"{text!r:<22} {app[3]:>9,}  {app[1] + app[2]:>24.1f}  {cells}", flush=True)
         store.close()
 
 
