@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +20,13 @@ from db.content import register as register_content_hash
 from db.migrations import migrate
 
 BUSY_TIMEOUT_MS = 30_000
+PROGRESS_STEPS = 1_000  # SQLite VM steps between checks of a time limit
+
+
+class OutOfTime(Exception):
+    """A read under Store.time_limited ran past its limit (SQLite interrupted it)."""
+
+
 # tables of the first migration: a database holding them and a schema version is ours
 CORE_TABLES = frozenset({"works", "suites", "cases", "runs", "generations"})
 
@@ -138,6 +146,23 @@ class Store:
             finally:
                 if durable:
                     self.conn.execute("PRAGMA synchronous = NORMAL")
+
+    @contextmanager
+    def time_limited(self, cpu_seconds: float) -> Iterator[None]:
+        """Reads inside give up (OutOfTime) after this thread has spent `cpu_seconds` of
+        CPU in them: for work worth doing only if it is quick (the list's "1,000+")."""
+        if self.conn.in_transaction:
+            raise RuntimeError("time_limited is for reads outside a transaction")
+        deadline = time.thread_time() + cpu_seconds
+        self.conn.set_progress_handler(lambda: time.thread_time() > deadline, PROGRESS_STEPS)
+        try:
+            yield
+        except sqlite3.OperationalError as error:
+            if str(error) == "interrupted":
+                raise OutOfTime from error
+            raise
+        finally:
+            self.conn.set_progress_handler(None, 0)
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()

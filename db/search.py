@@ -72,18 +72,34 @@ def index_pays(store: Store, text: str, page: int | None = None) -> bool:
     would cost (at least MIN_PROBE). Reads at most that many index entries."""
     if not uses_index(text):
         return False
-    phrase = fts_phrase(text)
     for table in ("generations", "cases"):
         rows = store.scalar(f"SELECT COALESCE(MAX(id), 0) FROM {table}")  # a rowid seek
         even = rows * COUNT_SCAN_COST if page is None else math.sqrt(page * rows * PAGE_SCAN_COST)
         cap = max(MIN_PROBE, int(even))
-        found = store.scalar(
-            f"SELECT COUNT(*) FROM (SELECT 1 FROM {table}_fts WHERE {table}_fts MATCH ? LIMIT ?)",
-            (phrase, cap),
-        )
-        if found >= cap:
+        # A page: if every trigram of the text is in `cap` rows, the index walks at least
+        # that many rows to find the phrase, however rare the phrase (a phrase of common
+        # words): the scan is cheaper. Each probe reads at most `cap` entries of one term.
+        if page is not None and all(
+            _matches_at_least(store, table, fts_phrase(gram), cap) for gram in trigrams(text)
+        ):
+            return False
+        if _matches_at_least(store, table, fts_phrase(text), cap):
             return False
     return True
+
+
+def trigrams(text: str) -> list[str]:
+    """The text's distinct trigrams, in order (as the index tokenizes it, before folding)."""
+    return list(dict.fromkeys(text[i : i + 3] for i in range(len(text) - 2)))
+
+
+def _matches_at_least(store: Store, table: str, phrase: str, cap: int) -> bool:
+    """Whether `table`'s index holds `phrase` in at least `cap` rows (reads at most cap)."""
+    found = store.scalar(
+        f"SELECT COUNT(*) FROM (SELECT 1 FROM {table}_fts WHERE {table}_fts MATCH ? LIMIT ?)",
+        (phrase, cap),
+    )
+    return bool(found >= cap)
 
 
 def search_condition(text: str, indexed: bool = True) -> tuple[str, dict[str, Any]]:

@@ -370,3 +370,28 @@ def test_a_count_stopped_early_is_the_exact_count_capped(
             assert count_generations(store, f, at_most=cap) == min(exact, cap)
     whole = GenerationFilter(run_id=_run_ids(store)[0])
     assert count_generations(store, whole, at_most=cap) == min(count_generations(store, whole), cap)
+
+
+def test_a_rare_phrase_of_common_trigrams_is_scanned_for_a_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every trigram of "abcde" is in every row ("abcd bcde"), the phrase in one: the index
+    would walk every row to find it, so a page scans; a count still reads the index, and
+    both find what LIKE finds."""
+    monkeypatch.setattr(db.search, "MIN_PROBE", 5)
+    store = Store(tmp_path / "grams.db")
+    cases = [
+        LocatedCase(i, Case(f"c{i}", "literal", Work("W"), {"input": "-", "reference": "-"}))
+        for i in range(60)
+    ]
+    import_cases(store, "lit", "literal", cases, source="t")
+    rows = [
+        LocatedGeneration(i, f"c{i}", 1, "abcd bcde" + (" abcde" if i == 41 else ""))
+        for i in range(60)
+    ]
+    import_generations(store, run="r", suite="lit", model="m", rows=rows, source="t")
+    assert not index_pays(store, "abcde", page=1)
+    assert index_pays(store, "abcde")  # a count: one candidate
+    run_id = _run_ids(store)[0]
+    assert _found(store, run_id, "abcde") == _like_only(store, run_id, "abcde", monkeypatch)
+    assert _found(store, run_id, "abcde")[0] == 1

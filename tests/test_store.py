@@ -176,3 +176,20 @@ def test_verify_command_names_the_altered_event(store_with_generation: Store, cl
     bad = cli("verify")
     assert bad.code == 1
     assert f"labels event {uuids[2]}" in bad.err and "altered" in bad.err
+
+
+def test_a_time_limited_read_gives_up_and_the_store_goes_on(tmp_path: Path) -> None:
+    from db.connection import OutOfTime
+
+    store = Store(tmp_path / "t.db")
+    endless = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000000) "
+        "SELECT COUNT(*) FROM n"
+    )
+    with pytest.raises(OutOfTime), store.time_limited(0.02):
+        store.scalar(endless)
+    with store.time_limited(5.0):
+        assert store.scalar("SELECT COUNT(*) FROM runs") == 0  # quick: answered
+    assert store.scalar("SELECT 40 + 2") == 42  # the limit is gone afterwards
+    with pytest.raises(RuntimeError), store.transaction(), store.time_limited(1.0):
+        pass  # never around a write: an interrupt would roll it back

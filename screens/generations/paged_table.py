@@ -87,8 +87,9 @@ class PagedTableScreen(Screen[None]):
         def count() -> None:
             with app.data.background() as store:
                 found = pager.count_at_most(store, QUICK_COUNT)
-                if found >= QUICK_COUNT:
-                    self.post_message(CountLoaded(version, found, exact=False))
+                if found is None or found >= QUICK_COUNT:
+                    if found is not None:
+                        self.post_message(CountLoaded(version, found, exact=False))
                     found = pager.count(store)
             self.post_message(CountLoaded(version, found))
 

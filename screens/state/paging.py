@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from db.browse import GenerationFilter, ListRow, count_generations, generation_page
-from db.connection import Store
+from db.connection import OutOfTime, Store
 
 PAGE_SIZE = 100
 # A count first stops at this many rows, so the status shows "1,000+" at once; the exact
 # total follows from the same worker (a word in most rows of a big run takes a second).
 QUICK_COUNT = 1_000
+QUICK_COUNT_CPU_S = 0.05  # a quick count that would take longer is skipped
 
 FilterT = TypeVar("FilterT")
 RowT = TypeVar("RowT")
@@ -47,9 +48,9 @@ class KeysetPager(Generic[FilterT, RowT]):
         """How many rows the filter matches in all."""
         raise NotImplementedError
 
-    def count_at_most(self, store: Store, cap: int) -> int:
+    def count_at_most(self, store: Store, cap: int) -> int | None:
         """How many rows the filter matches, counting no further than `cap` (a subclass
-        whose exact count can be slow stops early)."""
+        whose exact count can be slow stops early); None: not quickly known."""
         return min(self.count(store), cap)
 
     # --- the mechanism -----------------------------------------------------------------
@@ -120,5 +121,11 @@ class GenerationPager(KeysetPager[GenerationFilter, ListRow]):
     def count(self, store: Store) -> int:
         return count_generations(store, self.filter)
 
-    def count_at_most(self, store: Store, cap: int) -> int:
-        return count_generations(store, self.filter, at_most=cap)
+    def count_at_most(self, store: Store, cap: int) -> int | None:
+        """None where even counting to `cap` takes long (a rare phrase of common words,
+        where both the index and a scan read most rows): the exact count follows."""
+        try:
+            with store.time_limited(QUICK_COUNT_CPU_S):
+                return count_generations(store, self.filter, at_most=cap)
+        except OutOfTime:
+            return None
