@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.dom import DOMNode
 from textual.keys import format_key
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from screens.generations.case_view import CaseScreen
 from screens.generations.generation_list import GenerationListScreen
@@ -27,6 +27,7 @@ from screens.runs.dashboard import DashboardScreen
 from screens.runs.launcher import LauncherScreen
 from screens.runs.takedown_view import TakedownScreen
 from screens.widgets.checklist import EvidenceChecklist
+from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import OpenTable
 
 KEY_NAMES = {"esc": "Esc", "⏎": "Enter", "enter": "Enter", "tab": "Tab", "shift+tab": "Shift+Tab"}
@@ -150,7 +151,7 @@ class HelpScreen(ModalScreen[None]):
             body.border_title = "Keys (generated from the bindings)"
             yield Static(Text(MODES_NOTE, style="italic"), id="help-modes")
             yield Static(help_table(self.app, self.current), id="help-table")
-        yield Footer()
+        yield KeysFooter()
 
     def action_close(self) -> None:
         self.app.pop_screen()

@@ -202,3 +202,35 @@ def test_list_snapshot(demo_db: Path, snap_compare) -> None:
         await settle(pilot)
 
     assert snap_compare(CopyauditApp(demo_db), terminal_size=SIZE, run_before=open_run)
+
+
+async def test_the_footer_is_rebuilt_once_per_burst_and_shows_the_keys(
+    big_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a run changes the screen's bindings several times in a row; the footer
+    rebuilds once per burst (Textual's own rebuilds each time) and ends showing every
+    shown binding of the screen."""
+    from textual.widgets._footer import FooterKey
+
+    from screens.widgets.footer import KeysFooter
+
+    rebuilds = []
+    recompose = KeysFooter.recompose
+
+    async def counted(footer: KeysFooter) -> None:
+        rebuilds.append(footer.screen)
+        await recompose(footer)
+
+    monkeypatch.setattr(KeysFooter, "recompose", counted)
+    app = CopyauditApp(big_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        rebuilds.clear()
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, GenerationListScreen)
+        assert 1 <= len([s for s in rebuilds if s is screen]) <= 3  # Textual's Footer: 8
+        shown = {b.action for _, b, _, _ in screen.active_bindings.values() if b.show}
+        got = {k.action for k in screen.query(FooterKey)}
+        assert got - {"command_palette"} == shown, (shown - got, got - shown)

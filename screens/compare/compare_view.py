@@ -14,12 +14,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from copyaudit.reports.compare.build import build_comparison, views
 from copyaudit.reports.compare.render import cell_text, group_text
 from screens.plain import plain
 from screens.widgets.compare_plots import Distributions, FigureBars
+from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import OpenTable
 
 SCALES = {"percent": 100.0, "x100": 100.0}
@@ -66,7 +67,7 @@ class CompareScreen(Screen[None]):
             yield FigureBars(id="compare-bars")
             yield Distributions(id="compare-distributions")
             yield Static(id="compare-legend")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.action_reload()

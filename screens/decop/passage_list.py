@@ -11,13 +11,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from db.decop_browse import work_passages
 from screens.destinations import DecopPassage
 from screens.plain import number, one_line, plain
 from screens.state.decop_view_data import PassageEntry, WorkRow, options_of, passage_entries
 from screens.widgets.decop_charts import work_title
+from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import OpenTable
 
 PREVIEW_WIDTH = 200
@@ -55,7 +56,7 @@ class DecopPassageListScreen(Screen[None]):
         ):
             table.add_column(label, key=key)
         yield table
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         app: Any = self.app

@@ -13,13 +13,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from copyaudit.studies.decop.method import ANSWER_LETTERS
 from copyaudit.studies.decop.orders import OPTION_TAGS, OrderRow
 from screens.plain import DASH, plain
 from screens.state.decop_view_data import PassageEntry, letter, options_of
 from screens.widgets.decop_charts import fixed, work_title
+from screens.widgets.footer import KeysFooter
 
 TRUE_STYLE = "bold #7bc47f"
 WRONG_STYLE = "#e07a5f"
@@ -104,7 +105,7 @@ class DecopPassageScreen(Screen[None]):
         for row in self.entry.orders or []:
             table.add_row(*order_cells(row), key=str(row.index))
         yield table
-        yield Footer()
+        yield KeysFooter()
 
     def _summary(self) -> Text:
         figures = self.entry.figures

@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from copyaudit.studies.decop.report import mean_std
 from screens.destinations import DecopWork
@@ -33,6 +33,7 @@ from screens.widgets.decop_charts import (
     methods_table,
     p_text,
 )
+from screens.widgets.footer import KeysFooter
 from screens.widgets.roc_plot import RocPlot
 from screens.widgets.tables import OpenTable
 
@@ -107,7 +108,7 @@ class ReportScreen(Screen[None]):
         yield Static(plain(self._title, "bold"), classes="title-bar")
         with VerticalScroll(id="decop-report"):
             yield Static(plain(self._markdown))
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#decop-report").focus()
@@ -157,7 +158,7 @@ class DecopScreen(Screen[None]):
             with Vertical(id="decop-right"):
                 yield RocPlot(id="decop-roc")
                 yield Static(id="decop-bias")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         app: Any = self.app

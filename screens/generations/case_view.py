@@ -30,7 +30,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from copyaudit.errors import UserError
 from copyaudit.items import item_label
@@ -47,6 +47,7 @@ from screens.line_input import LineInputScreen
 from screens.plain import DASH, plain
 from screens.state.review_cases import STATUS_NAMES, ReviewPager, status_text
 from screens.widgets.evidence import evidence_items, legend, render_output
+from screens.widgets.footer import KeysFooter
 from screens.widgets.reference import context_text
 from screens.widgets.scores import scores_text
 
@@ -272,7 +273,7 @@ class CaseScreen(Screen[None]):
             with VerticalScroll(id="case-people-pane", classes="case-pane") as pane:
                 pane.border_title = "Review, labels & history"
                 yield Static(id="case-people")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.show(self.generation_id)

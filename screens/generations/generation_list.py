@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Checkbox, DataTable, Footer, Input, Select, Static
+from textual.widgets import Checkbox, DataTable, Input, Select, Static
 
 from db.browse import (
     ANY_FLAG,
@@ -35,6 +35,7 @@ from screens.destinations import Generation
 from screens.generations.paged_table import PagedTableScreen
 from screens.plain import DASH, metric_cell, one_line, plain
 from screens.state.paging import GenerationPager
+from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import CELL_CHARS, OpenTable
 
 ALL = "all"
@@ -138,7 +139,7 @@ class GenerationListScreen(PagedTableScreen):
             yield Checkbox("disagreement", id="disagreement", compact=True)
         yield Static(Text("loading…", style="dim"), id="status")
         yield OpenTable(id="generations", flexible=FLEXIBLE)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         app: Any = self.app

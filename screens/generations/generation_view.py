@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 
 from db.browse import GenerationDetail, generation_detail
 from screens.destinations import Annotation
@@ -34,6 +34,7 @@ from screens.widgets.evidence import (
     line_of_offset,
     render_output,
 )
+from screens.widgets.footer import KeysFooter
 from screens.widgets.matches import mark_matches
 from screens.widgets.reference import context_text
 from screens.widgets.scores import scores_text
@@ -130,7 +131,7 @@ class GenerationScreen(Screen[None]):
                     context_pane.border_title = PANE_TITLES["context-pane"]
                     yield Static(id="context")
             yield self.make_checklist()
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.show(self.generation_id)

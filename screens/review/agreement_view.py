@@ -21,7 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from copyaudit.errors import UserError
 from copyaudit.items import item_number
@@ -33,6 +33,7 @@ from db.run_owner import owned
 from screens.destinations import Annotation, Generation
 from screens.plain import DASH, plain
 from screens.state.id_pager import IdPager
+from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import OpenTable
 
 MAX_DISPUTES_SHOWN = 1000
@@ -219,7 +220,7 @@ class AgreementScreen(Screen[None]):
         for key, label in DISPUTE_COLUMNS:
             disputes.add_column(label, key=key)
         yield disputes
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.action_reload()

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Select, Static
+from textual.widgets import DataTable, Select, Static
 
 from db.connection import Store
 from db.events import REVIEW_STATUSES
@@ -24,6 +24,7 @@ from screens.destinations import Case
 from screens.generations.paged_table import PagedTableScreen
 from screens.plain import DASH, number, one_line, plain
 from screens.state.review_cases import QueueFilter, ReviewPager, status_text
+from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import CELL_CHARS, OpenTable
 
 ALL = "all"
@@ -103,7 +104,7 @@ class ReviewQueueScreen(PagedTableScreen):
         for key, label, width in COLUMNS:
             table.add_column(label, key=key, width=width)
         yield table
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         app: Any = self.app

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from copyaudit.vocabulary import HEADLINE, Headline
 from db.browse import dashboard_runs
@@ -18,6 +18,7 @@ from db.queries import suites_summary
 from screens.destinations import Comparison, ReviewQueue, Takedown
 from screens.plain import DASH, middle_cut, number, one_line, percent, plain
 from screens.runs.run_control import ActiveRun
+from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import CELL_CHARS, OpenTable
 
 # The copyaudit.vocabulary headlines the runs table shows, in its column order.
@@ -130,7 +131,7 @@ class DashboardScreen(Screen[None]):
         for key, label in SUITE_COLUMNS:
             suites.add_column(label, key=key)
         yield suites
-        yield Footer()
+        yield KeysFooter()
 
     def _title(self) -> Text:
         app: Any = self.app

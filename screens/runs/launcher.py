@@ -24,7 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Input, Label, ProgressBar, Select, Static
+from textual.widgets import Button, Input, Label, ProgressBar, Select, Static
 from textual.widgets.select import InvalidSelectValueError
 
 from copyaudit.engine.runner import RunRequest
@@ -51,6 +51,7 @@ from screens.runs.launcher_form import (
     for_the_form,
 )
 from screens.runs.run_control import ActiveRun
+from screens.widgets.footer import KeysFooter
 
 MITIGATIONS = tuple((label, name) for name, label in MITIGATION_LABELS.items())
 JUDGE_PRESETS = tuple((f"{name} ({where})", name) for name, where in PRESETS.items())
@@ -179,7 +180,7 @@ class LauncherScreen(Screen[None]):
             bar = ProgressBar(id="run-bar", show_eta=False)
             bar.display = False  # shown once a run starts
             yield bar
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         app: Any = self.app

@@ -12,11 +12,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from copyaudit.studies.takedown.render import cells
 from copyaudit.studies.takedown.table import TakedownTable, takedown_table
 from screens.plain import plain
+from screens.widgets.footer import KeysFooter
 
 EXPLANATION = (
     "Win rate: % of the other methods a method beats on a generation (less copying; for "
@@ -51,7 +52,7 @@ class TakedownScreen(Screen[None]):
         yield Static(Text("computing…", style="italic dim"), id="takedown-status")
         yield DataTable(id="takedown-table", cursor_type="row")
         yield Static(id="takedown-notes")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.action_reload()
