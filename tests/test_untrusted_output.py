@@ -102,3 +102,18 @@ def test_csv_exports_neutralise_formulas(hostile_db: None, cli, tmp_path: Path) 
     [row] = list(csv.DictReader(io.StringIO(out.read_bytes().decode("utf-8"), newline="")))
     assert row["output"].startswith("'=HYPERLINK(")
     assert row["output"][1:].endswith(HOSTILE)  # a file (-o) keeps the text exact otherwise
+
+
+def test_review_set_echoes_the_typed_key_escaped(tmp_path: Path, cli) -> None:
+    # click strips ESC sequences off a pipe by itself, but not a C1 CSI or a bell
+    cases = [{"id": "c\x9b2J\x071", "title": "T", "input": "Once", "reference": "upon a time"}]
+    assert (
+        cli("import", "literal", str(write_jsonl(tmp_path / "c.jsonl", cases)), "--suite", "s").code
+        == 0
+    )
+    outputs = [{"case_id": "c\x9b2J\x071", "output": "upon"}]
+    path = write_jsonl(tmp_path / "g.jsonl", outputs)
+    assert cli("import-generations", str(path), "--run", "r", "--suite", "s").code == 0
+    result = cli("review", "set", "r/c\x9b2J\x071/1", "cleared", "--reviewer", "ann")
+    assert result.code == 0, result.err
+    assert _clean(result.out) and "r/c\\u009b2J\\u00071/1: cleared" in result.out

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from copyaudit.cli.output import print_json, print_table
+from copyaudit.cli.output import echo, print_json, print_table
 from copyaudit.errors import UserError
 from copyaudit.items import item_name
 from db.content import with_version
@@ -94,7 +94,7 @@ def set_cmd(obj: Any, generation: str, status: str, reviewer: str | None, note: 
         uuid = append_review(
             store, generation_id=generation_id, reviewer=name, status=status, note=note
         )
-    click.echo(f"{generation}: {status} (review event {uuid})")
+    echo(f"{generation}: {status} (review event {uuid})")  # the typed key: untrusted
 
 
 @review_group.command("history")
