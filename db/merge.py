@@ -20,7 +20,10 @@ Every new event is held to the app's own rules (db.event_rules: value, target,
 action, item index within the generation's items here, time, a retract only of its
 author's label); the first that breaks one is named (file, table, uuid, field).
 
-Everything happens in one transaction: any error leaves this database unchanged.
+The other database is audited first as `verify` audits one (db.audit.audit_events: its
+guarding triggers, chains, head records and generation bindings); any problem refuses
+the merge, naming it. Everything happens in one transaction: any error leaves this
+database unchanged.
 """
 
 from __future__ import annotations
@@ -38,10 +41,11 @@ from urllib.parse import quote
 
 from copyaudit.errors import UserError
 from copyaudit.hashing import generation_content_hash
+from db.audit import audit_events
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
 from db.event_rules import EventProblem, Lookup, check_event
-from db.events import HASHED_FIELDS, event_hash, verify_chains
+from db.events import HASHED_FIELDS, event_hash
 from db.labels import generation_ids_by_key
 
 EVENT_TABLES = ("labels", "reviews")
@@ -60,7 +64,7 @@ class MergeResult:
 
 @dataclass
 class _ReadOnly:
-    """What verify_chains needs of a Store: a connection with sqlite3.Row rows."""
+    """What the audit needs of a Store: a connection with sqlite3.Row rows."""
 
     conn: sqlite3.Connection
 
@@ -257,9 +261,11 @@ def merge_database(store: Store, other_path: str | Path) -> MergeResult:
     if other_path.resolve() == store.path.resolve():
         raise UserError("cannot merge a database into itself")
     with _open_read_only(other_path) as other:
-        problems = verify_chains(cast(Store, _ReadOnly(other)))
+        # verify's own audit of the events (triggers, chains, head records, bindings)
+        problems = audit_events(cast(Store, _ReadOnly(other)))
         if problems:
-            raise UserError(f"{other_path} fails verification: {problems[0]}")
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise UserError(f"{other_path} fails verification: {problems[0]}{more}")
         result = MergeResult()
         with store.transaction(durable=True):
             known = {
