@@ -20,7 +20,10 @@ Every new event is held to the app's own rules (db.event_rules: value, target,
 action, item index within the generation's items here, time, a retract only of its
 author's label); the first that breaks one is named (file, table, uuid, field).
 
-Everything happens in one transaction: any error leaves this database unchanged.
+The other database is audited first as `verify` audits one (db.audit.audit_events: its
+guarding triggers, chains, head records and generation bindings; one of an older schema:
+its chains); any problem refuses the merge, naming it. Everything happens in one
+transaction: any error leaves this database unchanged.
 """
 
 from __future__ import annotations
@@ -38,11 +41,13 @@ from urllib.parse import quote
 
 from copyaudit.errors import UserError
 from copyaudit.hashing import generation_content_hash
+from db.audit import audit_events
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
 from db.event_rules import EventProblem, Lookup, check_event
 from db.events import HASHED_FIELDS, event_hash, verify_chains
 from db.labels import generation_ids_by_key
+from db.migrations import SCHEMA_VERSION
 
 EVENT_TABLES = ("labels", "reviews")
 # Content that must match when an event (by uuid) is already here; chain, seq and
@@ -60,7 +65,7 @@ class MergeResult:
 
 @dataclass
 class _ReadOnly:
-    """What verify_chains needs of a Store: a connection with sqlite3.Row rows."""
+    """What the audit needs of a Store: a connection with sqlite3.Row rows."""
 
     conn: sqlite3.Connection
 
@@ -251,15 +256,26 @@ def _merge_table(
             result.added[table] += 1
 
 
+def _audit(other: sqlite3.Connection) -> list[Any]:
+    """verify's audit of the other database's events (db.audit.audit_events: guarding
+    triggers, chains, head records, bindings). A database of an older schema, which has
+    no head records or renames yet (merge reads it as it is), gets its chains checked."""
+    store = cast(Store, _ReadOnly(other))
+    if other.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+        return verify_chains(store)
+    return audit_events(store)
+
+
 def merge_database(store: Store, other_path: str | Path) -> MergeResult:
     """Bring every label and review event of the database at `other_path` into `store`."""
     other_path = Path(other_path)
     if other_path.resolve() == store.path.resolve():
         raise UserError("cannot merge a database into itself")
     with _open_read_only(other_path) as other:
-        problems = verify_chains(cast(Store, _ReadOnly(other)))
+        problems = _audit(other)
         if problems:
-            raise UserError(f"{other_path} fails verification: {problems[0]}")
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise UserError(f"{other_path} fails verification: {problems[0]}{more}")
         result = MergeResult()
         with store.transaction(durable=True):
             known = {

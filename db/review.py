@@ -1,7 +1,8 @@
 """The reviewer queue, review decisions and a generation's case history.
 
 A generation is in the queue when a judge flagged it for copying, when a person
-labelled copying on it (a current 'yes' on an event, character or literal item),
+labelled copying on it (a current 'yes' on an event, character or literal item,
+made on the content it has now: db.content),
 or when anyone has recorded a review decision on it. Refusal flags and labels do
 not put a generation in the queue: a flagged refusal is compliance, not copying.
 
@@ -9,7 +10,8 @@ Severity (the queue's order, most severe first):
   1. flagged_judges: how many distinct judges flagged a copying metric;
   2. max_ratio: the highest value / threshold over the generation's thresholded
      copying metrics (>= 1 means over a threshold; it ranks how far over);
-  3. human_yes: how many current human 'yes' labels on copy targets it has;
+  3. human_yes: how many current human 'yes' labels on copy targets it has (not those
+     made on an earlier version);
   4. then the generation id, so the order is total and paging is stable.
 
 Pages: `review_queue(after=row.page_key)` continues after a row by its severity key
@@ -113,8 +115,10 @@ _CURRENT_COPY_LABELS = current_label_events_sql(
 
 _SEVERITY_CTES = f"""
 WITH human AS (
-  SELECT generation_id AS gid, COUNT(*) AS human_yes FROM ({_CURRENT_COPY_LABELS})
-  WHERE label = 'yes' GROUP BY generation_id
+  SELECT live.generation_id AS gid, COUNT(*) AS human_yes FROM ({_CURRENT_COPY_LABELS}) live
+    JOIN generations g ON g.id = live.generation_id JOIN cases c ON c.id = g.case_pk
+  WHERE live.label = 'yes' AND NOT {stale_sql("live")}  -- an earlier version's: not counted
+  GROUP BY live.generation_id
 ),
 candidates AS (
   SELECT generation_id AS gid FROM judgments

@@ -7,8 +7,8 @@ valid on the shown text:
 
 - C0 controls except newline and tab -> the Unicode "Control Pictures" (ESC -> "␛",
   NUL -> "␀", CR -> "␍"), DEL -> "␡";
-- C1 controls (U+0080-U+009F) and the bidirectional override and isolate characters
-  (U+202A-U+202E, U+2066-U+2069) -> "�" (U+FFFD).
+- C1 controls (U+0080-U+009F) and the bidirectional controls (copyaudit.untrusted's
+  BIDI_CONTROLS: overrides, isolates and the marks LRM, RLM, ALM) -> "�" (U+FFFD).
 """
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ from rich.style import Style
 from rich.text import Text
 
 from copyaudit.render.metrics_format import DASH, format_metric
+from copyaudit.untrusted import BIDI_CONTROLS
 
 REPLACEMENT = "\ufffd"
 _TABLE: dict[int, str] = {code: chr(0x2400 + code) for code in range(0x20) if code not in (9, 10)}
 _TABLE[0x7F] = "\u2421"
 _TABLE.update({code: REPLACEMENT for code in range(0x80, 0xA0)})
-_TABLE.update({code: REPLACEMENT for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+_TABLE.update({code: REPLACEMENT for code in BIDI_CONTROLS})
 
 
 def visible(text: str) -> str:

@@ -414,3 +414,34 @@ def test_merge_of_a_database_with_non_utf8_text(tmp_path: Path, cli, db_path: Pa
     assert result.code == 2, result.err
     assert f"{other}: a damaged database (a text value is not UTF-8)" in result.err
     assert database_fingerprint(target) == before
+
+
+# --- numeric options: one type each (copyaudit.cli.options FiniteFloat, POSITIVE_INT, COUNT)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("run", "literal", "--topk-std", "inf"),
+        ("run", "literal", "--topk-std", "nan"),
+        ("run", "literal", "--rcad-alpha", "nan"),
+        ("run", "literal", "--rcad-alpha", "-inf"),
+        ("run", "literal", "--limit", "0"),
+        ("run", "literal", "--limit", "-3"),
+        ("run", "literal", "--shots", "-1"),
+        ("run", "literal", "--seed", "-1"),
+        ("takedown", "literal", "--limit", "0"),
+        ("takedown", "literal", "--shots", "-2"),
+        ("takedown", "literal", "--topk-std", "nan"),
+        ("judge", "r", "--seed", str(2**64)),
+    ],
+)
+def test_numeric_options_refuse_non_finite_and_non_positive(cli, db_path: Path, args) -> None:
+    err = _rejected(cli, db_path, *args)
+    assert f"Invalid value for '{args[-2]}'" in err and args[-1] in err
+
+
+@pytest.mark.parametrize("bounds", ["nan,0.8", "0.2,inf"])
+def test_notice_thresholds_must_be_finite(cli, db_path: Path, bounds: str) -> None:
+    err = _rejected(cli, db_path, "report", "r", "--notice-threshold", f"notice_rouge={bounds}")
+    assert f"notice_rouge={bounds}" in err and "finite" in err

@@ -191,3 +191,21 @@ def test_review_list_and_dossier_say_made_on_an_earlier_version(
         assert result.code == 0, result.err
         text = out.read_text()
         assert text.count("made on an earlier version") == 9, fmt  # 8 labels + the decision
+
+
+def test_the_review_queue_counts_only_yes_labels_on_the_current_version(
+    labelled: Path, tmp_path: Path, cli
+) -> None:
+    def human_yes() -> int:
+        with Store(labelled) as store:
+            (row,) = review_queue(store, run="r")
+            return row.human_yes
+
+    yes = sum(v == "yes" for v in ANN.values()) + sum(v == "yes" for v in BOB.values())
+    assert human_yes() == yes == 5
+    _replace_output(cli, tmp_path, "A different story for nl-1.")
+    assert human_yes() == 0  # made on an earlier version: not counted
+    with Store(labelled) as store:
+        for index, value in ANN.items():  # ann re-confirms on the new version
+            label(store, G1, "ann", "event", index, value)
+    assert human_yes() == 2

@@ -222,6 +222,49 @@ def test_tampered_other_database_is_refused(diverged, cli) -> None:
     _unchanged(cli, target, other, "fails verification")
 
 
+def _delete_last_label(path: Path) -> None:
+    """Delete the last label event behind the tool's back and put the trigger back as it
+    was: the chain left is still valid, only the head record shows what is gone."""
+    from db.migrations import event_trigger_sql
+
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("DROP TRIGGER labels_no_delete")
+        conn.execute("DELETE FROM labels WHERE seq = (SELECT MAX(seq) FROM labels)")
+        conn.execute(event_trigger_sql()["labels_no_delete"])
+        conn.commit()
+
+
+@pytest.mark.parametrize(
+    ("tamper", "named"),
+    [
+        (lambda path: _execute(path, "DROP TRIGGER labels_no_update"), "labels_no_update"),
+        (lambda path: _execute(path, "DROP TRIGGER reviews_head"), "reviews_head"),
+        (
+            lambda path: _execute(path, "DELETE FROM event_heads WHERE tbl = 'reviews'"),
+            "head record missing",
+        ),
+        (_delete_last_label, "events deleted"),
+    ],
+)
+def test_other_database_is_audited_like_verify_before_merging(
+    diverged, cli, tamper, named: str
+) -> None:
+    """Its chains are intact, but a guarding trigger or a head record is not: refused,
+    naming the problem, this database unchanged."""
+    target, other = diverged
+    tamper(other)
+    with Store(other) as store:
+        assert verify_chains(store) == []  # what the merge checked before
+    _unchanged(cli, target, other, "fails verification")
+    _unchanged(cli, target, other, named)
+
+
+def _execute(path: Path, sql: str) -> None:
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute(sql)
+        conn.commit()
+
+
 def test_not_a_database_and_missing_file(diverged, tmp_path: Path, cli) -> None:
     target, _ = diverged
     junk = tmp_path / "junk.db"

@@ -419,3 +419,46 @@ def test_case_view_snapshot(demo_db: Path, snap_compare, monkeypatch) -> None:
 
     app = CopyauditApp(demo_db, annotator=REVIEWER)
     assert snap_compare(app, terminal_size=SIZE, run_before=open_case)
+
+
+async def test_case_view_measures_judge_quality_off_the_ui_thread(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a case never waits for the run-level judge quality: it is measured in a
+    worker thread, shown when it arrives, and an answer for a case left behind is dropped."""
+    import threading
+
+    import screens.generations.case_view as case_view
+
+    release_first = threading.Event()
+    threads: list[bool] = []
+
+    def slow_quality(store: Any, run: str, judgments: list[dict[str, Any]]) -> list[dict]:
+        call = len(threads)
+        threads.append(threading.current_thread() is threading.main_thread())
+        if call == 0:
+            release_first.wait(timeout=10)  # the first case's answer comes last
+        j = judgments[0]
+        basis = f"quality answer {call}"
+        return [{"judge": j["judge"], "metric": j["metric"], "verified": False, "basis": basis}]
+
+    monkeypatch.setattr(case_view, "case_quality", slow_quality)
+    app = CopyauditApp(demo_db, annotator=REVIEWER)
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_queue(pilot)
+        await pilot.press("enter")
+        for _ in range(3):
+            await pilot.pause()
+        case = app.screen
+        assert isinstance(case, CaseScreen) and case.case is not None  # shown, not waiting
+        assert case_view.MEASURING in str(case.query_one("#case-judges").render())
+        await pilot.press("N")  # the next case while the first one's quality is measured
+        for _ in range(3):
+            await pilot.pause()
+        release_first.set()
+        await settle(pilot)
+        assert threads == [False, False]  # both measured in worker threads
+        judges = str(case.query_one("#case-judges").render())
+        assert "quality answer 1" in judges and "quality answer 0" not in judges
+        assert case_view.MEASURING not in judges
+        assert case.case.quality[0]["basis"] == "quality answer 1"

@@ -102,3 +102,77 @@ def test_csv_exports_neutralise_formulas(hostile_db: None, cli, tmp_path: Path) 
     [row] = list(csv.DictReader(io.StringIO(out.read_bytes().decode("utf-8"), newline="")))
     assert row["output"].startswith("'=HYPERLINK(")
     assert row["output"][1:].endswith(HOSTILE)  # a file (-o) keeps the text exact otherwise
+
+
+def test_review_set_echoes_the_typed_key_escaped(tmp_path: Path, cli) -> None:
+    # click strips ESC sequences off a pipe by itself, but not a C1 CSI or a bell
+    cases = [{"id": "c\x9b2J\x071", "title": "T", "input": "Once", "reference": "upon a time"}]
+    assert (
+        cli("import", "literal", str(write_jsonl(tmp_path / "c.jsonl", cases)), "--suite", "s").code
+        == 0
+    )
+    outputs = [{"case_id": "c\x9b2J\x071", "output": "upon"}]
+    path = write_jsonl(tmp_path / "g.jsonl", outputs)
+    assert cli("import-generations", str(path), "--run", "r", "--suite", "s").code == 0
+    result = cli("review", "set", "r/c\x9b2J\x071/1", "cleared", "--reviewer", "ann")
+    assert result.code == 0, result.err
+    assert _clean(result.out) and "r/c\\u009b2J\\u00071/1: cleared" in result.out
+
+
+# Trojan Source: "deny" stored, "yned" shown by a bidi-aware terminal or viewer
+TROJAN = "ok \u202eyned\u202c \u2067x\u2069 \u200e\u200f\u061c"
+
+
+def test_bidirectional_controls_are_escaped_for_terminal_and_csv() -> None:
+    from copyaudit.untrusted import BIDI_CONTROLS, visible_bidi
+
+    everything = "".join(chr(code) for code in BIDI_CONTROLS)
+    for shown in (terminal_text(everything), csv_cell(everything), visible_bidi(everything)):
+        assert not any(ord(c) in BIDI_CONTROLS for c in shown)
+        assert shown.count("\\u") == len(BIDI_CONTROLS)
+    assert terminal_text(TROJAN) == csv_cell(TROJAN) == visible_bidi(TROJAN)
+    assert terminal_text(TROJAN).startswith("ok \\u202eyned\\u202c \\u2067x\\u2069")
+    assert csv_cell("=\u202e1") == "'=\\u202e1"
+    assert visible_bidi("a\x1b") == "a\x1b"  # the other controls: terminal_text's job
+    document = json.dumps({"x": TROJAN}, ensure_ascii=False)
+    assert json.loads(terminal_text(document)) == {"x": TROJAN}
+
+
+def test_bidirectional_controls_are_escaped_in_every_document(
+    tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from copyaudit.untrusted import BIDI_CONTROLS
+
+    monkeypatch.setenv("COLUMNS", "300")
+    cases = [{"id": "c1", "title": "Tale", "input": "Once", "reference": "upon a time"}]
+    assert (
+        cli("import", "literal", str(write_jsonl(tmp_path / "c.jsonl", cases)), "--suite", "s").code
+        == 0
+    )
+    path = write_jsonl(tmp_path / "g.jsonl", [{"case_id": "c1", "output": TROJAN}])
+    assert cli("import-generations", str(path), "--run", "r", "--suite", "s").code == 0
+    assert cli("review", "set", "r/c1/1", "cleared", "--reviewer", "a", "--note", TROJAN).code == 0
+    shown = {
+        "dossier": cli("dossier", "r/c1/1").out,
+        "history": cli("review", "history", "r/c1/1").out,
+        "csv": cli("export", "generations", "--format", "csv").out,
+    }
+    for fmt in ("html", "md"):
+        out = tmp_path / f"d.{fmt}"
+        assert cli("dossier", "r/c1/1", "--format", fmt, "--output", str(out)).code == 0
+        shown[fmt] = out.read_text(encoding="utf-8")
+    for name, text in shown.items():
+        assert not any(ord(c) in BIDI_CONTROLS for c in text), name
+        assert "\\u202eyned" in text, name
+    # the stored text is unchanged: JSON export is exact
+    [row] = [json.loads(line) for line in cli("export", "generations").out.splitlines()]
+    assert row["output"] == TROJAN
+
+
+def test_the_app_shows_every_bidirectional_control_as_a_replacement() -> None:
+    from copyaudit.untrusted import BIDI_CONTROLS
+    from screens.plain import REPLACEMENT, visible
+
+    shown = visible(TROJAN)
+    assert len(shown) == len(TROJAN)  # evidence offsets stay valid on screen
+    assert not any(ord(c) in BIDI_CONTROLS for c in shown) and shown.count(REPLACEMENT) == 7

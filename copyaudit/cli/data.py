@@ -10,7 +10,7 @@ from typing import IO, Any
 
 import click
 
-from copyaudit.cli.options import output_options, skip_invalid_option
+from copyaudit.cli.options import POSITIVE_INT, output_options, skip_invalid_option
 from copyaudit.cli.output import (
     TerminalStream,
     echo,
@@ -70,13 +70,13 @@ SPLIT_KINDS = tuple(kind for kind, spec in STUDIES.items() if spec.split_cases i
 )
 @click.option(
     "--prefix-tokens",
-    type=click.IntRange(min=1),
+    type=POSITIVE_INT,
     help=f"{'/'.join(SPLIT_KINDS)}: read {{id, title, text}} records and cut each text "
     "after its first K tokens (nltk's Treebank tokens, as HELM's copyright metrics count).",
 )
 @click.option(
     "--continuation-tokens",
-    type=click.IntRange(min=1),
+    type=POSITIVE_INT,
     help="With --prefix-tokens: keep the next M tokens as the true continuation "
     "(default: the rest of the text).",
 )

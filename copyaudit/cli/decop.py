@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from copyaudit.cli.evaluate import execute_with_progress
-from copyaudit.cli.options import run_options
+from copyaudit.cli.options import POSITIVE_INT, run_options
 from copyaudit.cli.output import echo, print_json
 from copyaudit.errors import UserError
 from db.runs import run_row
@@ -42,7 +42,7 @@ from db.runs import run_row
 )
 @click.option(
     "--passages-per-work",
-    type=click.IntRange(1),
+    type=POSITIVE_INT,
     help="A screening run: only the first N passages of each work (the default name says so).",
 )
 @click.option(

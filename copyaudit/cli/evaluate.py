@@ -20,6 +20,9 @@ from rich.progress import (
 
 from copyaudit.anchors import anchor_markdown
 from copyaudit.cli.options import (
+    COUNT,
+    POSITIVE_INT,
+    SEED,
     decoding_method_options,
     judge_options,
     output_options,
@@ -120,8 +123,8 @@ def execute_with_progress(db_path: Path, request: Any) -> Any:
     chat_help="Prompt format (default: chat when the model has a chat template).",
 )
 @click.option("--templates", default="1", show_default=True, help="Prompt templates, e.g. 1,2,3")
-@click.option("--shots", type=int, help="Few-shot demonstrations (default: the template's).")
-@click.option("--limit", type=int, help="Only the first N cases.")
+@click.option("--shots", type=COUNT, help="Few-shot demonstrations (default: the template's).")
+@click.option("--limit", type=POSITIVE_INT, help="Only the first N cases.")
 @click.option(
     "--mitigation",
     type=click.Choice(MITIGATIONS),
@@ -147,7 +150,7 @@ def execute_with_progress(db_path: Path, request: Any) -> Any:
 @judge_options
 @click.option(
     "--max-new-tokens",
-    type=click.IntRange(1),
+    type=POSITIVE_INT,
     help="Override the task's token budget (200 literal/qa, 1024 nonliteral).",
 )
 @click.option(
@@ -220,7 +223,7 @@ def run_cmd(
 )
 @click.option(
     "--seed",
-    type=int,
+    type=SEED,
     default=0,
     show_default=True,
     help="With --calibrate-from-labels: the seed of the folds and intervals.",

@@ -18,10 +18,15 @@ from copyaudit.judges.registry import JUDGE_NAMES, PRESETS
 MAX_INT64 = 2**63 - 1  # the largest integer the database stores
 # a seed the database can store with what it seeded
 SEED = click.IntRange(0, MAX_INT64)
+# how many of something a person asks for (cases, tokens, resamples, a batch): 1 or more
+POSITIVE_INT = click.IntRange(1)
+# a count that may be none (few-shot demonstrations, an offset): 0 or more
+COUNT = click.IntRange(0)
 
 
 class FiniteFloat(click.FloatRange):
-    """A FloatRange that refuses nan and ±inf (which pass every comparison or none)."""
+    """A number >= `min` (FiniteFloat(0)) that is finite: nan and ±inf are refused (they
+    pass every comparison or none). Every float option has this type."""
 
     name = "finite float"
 
@@ -105,12 +110,12 @@ def judge_options(command: Callable[..., Any]) -> Any:
             ),
             click.option(
                 "--verbatim-chars",
-                type=click.IntRange(min=1),
+                type=POSITIVE_INT,
                 help="Flag a longest verbatim run of at least N characters (default 160).",
             ),
             click.option(
                 "--extract-tokens",
-                type=click.IntRange(min=1),
+                type=POSITIVE_INT,
                 help="Extraction: flag an output that reproduces the first N tokens of the "
                 "true continuation (default 50).",
             ),
@@ -206,7 +211,7 @@ def run_options(
             ),
             click.option(
                 "--batch-size",
-                type=click.IntRange(1),
+                type=POSITIVE_INT,
                 default=batch_size,
                 show_default=True,
                 help=batch_help,
@@ -235,14 +240,14 @@ def decoding_method_options(command: Callable[..., Any]) -> Any:
     options = (
         click.option(
             "--topk-std",
-            type=click.FloatRange(0),
+            type=FiniteFloat(0),
             default=3.0,
             show_default=True,
             help="topk: std of the Gaussian noise on the top-k logits.",
         ),
         click.option(
             "--topk-k",
-            type=click.IntRange(1),
+            type=POSITIVE_INT,
             default=50,
             show_default=True,
             help="topk: how many of the highest logits get noise.",
@@ -250,14 +255,14 @@ def decoding_method_options(command: Callable[..., Any]) -> Any:
         click.option(
             "--seed",
             "decoding_seed",
-            type=int,
+            type=SEED,
             default=0,
             show_default=True,
             help="topk: the noise's seed.",
         ),
         click.option(
             "--rcad-alpha",
-            type=click.FloatRange(0),
+            type=FiniteFloat(0),
             default=1.0,
             show_default=True,
             help="rcad: weight of the logits with the protected text in context.",

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from copyaudit.cli.output import print_json, print_table
+from copyaudit.cli.options import COUNT, POSITIVE_INT
+from copyaudit.cli.output import echo, print_json, print_table
 from copyaudit.errors import UserError
 from copyaudit.items import item_name
 from db.content import with_version
@@ -44,8 +45,8 @@ def review_group() -> None:
 @click.option("--work", help="Work title or key.")
 @click.option("--model", help="The runs' model id.")
 @click.option("--run", help="Run name.")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
-@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--limit", type=POSITIVE_INT, default=50, show_default=True)
+@click.option("--offset", type=COUNT, default=0, show_default=True)
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
@@ -94,7 +95,7 @@ def set_cmd(obj: Any, generation: str, status: str, reviewer: str | None, note: 
         uuid = append_review(
             store, generation_id=generation_id, reviewer=name, status=status, note=note
         )
-    click.echo(f"{generation}: {status} (review event {uuid})")
+    echo(f"{generation}: {status} (review event {uuid})")  # the typed key: untrusted
 
 
 @review_group.command("history")

@@ -9,7 +9,13 @@ from typing import Any
 import click
 
 from copyaudit.cli.evaluate import RichProgress, parse_templates
-from copyaudit.cli.options import decoding_method_options, judge_options, run_options
+from copyaudit.cli.options import (
+    COUNT,
+    POSITIVE_INT,
+    decoding_method_options,
+    judge_options,
+    run_options,
+)
 from copyaudit.cli.output import echo, print_json
 from copyaudit.engine.runner import RunRequest
 from copyaudit.engine.takedown import method_requests, parse_methods, run_takedown
@@ -32,9 +38,9 @@ from copyaudit.studies.takedown.table import METHODS, takedown_table
     help="Takedown methods, one run each: none, system (prompt), memfree, topk, rcad.",
 )
 @click.option("--templates", default="1", show_default=True, help="Prompt templates, e.g. 1,2")
-@click.option("--shots", type=int, help="Few-shot demonstrations (default: the template's).")
-@click.option("--limit", type=int, help="Only the first N cases.")
-@click.option("--max-new-tokens", type=click.IntRange(1), help="Override the token budget.")
+@click.option("--shots", type=COUNT, help="Few-shot demonstrations (default: the template's).")
+@click.option("--limit", type=POSITIVE_INT, help="Only the first N cases.")
+@click.option("--max-new-tokens", type=POSITIVE_INT, help="Override the token budget.")
 @decoding_method_options
 @judge_options
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from copyaudit.anchors import anchor_markdown
-from copyaudit.cli.options import SEED, FiniteFloat, skip_invalid_option
+from copyaudit.cli.options import POSITIVE_INT, SEED, FiniteFloat, skip_invalid_option
 from copyaudit.cli.output import echo, echo_skipped, echo_warnings, print_json, print_table
 from copyaudit.identity import config_path, resolve_annotator
 from copyaudit.items import item_number
@@ -187,7 +187,7 @@ def render_markdown(
     show_default=True,
     help="Annotator name whose labels override the majority (repeatable).",
 )
-@click.option("--resamples", type=click.IntRange(1), default=1000, show_default=True)
+@click.option("--resamples", type=POSITIVE_INT, default=1000, show_default=True)
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Bootstrap seed.")
 @click.pass_obj
 def agreement_cmd(

@@ -3,7 +3,9 @@ definition lists (the provenance and integrity tables) and the page shell.
 
 The rule: every stored or computed value (model output, prompts, references, names,
 notes, configurations) goes through `esc`, html.escape with quote=True, so that it is
-inert both as text and inside an attribute; None is written as nothing. Functions
+inert both as text and inside an attribute, with its bidirectional controls shown as
+escapes (\\u202e: a model output cannot reorder what a reader sees; inside embedded
+JSON the escape means the same character); None is written as nothing. Functions
 whose parameters say "HTML" take markup already built from escaped pieces.
 """
 
@@ -15,6 +17,7 @@ from typing import Any
 
 from copyaudit.anchors import HTML_TAG, anchor_json, anchor_line
 from copyaudit.hashing import stable_json
+from copyaudit.untrusted import visible_bidi
 
 # The rules every page shares; page() puts a document's own CSS after them.
 BASE_CSS = """
@@ -28,7 +31,7 @@ code, .hash { font-family: ui-monospace, monospace; font-size: 0.85em; word-brea
 
 def esc(value: Any) -> str:
     """`value` as inert HTML text (also safe in a quoted attribute); None is empty."""
-    return "" if value is None else escape(str(value), quote=True)
+    return "" if value is None else escape(visible_bidi(str(value)), quote=True)
 
 
 def code(value: Any) -> str:

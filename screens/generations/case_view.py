@@ -15,12 +15,18 @@ note that the next status key stores with its event — moving on (N/P, Esc) sto
 pending note with the status unchanged, so a note is never dropped; N/P the next /
 previous case in the queue's order and filter; D writes the dossier (HTML) next to the
 database. Human labels are named by their item's text, not only its number.
+
+The judges' quality against people (a run-level measure: every label and verdict of
+the run, bootstrap intervals) is computed in a worker when a case opens, never on the
+UI thread; its lines appear under the judge figures when it arrives, and a result for a
+case no longer shown is dropped.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -35,7 +41,7 @@ from textual.widgets import Static
 from copyaudit.errors import UserError
 from copyaudit.items import item_label
 from copyaudit.render.metrics_format import format_metric
-from copyaudit.reports.dossier.build import case_file, write_dossier
+from copyaudit.reports.dossier.build import case_file, case_quality, write_dossier
 from copyaudit.reports.dossier.model import Dossier, flag_text
 from copyaudit.verification.quality import quality_figures
 from db.browse import GenerationDetail, JudgmentView, detail_from_row
@@ -54,6 +60,7 @@ from screens.widgets.scores import scores_text
 DOSSIER_FORMAT = "html"
 PANES = ("case-output-pane", "case-context-pane", "case-judges-pane", "case-people-pane")
 HEADING = "bold underline"
+MEASURING = "measuring the judges against people…"  # while the quality worker runs
 
 
 def dossier_path(db_path: Path, generation_key: str, fmt: str = DOSSIER_FORMAT) -> Path:
@@ -106,12 +113,14 @@ def _field(name: str, value: Any) -> Text:
     return text
 
 
-def judges_text(case: Dossier) -> Text:
+def judges_text(case: Dossier, *, measuring: bool = False) -> Text:
     """Every judge figure with threshold and verdict, the judges' versions and
-    configs, and the run's provenance."""
+    configs, and the run's provenance; `measuring`: the quality is still on its way."""
     out = _section("Judge figures", first=True)
     if not case.judgments:
         out.append("not judged\n", style="italic dim")
+    elif measuring:
+        out.append(f"{MEASURING}\n", style="italic dim")
     quality = {(q["judge"], q["metric"]): q for q in case.quality}
     for j in case.judgments:
         threshold = j["evidence"].get("threshold")
@@ -212,6 +221,15 @@ def people_text(case: Dossier) -> Text:
     return out
 
 
+class QualityMeasured(Message):
+    """The judges' quality for the case shown when it was asked (`version`)."""
+
+    def __init__(self, version: int, quality: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.version = version
+        self.quality = quality
+
+
 class DossierWritten(Message):
     def __init__(self, path: Path) -> None:
         super().__init__()
@@ -253,6 +271,8 @@ class CaseScreen(Screen[None]):
         self.origin = origin  # the queue screen, told where the cursor should be on return
         self.case: Dossier | None = None
         self.pending_note: str | None = None  # typed with m, stored by the next status key
+        self.quality_version = 0  # the case the quality worker's answer must be for
+        self.measuring = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="case-title", classes="title-bar")
@@ -284,10 +304,16 @@ class CaseScreen(Screen[None]):
     def show(self, generation_id: int, *, keep_scroll: bool = False) -> None:
         app: Any = self.app
         try:
-            case = case_file(app.data.ui, generation_id)
+            case = case_file(app.data.ui, generation_id, quality=False)
         except UserError as error:
             self.notify(str(error), severity="error", markup=False)
             return
+        if self.case is not None and generation_id == self.generation_id and keep_scroll:
+            # the same case again (sized, or after a decision: people's labels, hence the
+            # run's quality, are unchanged): the quality shown, or the one on its way
+            case = replace(case, quality=self.case.quality)
+        else:
+            self._measure_quality(case)
         self.generation_id, self.case = generation_id, case
         detail = generation_detail_of(case)
         self.query_one("#case-title", Static).update(self._title(detail))
@@ -303,11 +329,34 @@ class CaseScreen(Screen[None]):
             output = Text("(empty output)", style="italic dim")
         self.query_one("#case-output", Static).update(output)
         self.query_one("#case-context", Static).update(context_text(detail))
-        self.query_one("#case-judges", Static).update(judges_text(case))
+        self.query_one("#case-judges", Static).update(judges_text(case, measuring=self.measuring))
         self.query_one("#case-people", Static).update(people_text(case))
         if not keep_scroll:
             for pane in PANES:
                 self.query_one(f"#{pane}", VerticalScroll).scroll_to(y=0, animate=False)
+
+    def _measure_quality(self, case: Dossier) -> None:
+        """The judges' quality for `case`, from a worker (QualityMeasured)."""
+        self.quality_version += 1
+        self.measuring = bool(case.judgments)
+        if not self.measuring:
+            return
+        app: Any = self.app
+        version, run, judgments = self.quality_version, case.generation["run"], case.judgments
+
+        def work() -> None:
+            with app.data.background() as store:
+                quality = case_quality(store, run, judgments)
+            self.post_message(QualityMeasured(version, quality))
+
+        app.start_worker(work, group=f"case-quality-{id(self)}", description="measuring the judges")
+
+    def on_quality_measured(self, message: QualityMeasured) -> None:
+        if message.version != self.quality_version or self.case is None:
+            return  # asked for a case no longer shown
+        self.measuring = False
+        self.case = replace(self.case, quality=message.quality)
+        self.query_one("#case-judges", Static).update(judges_text(self.case))
 
     def _show_when_sized(self) -> None:
         if self.query_one("#case-output", Static).content_size.width:

@@ -148,9 +148,11 @@ def build_dossier(store: Store, generation_id: int, db_path: Path | None = None)
     return dossier
 
 
-def case_file(store: Store, generation_id: int) -> Dossier:
+def case_file(store: Store, generation_id: int, *, quality: bool = True) -> Dossier:
     """Every section of the dossier but the integrity figures (the database hash and
-    chain heads, which read the whole file): what the reviewer's case view shows."""
+    chain heads, which read the whole file): what the reviewer's case view shows.
+    Without `quality` the judges' quality against people (case_quality: it reads the
+    whole run's labels and verdicts) is left empty, for the caller to add."""
 
     record = generation_record(store, generation_id)
     record["suite_note"] = suite_import_note(store, suite_id(store, record["suite"]))
@@ -173,11 +175,11 @@ def case_file(store: Store, generation_id: int) -> Dossier:
         labels=labels,
         review=current_review(store, generation_id),
         history=[asdict(e) for e in case_history(store, generation_id)],
-        quality=_quality(store, record["run"], judgments),
+        quality=case_quality(store, record["run"], judgments) if quality else [],
     )
 
 
-def _quality(store: Store, run: str, judgments: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def case_quality(store: Store, run: str, judgments: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The run-level quality against people of the judge figures this generation has."""
     shown = {(j["judge"], j["metric"]) for j in judgments}
     return [q for q in judge_quality(store, run) if (q["judge"], q["metric"]) in shown]

@@ -18,6 +18,7 @@ from copyaudit.items import item_name, item_number
 from copyaudit.render.highlight import Segment
 from copyaudit.render.markdown import table
 from copyaudit.reports.dossier.model import Dossier, flag_text, verdict_text
+from copyaudit.untrusted import visible_bidi
 from copyaudit.verification.quality import quality_line
 from db.content import with_version
 
@@ -26,8 +27,11 @@ _BLOCK_START = re.compile(r"^(\d*)([-+=>.)])")  # "- x", "1. x", "> x" ...
 
 
 def md_escape(text: Any) -> str:
-    """Escape Markdown inline markup and raw HTML in one line of stored text."""
-    return "" if text is None else _INLINE.sub(r"\\\1", str(text).replace("\n", " "))
+    """Escape Markdown inline markup and raw HTML in one line of stored text; its
+    bidirectional controls shown as escapes (visible_bidi)."""
+    if text is None:
+        return ""
+    return _INLINE.sub(r"\\\1", visible_bidi(str(text)).replace("\n", " "))
 
 
 def _line(pieces: Sequence[tuple[str, bool]]) -> str:

@@ -22,6 +22,7 @@ verdict, else the offline `refusal` judge; the report says how many came from ea
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -62,6 +63,8 @@ def parse_thresholds(values: Iterable[str]) -> dict[str, tuple[float, float]]:
             low, high = (float(b) for b in bounds.split(","))
         except ValueError:
             raise UserError(f"notice threshold {value!r} is not METRIC=LOW,HIGH") from None
+        if not (math.isfinite(low) and math.isfinite(high)):
+            raise UserError(f"notice threshold {value!r}: LOW and HIGH must be finite numbers")
         if not sep or metric not in DEFAULT_THRESHOLDS:
             known = ", ".join(sorted(DEFAULT_THRESHOLDS))
             raise UserError(f"notice threshold {value!r}: metric must be one of {known}")
