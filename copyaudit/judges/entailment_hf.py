@@ -121,7 +121,8 @@ class Seq2SeqAttributable:
         self.batches_run = 0  # forward/generate calls made (for tests and benchmarks)
         if scoring == "first_token":
             self._choice_ids = choice_ids(tokenizer, "attributable", "not")
-        self._answer_ids = answer_ids(tokenizer, ATTRIBUTABLE)
+        # read in one teacher-forced decoder pass; empty: decoded one token per call
+        self.answer_ids = answer_ids(tokenizer, ATTRIBUTABLE)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -159,7 +160,7 @@ class Seq2SeqAttributable:
                 inputs["attention_mask"],
                 self.max_new_tokens,
                 lambda ids: not ATTRIBUTABLE.startswith(self._decode(ids)),
-                self._answer_ids,
+                self.answer_ids,
             )
             return [1.0 if self._decode(ids) == ATTRIBUTABLE else 0.0 for ids in generated_ids]
         with torch.inference_mode():
