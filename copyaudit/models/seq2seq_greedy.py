@@ -78,7 +78,10 @@ def greedy_until_settled(
     applied to them in the same order as the step-by-step loop. A row still open
     after those tokens (it left the answer on a token that could still lead to it,
     or went on after it) is decoded again by the step-by-step loop: the result is
-    the loop's in every case, at one decoder call when every row settles.
+    the loop's in every case, at one decoder call when every row settles. (Exactly
+    so in exact arithmetic; in floating point the forced pass's logits differ from
+    the cached steps' by rounding, as a row's in a batch do from the row alone, and
+    only a near tie could tell them apart: tests compare the tokens.)
     """
     import torch  # deferred: loads torch
 
