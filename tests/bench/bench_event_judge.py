@@ -99,17 +99,23 @@ def synthetic_items(generations: int, events: int = 15, words: int = 420) -> lis
     return items
 
 
+def verdicts(scores: list[list[Any]]) -> list[tuple[bool, ...]]:
+    """Each generation's per-event verdicts (supported or not)."""
+    return [tuple(bool(v.verdict) for v in score.items) for [score] in scores]
+
+
 def measure(
     name: str, backend: EntailmentModel, items: list[JudgeInput], judge_class: type = EventJudge
-) -> None:
+) -> list[tuple[bool, ...]]:
+    """Time both modes; print the rates and whether their verdicts agree (returned)."""
     backend.score([("Warm up.", "Warm up the model before timing.")])
     split_windows("Warm up the window splitter (spaCy loads on first use).")
-    rates, cpu = {}, {}
+    rates, cpu, found = {}, {}, {}
     for mode, single in (("batched", False), ("one pair per call", True)):
         counting = CountingModel(backend, one_pair_per_call=single)
         judge = judge_class(counting)
         start, cpu_start = time.perf_counter(), time.process_time()
-        judge.judge(items)
+        found[mode] = verdicts(judge.judge(items))
         seconds = time.perf_counter() - start
         cpu[mode] = time.process_time() - cpu_start
         rates[mode] = counting.pairs / seconds
@@ -118,6 +124,11 @@ def measure(
     print(f"  {name:<38} speed-up batched / one-per-call: "
           f"{rates['batched'] / rates['one pair per call']:.1f}x wall, "
           f"{cpu['one pair per call'] / cpu['batched']:.1f}x CPU")  # fmt: skip
+    supported = sum(sum(row) for row in found["batched"])
+    same = found["batched"] == found["one pair per call"]
+    print(f"  {name:<38} verdicts: {supported} events supported; batched == one pair per call: "
+          f"{same}")  # fmt: skip
+    return found["batched"]
 
 
 def minilm_backend(device: str) -> EntailmentModel | None:
@@ -293,14 +304,16 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         t5 = tiny_t5_backend(Path(tmp), args.device, args.batch_size)
-        measure(f"seq2seq (tiny trained T5, bs {args.batch_size})", t5, items)
+        forced = measure(f"seq2seq (tiny trained T5, bs {args.batch_size})", t5, items)
         if args.profile:
             profile(t5, items)  # the judge's loop; restores the backend after
         answer, t5.answer_ids = t5.answer_ids, []  # the loop before: one token per call
-        measure(f"seq2seq step by step (tiny T5, bs {args.batch_size})", t5, items)
+        stepped = measure(f"seq2seq step by step (tiny T5, bs {args.batch_size})", t5, items)
         t5.answer_ids = answer
         entailment_hf.plain_greedy = lambda model: False  # the generate() path
-        measure(f"seq2seq generate() (tiny T5, bs {args.batch_size})", t5, items)
+        generated = measure(f"seq2seq generate() (tiny T5, bs {args.batch_size})", t5, items)
+        print(f"  seq2seq verdicts: forced pass == step by step == generate(): "
+              f"{forced == stepped == generated}")  # fmt: skip
 
 
 if __name__ == "__main__":
