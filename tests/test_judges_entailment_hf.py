@@ -8,6 +8,7 @@ random tiny models (plumbing, padding, batching, the not-asked-again rule).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,76 @@ def test_greedy_loop_makes_generates_choices(tmp_path: Path) -> None:
     assert stopped == [ids[:2] for ids in looped]
     model.generation_config.repetition_penalty = 1.2
     assert not plain_greedy(model)  # generate() would change logits: the judge keeps it
+
+
+def _decoder_calls(model: Any) -> list[int]:
+    """Count the model's decoder calls (the encoder runs through get_encoder())."""
+    calls: list[int] = []
+    forward = model.forward
+
+    @functools.wraps(forward)  # the cache keyword is read from its signature
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs["decoder_input_ids"].shape[1])
+        return forward(*args, **kwargs)
+
+    model.forward = counting
+    return calls
+
+
+def _judge_settled(tokenizer: Any) -> Any:
+    return lambda ids: (
+        not "attributable".startswith(tokenizer.decode(ids, skip_special_tokens=True))
+    )
+
+
+def test_forced_answer_pass_gives_the_step_by_step_tokens(tmp_path: Path) -> None:
+    # A random T5 answers anything (long outputs, EOS rarely); the expected answers are
+    # the judge's, prefixes of what the model really decodes (rows follow them and go
+    # on), and ones it leaves half-way: every row's tokens must be the loop's.
+    model, tokenizer = _t5(tmp_path, seed=3)
+    model.eval()
+    claims = [SUPPORTED[0], UNSUPPORTED[0], "Mara", "boat " * 5, "", "The sea. " * 3]
+    passages = [SUPPORTED[1], UNSUPPORTED[1] + " Then rain.", "war king", "x"]
+    prompts = [ATTRIBUTION_PROMPT.format(claim=c, passage=p) for c in claims for p in passages]
+    inputs = tokenizer(prompts, return_tensors="pt", padding=True)
+    args = (model, inputs["input_ids"], inputs["attention_mask"])
+    reference = _generate_tokens(model, tokenizer, prompts)
+    followed = reference[0]
+    assert len(followed) >= 4
+    answers = [
+        tokenizer("attributable", add_special_tokens=False)["input_ids"],
+        followed[:1],
+        followed[:3],
+        [*followed[:2], followed[2] + 1],  # row 0 leaves it at its last token
+        followed,
+    ]
+    rules = [lambda ids: False, lambda ids: len(ids) >= 2, _judge_settled(tokenizer)]
+    for settled in rules:
+        for limit in (0, 1, 2, 10):
+            loop = greedy_until_settled(*args, limit, settled)
+            if settled is rules[0] and limit == 10:
+                assert loop == reference  # the loop itself is generate()'s
+            for answer in answers:
+                assert greedy_until_settled(*args, limit, settled, answer) == loop, (answer, limit)
+
+
+def test_forced_answer_pass_is_one_decoder_call_when_rows_settle(trained_t5: Path) -> None:
+    model, tokenizer = _load_t5(trained_t5)
+    prompts = [ATTRIBUTION_PROMPT.format(claim=c, passage=p) for c, p in (SUPPORTED, UNSUPPORTED)]
+    inputs = tokenizer(prompts, return_tensors="pt", padding=True)
+    answer = tokenizer("attributable", add_special_tokens=False)["input_ids"]
+    settled = _judge_settled(tokenizer)
+    calls = _decoder_calls(model)
+    loop = greedy_until_settled(model, inputs["input_ids"], inputs["attention_mask"], 10, settled)
+    steps = list(calls)
+    calls.clear()
+    forced = greedy_until_settled(
+        model, inputs["input_ids"], inputs["attention_mask"], 10, settled, answer
+    )
+    assert forced == loop
+    assert [tokenizer.decode(ids) for ids in forced] == ["attributable", "not"]
+    assert steps == [1] * (len(answer) + 1)  # one token per call, EOS after the answer
+    assert calls == [len(answer) + 1]  # start and the answer, in one call
 
 
 def test_unpadded_encoder_gives_each_row_its_own_encoding(tmp_path: Path) -> None:

@@ -53,6 +53,13 @@ def choice_ids(tokenizer: Any, yes: str, no: str) -> list[int]:
     return [first[0][0], first[1][0]]
 
 
+def answer_ids(tokenizer: Any, answer: str) -> list[int]:
+    """The ids of `answer` alone, when they decode back to it (else none): the
+    greedy loop reads them in one teacher-forced decoder pass."""
+    ids = tokenizer(answer, add_special_tokens=False)["input_ids"]
+    return ids if tokenizer.decode(ids, skip_special_tokens=True) == answer else []
+
+
 def _model_name(model: Any) -> str:
     return str(getattr(model.config, "_name_or_path", "") or type(model).__name__)
 
@@ -80,7 +87,8 @@ class Seq2SeqAttributable:
     (the reference code's test), else 0.0. Decoding stops for a row at EOS or as soon
     as its text so far is not a prefix of "attributable" (`seq2seq_greedy`: the same
     greedy choices as generate(), which is kept for models whose generation config
-    changes logits).
+    changes logits); the answer's tokens are read in one teacher-forced decoder
+    pass, and only a row that leaves them on a possible prefix decodes step by step.
     scoring="first_token": one decoder step; the score is the probability of the
     first token of "attributable" renormalised against the first token of "not",
     a graded variant that needs no generation (not what the paper did).
@@ -113,6 +121,8 @@ class Seq2SeqAttributable:
         self.batches_run = 0  # forward/generate calls made (for tests and benchmarks)
         if scoring == "first_token":
             self._choice_ids = choice_ids(tokenizer, "attributable", "not")
+        # read in one teacher-forced decoder pass; empty: decoded one token per call
+        self.answer_ids = answer_ids(tokenizer, ATTRIBUTABLE)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -150,6 +160,7 @@ class Seq2SeqAttributable:
                 inputs["attention_mask"],
                 self.max_new_tokens,
                 lambda ids: not ATTRIBUTABLE.startswith(self._decode(ids)),
+                self.answer_ids,
             )
             return [1.0 if self._decode(ids) == ATTRIBUTABLE else 0.0 for ids in generated_ids]
         with torch.inference_mode():

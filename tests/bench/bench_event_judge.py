@@ -16,12 +16,16 @@ gets a single pair. Two backends:
   a few seconds to answer "attributable" / "not attributable" like Flan-T5 (a random
   one answers neither, so it decodes all 10 tokens every time), as a stand-in for
   Flan-T5 (no hub on the dev machine); its tokenizer keeps whole words, so prompts
-  have Flan-T5's length (~170 tokens, not 600+ cut at 512), twice: with the judge's greedy loop
-  (encoder once, a row stops at EOS or once its text cannot become "attributable")
-  and with transformers' generate() (the judge's path before, still used when a
-  generation config changes logits); both give the same verdicts.
+  have Flan-T5's length (~170 tokens, not 600+ cut at 512), three times: with the judge's
+  greedy loop (encoder once, "attributable" read in one teacher-forced decoder pass, a
+  row stops at EOS or once its text cannot become "attributable"), with that loop one
+  token per decoder call (before), and with transformers' generate() (still used when
+  a generation config changes logits); all give the same verdicts.
 Prints pairs/s and CPU seconds for each mode, and the ratios (wall and CPU).
-`--only seq2seq` skips the MiniLM backends. Not collected by pytest (bench_*.py).
+`--only seq2seq` skips the MiniLM backends. `--profile` adds, for the tiny T5 with
+the judge's loop, where each mode's CPU time goes (tokenizer, encoder, decoder, the
+rest) and the best ratio the encoder's own work allows. Not collected by pytest
+(bench_*.py).
 """
 
 from __future__ import annotations
@@ -95,17 +99,23 @@ def synthetic_items(generations: int, events: int = 15, words: int = 420) -> lis
     return items
 
 
+def verdicts(scores: list[list[Any]]) -> list[tuple[bool, ...]]:
+    """Each generation's per-event verdicts (supported or not)."""
+    return [tuple(bool(v.verdict) for v in score.items) for [score] in scores]
+
+
 def measure(
     name: str, backend: EntailmentModel, items: list[JudgeInput], judge_class: type = EventJudge
-) -> None:
+) -> list[tuple[bool, ...]]:
+    """Time both modes; print the rates and whether their verdicts agree (returned)."""
     backend.score([("Warm up.", "Warm up the model before timing.")])
     split_windows("Warm up the window splitter (spaCy loads on first use).")
-    rates, cpu = {}, {}
+    rates, cpu, found = {}, {}, {}
     for mode, single in (("batched", False), ("one pair per call", True)):
         counting = CountingModel(backend, one_pair_per_call=single)
         judge = judge_class(counting)
         start, cpu_start = time.perf_counter(), time.process_time()
-        judge.judge(items)
+        found[mode] = verdicts(judge.judge(items))
         seconds = time.perf_counter() - start
         cpu[mode] = time.process_time() - cpu_start
         rates[mode] = counting.pairs / seconds
@@ -114,6 +124,11 @@ def measure(
     print(f"  {name:<38} speed-up batched / one-per-call: "
           f"{rates['batched'] / rates['one pair per call']:.1f}x wall, "
           f"{cpu['one pair per call'] / cpu['batched']:.1f}x CPU")  # fmt: skip
+    supported = sum(sum(row) for row in found["batched"])
+    same = found["batched"] == found["one pair per call"]
+    print(f"  {name:<38} verdicts: {supported} events supported; batched == one pair per call: "
+          f"{same}")  # fmt: skip
+    return found["batched"]
 
 
 def minilm_backend(device: str) -> EntailmentModel | None:
@@ -139,7 +154,7 @@ def aligned_backend(device: str) -> EntailmentModel | None:
         return None
 
 
-def tiny_t5_backend(directory: Path, device: str) -> EntailmentModel:
+def tiny_t5_backend(directory: Path, device: str, batch_size: int = 16) -> EntailmentModel:
     import torch
     from transformers import GenerationConfig, T5Config, T5ForConditionalGeneration
 
@@ -174,7 +189,92 @@ def tiny_t5_backend(directory: Path, device: str) -> EntailmentModel:
     tokens = len(tokenizer(examples[0][0])["input_ids"])
     print(f"  tiny T5: a prompt with a 100-word window is {tokens} tokens (word-level vocabulary, "
           "like Flan-T5's ~1.3 tokens a word; a 300-piece one made 600+, cut at 512)")  # fmt: skip
-    return Seq2SeqAttributable(model.to(device), tokenizer, batch_size=16, source="tiny-t5")
+    return Seq2SeqAttributable(model.to(device), tokenizer, batch_size=batch_size, source="tiny-t5")
+
+
+class _TimedTokenizer:
+    """The backend's tokenizer, timed, counting the real tokens of what it encodes."""
+
+    def __init__(self, inner: Any, clock: SegmentClock) -> None:
+        self.inner, self.clock = inner, clock
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        encoded = self.clock.timed("tokenizer", self.inner)(*args, **kwargs)
+        if "attention_mask" in encoded and hasattr(encoded["attention_mask"], "sum"):
+            lengths = encoded["attention_mask"].sum(dim=1)
+            self.clock.tokens += int(lengths.sum())
+            self.clock.attention_pairs += int((lengths**2).sum())
+        return encoded
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class SegmentClock:
+    """CPU seconds a seq2seq backend spends in its tokenizer, encoder and decoder
+    calls (wrapped on the instances while the clock is installed)."""
+
+    def __init__(self) -> None:
+        self.seconds = {"tokenizer": 0.0, "encoder": 0.0, "decoder": 0.0}
+        self.tokens = 0
+        self.attention_pairs = 0  # sum over prompts of length^2 (query x key)
+
+    def reset(self) -> None:
+        self.seconds = dict.fromkeys(self.seconds, 0.0)
+        self.tokens = self.attention_pairs = 0
+
+    def timed(self, name: str, function: Any) -> Any:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.seconds[name] += time.process_time() - start
+
+        return timed
+
+    def install(self, backend: Any) -> Any:
+        """Wrap the backend's parts; returns a function that unwraps them."""
+        tokenizer, model = backend.tokenizer, backend.model
+        encoder = model.get_encoder()
+        backend.tokenizer = _TimedTokenizer(tokenizer, self)
+        encoder.forward = self.timed("encoder", encoder.forward)
+        model.forward = self.timed("decoder", model.forward)
+
+        def uninstall() -> None:
+            backend.tokenizer = tokenizer
+            del encoder.forward, model.forward
+
+        return uninstall
+
+
+def profile(backend: Any, items: list[JudgeInput]) -> None:
+    """Each mode's CPU seconds by part, and the ratio bound set by the encoder."""
+    clock = SegmentClock()
+    uninstall = clock.install(backend)
+    totals: dict[str, float] = {}
+    encoder: dict[str, float] = {}
+    for mode, single in (("batched", False), ("one pair per call", True)):
+        clock.reset()
+        judge = EventJudge(CountingModel(backend, one_pair_per_call=single))
+        start = time.process_time()
+        judge.judge(items)
+        totals[mode] = time.process_time() - start
+        encoder[mode] = clock.seconds["encoder"]
+        tokens, pairs = clock.tokens, clock.attention_pairs  # equal in both modes
+        rest = totals[mode] - sum(clock.seconds.values())
+        parts = "  ".join(f"{k} {v:5.2f}" for k, v in clock.seconds.items())
+        print(f"  profile {mode:<18} {totals[mode]:5.2f} CPU s = {parts}  rest {rest:5.2f}")
+    uninstall()
+    model = backend.model.config
+    layers, d, ff = model.num_layers, model.d_model, model.d_ff
+    inner = model.num_heads * model.d_kv
+    feed_forward = (3 if model.is_gated_act else 2) * d * ff
+    macs = layers * (tokens * (4 * d * inner + feed_forward) + 2 * inner * pairs)
+    print(f"  profile encoder: {tokens} real tokens, {macs / 1e9:.2f} G multiply-adds "
+          f"(projections, feed-forward, attention), {macs / 1e9 / encoder['batched']:.1f} "
+          f"GMAC/s batched; one pair per call / batched encoder alone: "
+          f"{totals['one pair per call'] / encoder['batched']:.1f}x at most")  # fmt: skip
 
 
 def main() -> None:
@@ -183,6 +283,8 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
     parser.add_argument("--only", choices=("all", "seq2seq"), default="all")
+    parser.add_argument("--batch-size", type=int, default=16, help="tiny T5 judge's batch")
+    parser.add_argument("--profile", action="store_true", help="CPU time by part (tiny T5)")
     args = parser.parse_args()
     import torch
 
@@ -201,10 +303,17 @@ def main() -> None:
     from copyaudit.judges import entailment_hf
 
     with tempfile.TemporaryDirectory() as tmp:
-        t5 = tiny_t5_backend(Path(tmp), args.device)
-        measure("seq2seq (tiny trained T5, bs 16)", t5, items)
+        t5 = tiny_t5_backend(Path(tmp), args.device, args.batch_size)
+        forced = measure(f"seq2seq (tiny trained T5, bs {args.batch_size})", t5, items)
+        if args.profile:
+            profile(t5, items)  # the judge's loop; restores the backend after
+        answer, t5.answer_ids = t5.answer_ids, []  # the loop before: one token per call
+        stepped = measure(f"seq2seq step by step (tiny T5, bs {args.batch_size})", t5, items)
+        t5.answer_ids = answer
         entailment_hf.plain_greedy = lambda model: False  # the generate() path
-        measure("seq2seq generate() (tiny T5, bs 16)", t5, items)
+        generated = measure(f"seq2seq generate() (tiny T5, bs {args.batch_size})", t5, items)
+        print(f"  seq2seq verdicts: forced pass == step by step == generate(): "
+              f"{forced == stepped == generated}")  # fmt: skip
 
 
 if __name__ == "__main__":
