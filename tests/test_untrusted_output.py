@@ -176,3 +176,15 @@ def test_the_app_shows_every_bidirectional_control_as_a_replacement() -> None:
     shown = visible(TROJAN)
     assert len(shown) == len(TROJAN)  # evidence offsets stay valid on screen
     assert not any(ord(c) in BIDI_CONTROLS for c in shown) and shown.count(REPLACEMENT) == 7
+
+
+def test_judge_echoes_a_run_name_escaped(tmp_path: Path, cli) -> None:
+    cases = [{"id": "c1", "title": "T", "input": "Once", "reference": "upon a time"}]
+    path = write_jsonl(tmp_path / "c.jsonl", cases)
+    assert cli("import", "literal", str(path), "--suite", "s").code == 0
+    outputs = write_jsonl(tmp_path / "g.jsonl", [{"case_id": "c1", "output": "upon"}])
+    run = "r\u202eevil\x9b2J"
+    assert cli("import-generations", str(outputs), "--run", run, "--suite", "s").code == 0
+    result = cli("judge", run, "--judges", "literal")
+    assert result.code == 0, result.err
+    assert _clean(result.out) and "run r\\u202eevil\\u009b2J: " in result.out

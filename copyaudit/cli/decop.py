@@ -86,7 +86,7 @@ def decop_cmd(
     )
     # progress on standard error: standard output carries the report only
     outcome = execute_with_progress(obj.db_path, request)
-    click.echo(
+    echo(
         f"run {outcome.run}: {outcome.status}; {outcome.scored} passages scored"
         + (f", {outcome.already_scored} already stored" if outcome.already_scored else "")
         + (f", {outcome.failed_prompts} prompts unreadable" if outcome.failed_prompts else ""),

@@ -194,7 +194,7 @@ def run_cmd(
     )
     outcome = execute_with_progress(obj.db_path, request)
     for judge, reason in outcome.skipped_judges:
-        click.echo(f"skipped judge {judge}: {reason}", err=True)
+        echo(f"skipped judge {judge}: {reason}", err=True)
     click.echo(
         f"run {outcome.run}: {outcome.shown_status()}; {outcome.generated} generated, "
         f"{outcome.failed} failed, {outcome.judged} scores stored"
@@ -247,15 +247,15 @@ def judge_cmd(
                 store, run, judging, folds=folds, seed=seed, on_progress=progress
             )
         for judge, reason in refused:
-            click.echo(f"not calibrated {judge}: {reason}", err=True)
+            echo(f"not calibrated {judge}: {reason}", err=True)
         for outcome in outcomes:
             click.echo("\n".join(outcome_lines(outcome)))
         return
     with obj.store() as store, owned(store, run, "judge"), progress.bar:
         stored, skipped = judge_run(store, run, judging, rejudge=rejudge, on_progress=progress)
     for judge, reason in skipped:
-        click.echo(f"skipped judge {judge}: {reason}", err=True)
-    click.echo(f"run {run}: {stored} scores stored")
+        echo(f"skipped judge {judge}: {reason}", err=True)
+    echo(f"run {run}: {stored} scores stored")
 
 
 @click.command("report")

@@ -87,8 +87,8 @@ def takedown_cmd(
             raise
         for outcome in outcomes:
             for judge, reason in outcome.skipped_judges:
-                click.echo(f"{outcome.run}: skipped judge {judge}: {reason}", err=True)
-            click.echo(outcome.summary(), err=True)
+                echo(f"{outcome.run}: skipped judge {judge}: {reason}", err=True)
+            echo(outcome.summary(), err=True)
     with obj.store() as store:
         table = takedown_table(store, suite, run_fields["model"])
     if fmt == "json":
