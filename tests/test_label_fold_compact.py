@@ -8,6 +8,7 @@ same records chosen."""
 from __future__ import annotations
 
 import json
+import struct
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -128,7 +129,8 @@ def test_the_digest_table_maps_as_a_dict(puts: list[tuple[int, int]]) -> None:
     table, plain = _DigestTable(4), {}
     for key, value in puts:
         digest = (key << 70 | key % 3).to_bytes(16, "little")
-        table.set(digest, value)
+        hi, lo = struct.unpack("<QQ", digest)
+        table.put(table.slot(hi, lo), hi, lo, value)
         plain[digest] = value
         assert table.get(digest) == value
     assert {d: table.get(d) for d in plain} == plain

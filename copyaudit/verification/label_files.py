@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import struct
 from array import array
 from collections.abc import Callable, Iterator, Sequence
@@ -255,17 +254,26 @@ class _DigestTable:
         value = self.values[self.slot(*_HALVES.unpack(digest))]
         return None if value == EMPTY else value
 
-    def set(self, digest: bytes, value: int) -> None:
-        hi, lo = _HALVES.unpack(digest)
-        self.put(self.slot(hi, lo), hi, lo, value)
-
     def _grow(self) -> None:
-        bigger = _DigestTable(2 * (self.mask + 1))
+        size = 2 * (self.mask + 1)
+        mask, his, los = size - 1, array("Q", bytes(8 * size)), array("Q", bytes(8 * size))
+        values = array("q", [EMPTY]) * size
         for hi, lo, value in zip(self.his, self.los, self.values, strict=True):
-            if value != EMPTY:
-                bigger.put(bigger.slot(hi, lo), hi, lo, value)
-        self.mask, self.his, self.los = bigger.mask, bigger.his, bigger.los
-        self.values, self.count = bigger.values, bigger.count
+            if value != EMPTY:  # digests here are distinct: the first free slot
+                at = lo & mask
+                while values[at] != EMPTY:
+                    at = (at + 1) & mask
+                his[at], los[at], values[at] = hi, lo, value
+        self.mask, self.his, self.los, self.values = mask, his, los, values
+
+
+def _item_digest(record: LabelRecord) -> bytes:
+    """The digest of the record's item; annotator and generation are prefixed by their
+    lengths, so no two items spell the same text."""
+    annotator, generation = record.annotator, record.generation
+    return _digest(
+        f"{len(annotator)}:{annotator}{len(generation)}:{generation}{record.target}/{record.index}"
+    )
 
 
 LABEL, RETRACTION, RETRACTED = 1, 0, 2  # _Events.actions
@@ -302,14 +310,16 @@ class _Events:
         self.times = array("q")  # created_at in milliseconds, or NO_TIME
 
     def add(self, record: LabelRecord, key: int) -> None:
-        uuid = None if record.uuid is None else _digest(record.uuid)
-        if uuid is not None and (first := self.uuids.get(uuid)) is not None:
-            raise record.error("uuid", f"duplicate uuid (first on line {self.lines[first]})")
-        item = _digest(json.dumps(record.item, ensure_ascii=False))
+        if record.uuid is not None:
+            hi, lo = _HALVES.unpack(_digest(record.uuid))
+            at = self.uuids.slot(hi, lo)
+            if (first := self.uuids.values[at]) != EMPTY:
+                raise record.error("uuid", f"duplicate uuid (first on line {self.lines[first]})")
+        item = _item_digest(record)
         if record.action == "retract":
             self.actions[self._check_retraction(record, item)] = RETRACTED
-        if uuid is not None:
-            self.uuids.set(uuid, len(self.lines))
+        if record.uuid is not None:
+            self.uuids.put(at, hi, lo, len(self.lines))  # the slot found above: nothing moved
         self.keys.append(key)
         self.lines.append(record.line)
         self.actions.append(LABEL if record.action == "label" else RETRACTION)
