@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
+import struct
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from copyaudit.errors import InputError
@@ -216,44 +216,115 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
+_HALVES = struct.Struct("<QQ")  # a digest as two 64-bit numbers
+EMPTY = -1  # _DigestTable.values: a free slot
+
+
+class _DigestTable:
+    """A map from 16-byte digests to numbers >= 0 in three flat arrays (open addressing,
+    linear probing, at most 2/3 full): 24 bytes a slot, ~36 an entry, where a dict of
+    bytes to int costs ~150 an entry. `slot` finds a digest's slot (its value EMPTY when
+    the digest is absent), `put` fills one."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.mask = size - 1  # size: a power of two
+        self.his = array("Q", bytes(8 * size))
+        self.los = array("Q", bytes(8 * size))
+        self.values = array("q", [EMPTY]) * size
+        self.count = 0
+
+    def slot(self, hi: int, lo: int) -> int:
+        his, los, values, mask = self.his, self.los, self.values, self.mask
+        at = lo & mask
+        while values[at] != EMPTY and (los[at] != lo or his[at] != hi):
+            at = (at + 1) & mask
+        return at
+
+    def put(self, at: int, hi: int, lo: int, value: int) -> None:
+        """Sets the value of the digest (hi, lo), whose slot is `at`."""
+        if self.values[at] == EMPTY:
+            if 3 * (self.count + 1) > 2 * (self.mask + 1):
+                self._grow()
+                at = self.slot(hi, lo)
+            self.count += 1
+            self.his[at], self.los[at] = hi, lo
+        self.values[at] = value
+
+    def get(self, digest: bytes) -> int | None:
+        value = self.values[self.slot(*_HALVES.unpack(digest))]
+        return None if value == EMPTY else value
+
+    def _grow(self) -> None:
+        size = 2 * (self.mask + 1)
+        mask, his, los = size - 1, array("Q", bytes(8 * size)), array("Q", bytes(8 * size))
+        values = array("q", [EMPTY]) * size
+        for hi, lo, value in zip(self.his, self.los, self.values, strict=True):
+            if value != EMPTY:  # digests here are distinct: the first free slot
+                at = lo & mask
+                while values[at] != EMPTY:
+                    at = (at + 1) & mask
+                his[at], los[at], values[at] = hi, lo, value
+        self.mask, self.his, self.los, self.values = mask, his, los, values
+
+
+def _item_digest(record: LabelRecord) -> bytes:
+    """The digest of the record's item; annotator and generation are prefixed by their
+    lengths, so no two items spell the same text."""
+    annotator, generation = record.annotator, record.generation
+    return _digest(
+        f"{len(annotator)}:{annotator}{len(generation)}:{generation}{record.target}/{record.index}"
+    )
+
+
 LABEL, RETRACTION, RETRACTED = 1, 0, 2  # _Events.actions
+NO_TIME = -(2**63)  # _Events.times of a record without created_at: before every time
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MILLISECOND = timedelta(milliseconds=1)
+
+
+def _milliseconds(created_at: str | None) -> int:
+    """A canonical created_at (db.event_rules: UTC, milliseconds) as milliseconds since
+    1970, which order as the texts do; NO_TIME for None."""
+    if created_at is None:
+        return NO_TIME
+    return (datetime.fromisoformat(created_at) - _EPOCH) // _MILLISECOND
 
 
 class _Events:
-    """What checking and folding a label file keeps per record, instead of the record
-    (about 80 bytes in arrays, and 120 in a dict per uuid while the file is read): its
-    key, line, action (a retracted label is marked), item (a digest of annotator,
-    generation, target, index) and created_at. `add` raises the record's error
-    (duplicate uuid, retraction of nothing, of a retraction or of another item)
-    without keeping it; `record_at(key)` gives back a kept record for that error's
-    wording. `current()` frees the uuids before it groups the labels by item."""
+    """What checking and folding a label file keeps per record, instead of the record:
+    its key, line, action (a retracted label is marked), item (a 16-byte digest of
+    annotator, generation, target, index) and created_at (in milliseconds), 41 bytes in
+    flat arrays, and its uuid's digest in a `_DigestTable` while the file is read (~36
+    bytes). `add` raises the record's error (duplicate uuid, retraction of nothing, of a
+    retraction or of another item) without keeping it; `record_at(key)` gives back a
+    kept record for that error's wording. Keys ascend as records are added. `current()`
+    frees the uuids before it groups the labels by item in a second table."""
 
     def __init__(self, record_at: Callable[[int], LabelRecord]) -> None:
         self.record_at = record_at
-        self.uuids: dict[bytes, int] = {}  # uuid digest -> its record's number
+        self.uuids = _DigestTable()  # uuid digest -> its record's number
         self.keys = array("q")  # the caller's key of the record (its position)
         self.lines = array("q")
         self.actions = bytearray()  # LABEL, RETRACTION or RETRACTED
         self.items = bytearray()  # 16 bytes a record
-        self.times = bytearray()  # created_at (UTF-8: bytes order as the text) or nothing
-        self.time_ends = array("q")
+        self.times = array("q")  # created_at in milliseconds, or NO_TIME
 
     def add(self, record: LabelRecord, key: int) -> None:
-        uuid = None if record.uuid is None else _digest(record.uuid)
-        if uuid is not None and uuid in self.uuids:
-            first = self.lines[self.uuids[uuid]]
-            raise record.error("uuid", f"duplicate uuid (first on line {first})")
-        item = _digest(json.dumps(record.item, ensure_ascii=False))
+        if record.uuid is not None:
+            hi, lo = _HALVES.unpack(_digest(record.uuid))
+            at = self.uuids.slot(hi, lo)
+            if (first := self.uuids.values[at]) != EMPTY:
+                raise record.error("uuid", f"duplicate uuid (first on line {self.lines[first]})")
+        item = _item_digest(record)
         if record.action == "retract":
             self.actions[self._check_retraction(record, item)] = RETRACTED
-        if uuid is not None:
-            self.uuids[uuid] = len(self.lines)
+        if record.uuid is not None:
+            self.uuids.put(at, hi, lo, len(self.lines))  # the slot found above: nothing moved
         self.keys.append(key)
         self.lines.append(record.line)
         self.actions.append(LABEL if record.action == "label" else RETRACTION)
         self.items += item
-        self.times += (record.created_at or "").encode("utf-8")
-        self.time_ends.append(len(self.times))
+        self.times.append(_milliseconds(record.created_at))
 
     def _item(self, n: int) -> bytes:
         return bytes(self.items[16 * n : 16 * n + 16])
@@ -276,23 +347,26 @@ class _Events:
             )
         return undone
 
-    def _order(self, n: int) -> tuple[bytes, int]:
-        start = self.time_ends[n - 1] if n else 0
-        return (bytes(self.times[start : self.time_ends[n]]), self.lines[n])
-
-    def current(self) -> list[int]:
+    def current(self) -> array[int]:
         """The keys of each item's current label: its latest label record (by
-        created_at, then line) not retracted by a later record; ascending."""
-        self.uuids.clear()  # checked: the grouping below takes their place
-        latest: dict[bytes, int] = {}  # item -> its latest label's number
+        created_at, then line, then order added) not retracted by a later record;
+        ascending."""
+        self.uuids = _DigestTable()  # checked: the grouping below takes their place
+        latest = _DigestTable()  # item -> its latest label's number
+        times, lines, items = self.times, self.lines, self.items
         for n, action in enumerate(self.actions):
             if action != LABEL:
                 continue
-            item = self._item(n)
-            held = latest.get(item)
-            if held is None or self._order(n) >= self._order(held):
-                latest[item] = n
-        return sorted(self.keys[n] for n in latest.values())
+            hi, lo = _HALVES.unpack_from(items, 16 * n)
+            at = latest.slot(hi, lo)
+            held = latest.values[at]
+            if held == EMPTY or (times[n], lines[n]) >= (times[held], lines[held]):
+                latest.put(at, hi, lo, n)
+        chosen = bytearray(len(self.keys))
+        for n in latest.values:
+            if n != EMPTY:
+                chosen[n] = 1
+        return array("q", (key for key, kept in zip(self.keys, chosen, strict=True) if kept))
 
 
 def _record_at(path: str | Path) -> Callable[[int], LabelRecord]:
@@ -354,5 +428,5 @@ def fold_label_file(path: str | Path, *, skip_invalid: bool = False) -> FoldedLa
         pass
     loaded.check(skip_invalid)
     return FoldedLabels(
-        str(path), loaded.usable, loaded.problems, array("q", events.current()), loaded.warnings
+        str(path), loaded.usable, loaded.problems, events.current(), loaded.warnings
     )
