@@ -1,7 +1,7 @@
 """Benchmark: what storing a judge's scores costs (db.runs.save_judgments), old per-row
 triggers vs db.bulk's set-wise totals, without the judge's own work (issue 20).
 
-Run: .venv/bin/python tests/bench/bench_judge_writes.py [--n 100000] [--old REV]
+Run: .venv/bin/python tests/bench/bench_judge_writes.py [--n 100000] [--old REV] [--judge]
 
 Writes N literal cases and one generation each (short text of our own words, in a temp
 dir), imports them with each tree's CLI, then a child process stores three scores per
@@ -9,7 +9,8 @@ generation (rougeL with a threshold and a verdict, lcs_tokens, rouge1: what the 
 judge gives) in the runner's batches of JUDGE_BATCH generations, one transaction each,
 as `copyaudit judge` does. Prints the child's CPU seconds (user + system), peak RSS and
 the cost per judgment. Old is REV (default 3c95edf, per-row triggers), extracted with
-`git archive` and run the same way on the same files.
+`git archive` and run the same way on the same files. With --judge the child is the
+real `copyaudit judge r --judges literal` instead (the judge's work included).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -77,11 +79,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=100_000, help="generations (default 100,000)")
     parser.add_argument("--old", default=OLD_REV, help=f"old revision (default {OLD_REV})")
+    parser.add_argument("--judge", action="store_true", help="run `copyaudit judge` instead")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         cases, gens = build_files(root, args.n)
-        print(f"{args.n:,} generations, 3 scores each; load average "
+        print(f"{args.n:,} generations; load average "
               f"{os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
         trees = {"new": ROOT}
         tree = old_tree(root, args.old)
@@ -93,12 +96,18 @@ def main() -> None:
             cli = [sys.executable, "-m", "copyaudit", "--db", str(db)]
             measure(tree, [*cli, "import", "literal", str(cases), "--suite", "s"])
             measure(tree, [*cli, "import-generations", str(gens), "--run", "r", "--suite", "s"])
-            results[label] = cpu, rss, _ = measure(tree, [sys.executable, "-c", STORE, str(db)])
-            per = cpu / (3 * args.n) * 1e6
-            print(f"  {label}: {cpu:.1f} CPU s, {rss:.0f} MB, {per:.1f} us a judgment", flush=True)
+            writer = [sys.executable, "-c", STORE, str(db)]
+            if args.judge:
+                writer = [*cli, "judge", "r", "--judges", "literal"]
+            results[label] = cpu, rss, _ = measure(tree, writer)
+            with sqlite3.connect(db) as conn:
+                judgments = conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+            per = cpu / judgments * 1e6
+            print(f"  {label}: {cpu:.1f} CPU s, {rss:.0f} MB, {judgments:,} judgments, "
+                  f"{per:.1f} us each", flush=True)  # fmt: skip
         if "old" in results:
             old, new = results["old"][0], results["new"][0]
-            saved = (old - new) / (3 * args.n) * 1e6
+            saved = (old - new) / judgments * 1e6
             print(f"old/new CPU {old / new:.2f}x ({saved:.1f} us a judgment saved)")
         print(f"load average after: {os.getloadavg()[0]:.2f} (2 cores shared)")
 
