@@ -21,6 +21,7 @@ import db.runs
 from copyaudit.reports.scores import FRACTION_EDGES
 from copyaudit.types import Score
 from db import Store
+from db.audit import audit
 from db.bulk import bulk_inserts
 from db.migrations import FTS_TABLES, TALLIES, derived_trigger_sql
 from db.runs import JudgeIdentity, save_judgments
@@ -245,3 +246,10 @@ def test_evidence_without_a_threshold_is_counted_by_neither_path(tmp_path: Path)
         assert json.loads(evidence).get("threshold") is None
         assert store.scalar("SELECT COUNT(*) FROM threshold_counts") == 0
         assert store.scalar("SELECT valued FROM judgment_totals WHERE metric = 'lcs_tokens'") == 1
+
+
+def test_verify_finds_a_marker_left_committed(tmp_path: Path) -> None:
+    with Store(tmp_path / "t.db") as store:
+        assert audit(store) == []
+        store.conn.execute("INSERT INTO bulk_writing (tbl) VALUES ('cases')")
+        assert [f.check for f in audit(store)] == ["bulk marker left"]
