@@ -754,13 +754,14 @@ class Tally:
         return statement
 
     def chunk_sql(self) -> str:
-        """One statement adding every row of `source` with id > ? (a chunk just written)."""
+        """One statement adding every row of `source` with id > ? (a chunk just written),
+        read by rowid (NOT INDEXED: an index ordered for the GROUP BY would scan the table)."""
         keys = [_of(e, "s") for _, e in self.key]
         counted = [f"SUM({_of(e, 's')})" for _, e in self.counted]
         join = " JOIN generations g ON g.id = s.generation_id" if self.of_generation else ""
         group = ", ".join(str(i) for i in range(1, len(keys) + 1))
         select = (
-            f"SELECT {', '.join(keys + counted)} FROM {self.source} s{join} "
+            f"SELECT {', '.join(keys + counted)} FROM {self.source} s NOT INDEXED{join} "
             f"WHERE s.id > ? AND {_of(self.where, 's')} GROUP BY {group}"
         )
         return _upsert(self.table, self._key_columns, self._counted_columns, select)
@@ -876,7 +877,8 @@ def chunk_sql(table: str) -> list[str]:
     if table in FTS_TABLES:
         names = ", ".join(FTS_TABLES[table])
         statements.append(
-            f"INSERT INTO {table}_fts (rowid, {names}) SELECT id, {names} FROM {table} WHERE id > ?"
+            f"INSERT INTO {table}_fts (rowid, {names}) SELECT id, {names} FROM {table} "
+            "NOT INDEXED WHERE id > ?"
         )
     return statements + [t.chunk_sql() for t in TALLIES if t.source == table]
 

@@ -23,7 +23,7 @@ from copyaudit.types import Score
 from db import Store
 from db.audit import audit
 from db.bulk import bulk_inserts
-from db.migrations import FTS_TABLES, TALLIES, derived_trigger_sql
+from db.migrations import FTS_TABLES, TALLIES, chunk_sql, derived_trigger_sql
 from db.runs import JudgeIdentity, save_judgments
 from tests import import_scenario
 from tests.conftest import database_fingerprint
@@ -253,3 +253,16 @@ def test_verify_finds_a_marker_left_committed(tmp_path: Path) -> None:
         assert audit(store) == []
         store.conn.execute("INSERT INTO bulk_writing (tbl) VALUES ('cases')")
         assert [f.check for f in audit(store)] == ["bulk marker left"]
+
+
+@pytest.mark.parametrize("table", ["cases", "generations", "judgments"])
+def test_a_chunk_s_statements_read_only_the_chunk(tmp_path: Path, table: str) -> None:
+    """Each reads its table from the chunk's first id on (a range of the rowid), never
+    the whole table: per chunk, the cost of the chunk."""
+    _imported(tmp_path)
+    with Store(tmp_path / "audit.db") as store:
+        store.conn.execute("ANALYZE")  # the planner's statistics of a filled database
+        for statement in chunk_sql(table):
+            plan = [r[3] for r in store.conn.execute(f"EXPLAIN QUERY PLAN {statement}", (0,))]
+            assert not [step for step in plan if step.startswith("SCAN")], (statement, plan)
+            assert any("INTEGER PRIMARY KEY (rowid>?)" in step for step in plan), plan
