@@ -717,7 +717,9 @@ def migrate_event_heads(db: sqlite_utils.Database) -> None:
 # marks a table in `bulk_writing` inside its own transaction; the AFTER INSERT triggers
 # of that table then stand aside (their WHEN), and the writer adds the chunk's rows to
 # the FTS indexes and the totals with one INSERT ... SELECT per derived table. Updates
-# and deletes always go through their triggers.
+# and deletes always go through their triggers. migrate_run_totals' helpers above
+# (_judgment_effect ...) stay as that migration ran; migrate_bulk_writes replaces the
+# triggers they made with these, which count the same.
 
 
 @dataclass(frozen=True)
@@ -738,11 +740,8 @@ class Tally:
         """The trigger statements adding (sign 1) or taking away (-1) row `row`."""
         keys = [_of(e, row) for _, e in self.key]
         counted = [f"({sign}) * ({_of(e, row)})" for _, e in self.counted]
-        source = (
-            f"FROM generations g WHERE g.id = {row}.generation_id AND"
-            if (self.of_generation)
-            else "WHERE"
-        )
+        of_run = f"FROM generations g WHERE g.id = {row}.generation_id AND"
+        source = of_run if self.of_generation else "WHERE"
         select = f"SELECT {', '.join(keys + counted)} {source} {_of(self.where, row)}"
         statement = _upsert(self.table, self._key_columns, self._counted_columns, select)
         if sign < 0:  # a figure nothing counts any more is no figure
