@@ -1,5 +1,6 @@
 """`verify`'s checks beyond each chain's own links: the guarding triggers, the per-chain
-head records, each event's generation binding, and SQLite's own check of the file.
+head records, each event's generation binding, SQLite's own check of the file, and no
+bulk writer's marker (db.bulk) left committed.
 
 A chain alone cannot show that its last events (or all of them) were deleted: what is
 left is still a valid chain. The head records (table `event_heads`, kept by a trigger on
@@ -145,8 +146,19 @@ def audit_events(store: Store) -> list[Finding]:
     return found
 
 
+def bulk_marker_problems(store: Store) -> list[Finding]:
+    """A committed `bulk_writing` row (db.bulk: a writer's marker lives only inside its
+    own transaction): the table's insert triggers stand aside for good, so its search
+    index and totals no longer follow inserts."""
+    return [
+        Finding("bulk marker left", f"bulk_writing names {row[0]}: inserts into it skip "
+                "their search index and totals (written behind the tool?)")
+        for row in store.conn.execute("SELECT tbl FROM bulk_writing ORDER BY tbl")
+    ]  # fmt: skip
+
+
 def audit(store: Store, *, full: bool = False) -> list[Finding]:
     """Everything `verify` checks in the database itself; [] when all is intact."""
     checked = sqlite_check(store, full=full)
     found = [] if checked == ["ok"] else [Finding("sqlite", "; ".join(checked[:5]))]
-    return found + audit_events(store)
+    return found + audit_events(store) + bulk_marker_problems(store)

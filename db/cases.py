@@ -12,6 +12,7 @@ from copyaudit.errors import InputError, UserError
 from copyaudit.hashing import stable_hash
 from copyaudit.rows import RowProblem, skipped_note
 from copyaudit.types import Case, Work
+from db.bulk import bulk_inserts
 from db.clock import now
 from db.connection import Store
 from db.decop import set_doc_type
@@ -106,14 +107,15 @@ def import_cases(
     """Import all cases or none. Unchanged cases are skipped (re-import is idempotent);
     a changed case under an existing id is an error unless `replace`. `cases` may be a
     stream (Loaded.accepted): it is written CHUNK_ROWS at a time inside the one
-    transaction, so an error it raises at its end leaves nothing written. `skipped`:
+    transaction (its search index and totals set-wise per chunk: db.bulk), so an
+    error it raises at its end leaves nothing written. `skipped`:
     the file's rows left out (--skip-invalid), read once `cases` is exhausted; they
     replace what an earlier import of the same source recorded, in the same
     transaction. `doc_type` (decop suites: book | paper) is recorded with the suite in
     the same transaction."""
     added = unchanged = replaced = 0
     conflict: InputError | None = None  # raised after the stream ends (its errors first)
-    with store.transaction(durable=True):
+    with store.transaction(durable=True), bulk_inserts(store, "cases") as bulk:
         suite_id = ensure_suite(store, suite, kind)
         if doc_type is not None:
             set_doc_type(store, suite_id, doc_type, replace)
@@ -161,7 +163,7 @@ def import_cases(
                         f"case '{case.case_id}' already exists in suite '{suite}' with "
                         "different content (use --replace to overwrite it)",
                     )
-            store.conn.executemany(
+            bulk.executemany(
                 "INSERT INTO cases (suite_id, case_id, work_id, payload, content_hash, source, "
                 "created_at, given_characters) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 inserts,

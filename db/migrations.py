@@ -12,6 +12,7 @@ import json
 import sqlite3
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import sqlite_utils
@@ -709,6 +710,189 @@ def migrate_event_heads(db: sqlite_utils.Database) -> None:
         db.execute(event_trigger_sql()[f"{table}_head"])
 
 
+# --- bulk inserts keep the derived tables set-wise (db.bulk) --------------------------
+#
+# One definition of what each total counts (a `Tally`) gives both its per-row triggers
+# and the set-wise statements a bulk writer runs once per chunk (db.bulk). A bulk writer
+# marks a table in `bulk_writing` inside its own transaction; the AFTER INSERT triggers
+# of that table then stand aside (their WHEN), and the writer adds the chunk's rows to
+# the FTS indexes and the totals with one INSERT ... SELECT per derived table. Updates
+# and deletes always go through their triggers. migrate_run_totals' helpers above
+# (_judgment_effect ...) stay as that migration ran; migrate_bulk_writes replaces the
+# triggers they made with these, which count the same.
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What a totals table counts of one table's rows: per row of `source` (written
+    `{r}` in the expressions) where `where` holds, the `counted` expressions added under
+    the `key` expressions. With `of_generation` the row is a judgment, read with its
+    generation `g` (run and template)."""
+
+    table: str
+    source: str
+    key: tuple[tuple[str, str], ...]  # (column, expression)
+    counted: tuple[tuple[str, str], ...]
+    where: str = "1"
+    of_generation: bool = False
+
+    def row_sql(self, row: str, sign: int) -> str:
+        """The trigger statements adding (sign 1) or taking away (-1) row `row`."""
+        keys = [_of(e, row) for _, e in self.key]
+        counted = [f"({sign}) * ({_of(e, row)})" for _, e in self.counted]
+        of_run = f"FROM generations g WHERE g.id = {row}.generation_id AND"
+        source = of_run if self.of_generation else "WHERE"
+        select = f"SELECT {', '.join(keys + counted)} {source} {_of(self.where, row)}"
+        statement = _upsert(self.table, self._key_columns, self._counted_columns, select)
+        if sign < 0:  # a figure nothing counts any more is no figure
+            statement += (
+                f" DELETE FROM {self.table} WHERE {self.counted[0][0]} = 0 AND "
+                f"({', '.join(self._key_columns)}) IN (SELECT {', '.join(keys)} {source} "
+                f"{_of(self.where, row)});"
+            )
+        return statement
+
+    def chunk_sql(self) -> str:
+        """One statement adding every row of `source` with id > ? (a chunk just written),
+        read by rowid (NOT INDEXED: an index ordered for the GROUP BY would scan the table)."""
+        keys = [_of(e, "s") for _, e in self.key]
+        counted = [f"SUM({_of(e, 's')})" for _, e in self.counted]
+        join = " JOIN generations g ON g.id = s.generation_id" if self.of_generation else ""
+        group = ", ".join(str(i) for i in range(1, len(keys) + 1))
+        select = (
+            f"SELECT {', '.join(keys + counted)} FROM {self.source} s NOT INDEXED{join} "
+            f"WHERE s.id > ? AND {_of(self.where, 's')} GROUP BY {group}"
+        )
+        return _upsert(self.table, self._key_columns, self._counted_columns, select)
+
+    @property
+    def _key_columns(self) -> tuple[str, ...]:
+        return tuple(c for c, _ in self.key)
+
+    @property
+    def _counted_columns(self) -> tuple[str, ...]:
+        return tuple(c for c, _ in self.counted)
+
+
+def _of(expression: str, row: str) -> str:
+    return expression.replace("{r}", row)
+
+
+_JUDGMENT_KEY = (("run_id", "g.run_id"), ("metric", "{r}.metric"))
+TALLIES = (
+    Tally(
+        "generation_totals",
+        "generations",
+        (("run_id", "{r}.run_id"), ("template", "{r}.template")),
+        (("generations", "1"), ("failed", "{r}.error IS NOT NULL")),
+    ),
+    Tally(
+        "suite_work_totals",
+        "cases",
+        (("suite_id", "{r}.suite_id"), ("work_id", "{r}.work_id")),
+        (("cases", "1"),),
+    ),
+    Tally(
+        "judgment_totals",
+        "judgments",
+        (
+            *_JUDGMENT_KEY,
+            ("template", "g.template"),
+            ("judge", "{r}.judge"),
+            ("judge_hash", "COALESCE({r}.judge_hash, '')"),
+        ),
+        (
+            ("judged", "1"),
+            ("valued", "{r}.value IS NOT NULL"),
+            ("value_sum", "COALESCE({r}.value, 0.0)"),
+            ("verdicts", "{r}.flagged IS NOT NULL"),
+            ("flagged", "COALESCE({r}.flagged, 0)"),
+        ),
+        of_generation=True,
+    ),
+    Tally(
+        "value_counts",
+        "judgments",
+        (*_JUDGMENT_KEY, ("bin", value_bin_sql("{r}"))),
+        (("n", "1"),),
+        where="{r}.value IS NOT NULL",
+        of_generation=True,
+    ),
+    Tally(
+        "threshold_counts",
+        "judgments",
+        (*_JUDGMENT_KEY, ("threshold", _threshold_sql("{r}"))),
+        (("n", "1"),),
+        where=f"{_threshold_sql('{r}')} IS NOT NULL",
+        of_generation=True,
+    ),
+)
+# the columns whose update changes what a table's rows count
+TALLIED_COLUMNS = {
+    "generations": "run_id, template, error",
+    "cases": "suite_id, work_id",
+    "judgments": "generation_id, metric, value, flagged, evidence",
+}
+
+
+def _standing_aside(table: str) -> str:
+    """An insert trigger's WHEN: no bulk writer has marked `table` (db.bulk)."""
+    return f"WHEN NOT EXISTS (SELECT 1 FROM bulk_writing WHERE tbl = '{table}')"
+
+
+def derived_trigger_sql() -> dict[str, str]:
+    """name -> CREATE TRIGGER text of the triggers keeping the totals (every event)
+    and the FTS indexes (inserts; their delete and update triggers are
+    migrate_search_index's), each insert trigger standing aside for a bulk writer."""
+    triggers: dict[str, str] = {}
+    for table, columns in TALLIED_COLUMNS.items():
+        tallies = [t for t in TALLIES if t.source == table]
+        effect = {sign: " ".join(t.row_sql(r, sign) for t in tallies) for r, sign in
+                  (("NEW", 1), ("OLD", -1))}  # fmt: skip
+        head = f"CREATE TRIGGER {table}_totals"
+        triggers[f"{table}_totals_insert"] = (
+            f"{head}_insert AFTER INSERT ON {table} {_standing_aside(table)} BEGIN {effect[1]} END"
+        )
+        triggers[f"{table}_totals_delete"] = (
+            f"{head}_delete AFTER DELETE ON {table} BEGIN {effect[-1]} END"
+        )
+        triggers[f"{table}_totals_update"] = (
+            f"{head}_update AFTER UPDATE OF {columns} ON {table} BEGIN {effect[-1]} {effect[1]} END"
+        )
+    for table, columns in FTS_TABLES.items():
+        fts, names = f"{table}_fts", ", ".join(columns)
+        new = ", ".join(f"new.{c}" for c in columns)
+        triggers[f"{fts}_insert"] = (
+            f"CREATE TRIGGER {fts}_insert AFTER INSERT ON {table} {_standing_aside(table)} "
+            f"BEGIN INSERT INTO {fts} (rowid, {names}) VALUES (new.id, {new}); END"
+        )
+    return triggers
+
+
+def chunk_sql(table: str) -> list[str]:
+    """The statements a bulk writer runs after writing rows of `table` with id > ?:
+    the rows' FTS entries and their totals, set-wise (one parameter each: the id)."""
+    statements = []
+    if table in FTS_TABLES:
+        names = ", ".join(FTS_TABLES[table])
+        statements.append(
+            f"INSERT INTO {table}_fts (rowid, {names}) SELECT id, {names} FROM {table} "
+            "NOT INDEXED WHERE id > ?"
+        )
+    return statements + [t.chunk_sql() for t in TALLIES if t.source == table]
+
+
+def migrate_bulk_writes(db: sqlite_utils.Database) -> None:
+    """Table `bulk_writing` (the tables a bulk writer is inserting into, inside its own
+    transaction: empty at every commit) and the derived tables' triggers rebuilt from
+    `TALLIES` and `FTS_TABLES`, the insert triggers standing aside while a table is
+    marked (db.bulk). Idempotent (a test winding the schema back runs it again)."""
+    db.execute("CREATE TABLE IF NOT EXISTS bulk_writing (tbl TEXT PRIMARY KEY) WITHOUT ROWID")
+    for name, sql in derived_trigger_sql().items():
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+        db.execute(sql)
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
@@ -726,6 +910,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     migrate_run_totals,  # the dashboard's, open-run's and report's figures
     migrate_run_names,  # generation keys read one way: no '/' in run names
     migrate_event_heads,  # verify: deleting a chain's last events
+    migrate_bulk_writes,  # db.bulk: bulk inserts keep FTS and totals per chunk
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

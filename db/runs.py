@@ -14,6 +14,7 @@ from copyaudit.generation_keys import check_run_name
 from copyaudit.hashing import stable_hash
 from copyaudit.rows import InvalidRows, RowProblem
 from copyaudit.types import Score
+from db.bulk import bulk_inserts
 from db.cases import chunked, record_skipped
 from db.clock import now
 from db.connection import Store
@@ -188,7 +189,7 @@ def import_generations(
     added = unchanged = replaced = usable = 0
     unknown: list[RowProblem] = []
     conflict: InputError | None = None  # raised after the rows' own problems
-    with store.transaction(durable=True):
+    with store.transaction(durable=True), bulk_inserts(store, "generations") as bulk:
         known = model if isinstance(model, str) or model is None else None
         row = store.conn.execute(
             "SELECT r.id, r.backend, r.model, s.name AS suite FROM runs r "
@@ -241,7 +242,7 @@ def import_generations(
                         f"generation {run}/{g.case_id}/{g.template} already exists with a "
                         "different output (use --replace to overwrite it)",
                     )
-            store.conn.executemany(
+            bulk.executemany(
                 "INSERT INTO generations (run_id, case_pk, template, prompt, output, source, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 inserts,
@@ -356,10 +357,12 @@ class JudgeIdentity:
 def save_judgments(
     store: Store, judge: JudgeIdentity, results: Iterable[tuple[int, Sequence[Score]]]
 ) -> int:
-    """Store (replace) the judge's scores for each generation id, in one transaction."""
+    """Store (replace) the judge's scores for each generation id, in one transaction:
+    the generations' earlier scores by this judge deleted first, then the new ones
+    inserted at once (their totals added set-wise: db.bulk)."""
     stamp = now()
-    count = 0
-    with store.transaction():
+    results = list(results)
+    with store.transaction(), bulk_inserts(store, "judgments") as bulk:
         store.conn.execute(
             "INSERT OR IGNORE INTO judge_configs (hash, name, version, config) VALUES (?,?,?,?)",
             (
@@ -369,30 +372,30 @@ def save_judgments(
                 json.dumps(judge.config, sort_keys=True, default=str),
             ),
         )
-        for generation_id, scores in results:
-            store.conn.execute(
-                "DELETE FROM judgments WHERE generation_id = ? AND judge = ?",
-                (generation_id, judge.name),
+        store.conn.executemany(
+            "DELETE FROM judgments WHERE generation_id = ? AND judge = ?",
+            [(generation_id, judge.name) for generation_id, _ in results],
+        )
+        rows = [
+            (
+                generation_id,
+                judge.name,
+                judge.hash,
+                s.metric,
+                s.value,
+                None if s.flagged is None else int(s.flagged),
+                json.dumps(s.evidence_json(), ensure_ascii=False),
+                stamp,
             )
-            store.conn.executemany(
-                "INSERT INTO judgments (generation_id, judge, judge_hash, metric, value, "
-                "flagged, evidence, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        generation_id,
-                        judge.name,
-                        judge.hash,
-                        s.metric,
-                        s.value,
-                        None if s.flagged is None else int(s.flagged),
-                        json.dumps(s.evidence_json(), ensure_ascii=False),
-                        stamp,
-                    )
-                    for s in scores
-                ],
-            )
-            count += len(scores)
-    return count
+            for generation_id, scores in results
+            for s in scores
+        ]
+        bulk.executemany(
+            "INSERT INTO judgments (generation_id, judge, judge_hash, metric, value, "
+            "flagged, evidence, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+    return len(rows)
 
 
 def stored_configuration(store: Store, name: str) -> dict[str, Any] | None:
