@@ -24,21 +24,11 @@ import tempfile
 from pathlib import Path
 
 from bench_import import measure, old_tree
+from bench_tui import WORDS as BENCH_WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD_REV = "3c95edf"
-WORDS = [
-    "the",
-    "orchard",
-    "glass",
-    "seed",
-    "river",
-    "lantern",
-    "harbour",
-    "quiet",
-    "morning",
-    "night",
-]
+WORDS = BENCH_WORDS[:10]  # the bench text's first ten words
 
 STORE = """
 import random, sys
