@@ -186,7 +186,8 @@ async def test_a_long_count_shows_a_lower_bound_first(
         assert "250 generations match" in str(status.render())
         monkeypatch.setattr(GenerationPager, "count", slow_count)
         await pilot.press("slash", *"output", "enter")
-        await wait_until(pilot, lambda: "100+ (counting…)" in str(status.render()))
+        shown = "100+ generations match (counting…)"
+        await wait_until(pilot, lambda: shown in str(status.render()))
         assert screen.query_one("#generations").row_count == PAGE_SIZE
         release.set()
         await settle(pilot)

@@ -223,7 +223,8 @@ class GenerationListScreen(PagedTableScreen):
     def _show_status(self) -> None:
         f = self.pager.filter
         loaded = f"{len(self.pager.rows):,} loaded"
-        parts = [f"{self.pager.shown_total()} generations match", loaded]
+        counting = " (counting…)" if self.pager.counting_on else ""
+        parts = [f"{self.pager.shown_total()} generations match{counting}", loaded]
         if f.sort is not None:
             parts.append(f"sorted by {f.sort.metric} {'↓' if f.descending else '↑'}")
         elif f.descending:

@@ -162,7 +162,9 @@ class ReviewQueueScreen(PagedTableScreen):
         pager = self.pager
         total = pager.shown_total()
         cases = "case" if pager.total == 1 else "cases"
-        text = f"{total} {cases} · {len(pager.rows):,} loaded · {pager.filter.describe()}"
+        counting = " (counting…)" if pager.counting_on else ""
+        loaded = f"{len(pager.rows):,} loaded"
+        text = f"{total} {cases}{counting} · {loaded} · {pager.filter.describe()}"
         if pager.total == 0:
             text = f"no case in the queue with {pager.filter.describe()} (c clears the filters)"
         self.query_one("#review-status-line", Static).update(plain(text, "dim"))

@@ -66,7 +66,12 @@ class KeysetPager(Generic[FilterT, RowT]):
         """The count as the status line shows it: exact, "1,000+" or "counting…"."""
         if self.total is not None:
             return f"{self.total:,}"
-        return f"{self.at_least:,}+ (counting…)" if self.at_least else "counting…"
+        return f"{self.at_least:,}+" if self.at_least else "counting…"
+
+    @property
+    def counting_on(self) -> bool:
+        """A lower bound is shown and the exact count is still coming."""
+        return self.total is None and self.at_least > 0
 
     @property
     def after(self) -> Any:
