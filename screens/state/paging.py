@@ -49,9 +49,10 @@ class KeysetPager(Generic[FilterT, RowT]):
         raise NotImplementedError
 
     def count_at_most(self, store: Store, cap: int) -> int | None:
-        """How many rows the filter matches, counting no further than `cap` (a subclass
-        whose exact count can be slow stops early); None: not quickly known."""
-        return min(self.count(store), cap)
+        """How many rows the filter matches, counting no further than `cap`; None: not
+        quickly known, only the exact count (`count`) is shown. A pager whose count can
+        be slow (GenerationPager) counts to the cap first."""
+        return None
 
     # --- the mechanism -----------------------------------------------------------------
 
