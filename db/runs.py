@@ -359,9 +359,10 @@ def save_judgments(
 ) -> int:
     """Store (replace) the judge's scores for each generation id, in one transaction:
     the generations' earlier scores by this judge deleted first, then the new ones
-    inserted at once (their totals added set-wise: db.bulk)."""
+    inserted at once (their totals added set-wise: db.bulk). A generation named twice
+    keeps its last scores, as if saved one call after the other."""
     stamp = now()
-    results = list(results)
+    results = list(dict(results).items())
     with store.transaction(), bulk_inserts(store, "judgments") as bulk:
         store.conn.execute(
             "INSERT OR IGNORE INTO judge_configs (hash, name, version, config) VALUES (?,?,?,?)",

@@ -181,6 +181,36 @@ def test_a_failed_judge_write_leaves_everything_unchanged(tmp_path: Path) -> Non
         assert store.scalar("SELECT COUNT(*) FROM bulk_writing") == 0
 
 
+def test_a_generation_named_twice_in_one_batch_keeps_its_last_scores(tmp_path: Path) -> None:
+    """One call naming a generation twice stores what two calls one after the other
+    would: the second scores, once (the unique (generation, judge, metric) holds)."""
+    first = [Score("rougeL", 0.25, False, 0.5), Score("lcs_tokens", 3.0)]
+    second = [Score("rougeL", 0.75, True, 0.5)]
+    (once := tmp_path / "once").mkdir()
+    (apart := tmp_path / "apart").mkdir()
+    for root in (once, apart):
+        _imported(root)
+    with Store(once / "audit.db") as store:
+        save_judgments(store, JUDGE, [(1, first), (2, first), (1, second)])
+        stored = store.conn.execute(
+            "SELECT generation_id, metric, value, flagged FROM judgments ORDER BY 1, 2"
+        ).fetchall()
+        totals = _totals(store.conn)
+    with Store(apart / "audit.db") as store:
+        save_judgments(store, JUDGE, [(1, first), (2, first)])
+        save_judgments(store, JUDGE, [(1, second)])
+        assert (
+            stored
+            == store.conn.execute(
+                "SELECT generation_id, metric, value, flagged FROM judgments ORDER BY 1, 2"
+            ).fetchall()
+        )
+        assert totals == _totals(store.conn)
+    assert [tuple(r) for r in stored] == [
+        (1, "rougeL", 0.75, 1), (2, "lcs_tokens", 3.0, None), (2, "rougeL", 0.25, 0)
+    ]  # fmt: skip
+
+
 def test_single_row_writes_keep_their_triggers(tmp_path: Path) -> None:
     """While one table is marked, another table's inserts still fire their triggers;
     once the writer is done, the marked table's do again. No other connection ever
