@@ -92,8 +92,8 @@ SELECT * FROM (
   ) AS rank
   FROM labels l
   WHERE l.action = 'label'
-    AND l.uuid NOT IN (
-      SELECT supersedes FROM labels WHERE action = 'retract' AND supersedes IS NOT NULL
+    AND NOT EXISTS (
+      SELECT 1 FROM labels r WHERE r.supersedes = l.uuid AND r.action = 'retract'
     )
     {filters}
 ) WHERE rank = 1
@@ -153,9 +153,9 @@ def latest_label_event(
     """The annotator's newest label event still in force (what "undo" retracts next),
     optionally on one generation. Being their newest, it is their current label."""
     sql = (
-        "SELECT uuid, generation_id FROM labels WHERE action = 'label' AND annotator = ? "
-        "AND uuid NOT IN (SELECT supersedes FROM labels WHERE action = 'retract' "
-        "AND supersedes IS NOT NULL)"
+        "SELECT uuid, generation_id FROM labels l WHERE action = 'label' AND annotator = ? "
+        "AND NOT EXISTS (SELECT 1 FROM labels r WHERE r.supersedes = l.uuid "
+        "AND r.action = 'retract')"
     )
     params: list[Any] = [annotator]
     if generation_id is not None:

@@ -22,6 +22,7 @@ from db.browse import (
     run_templates,
     run_works,
 )
+from db.labels import current_label_events_sql, latest_label_event
 from screens.runs.dashboard import load_dashboard
 from tests.test_run_totals import _fill
 
@@ -106,3 +107,23 @@ def test_the_totals_tables_exist_in_a_new_database(tmp_path: Path) -> None:
     with Store(tmp_path / "new.db") as fresh:
         names = {r[0] for r in fresh.conn.execute("SELECT name FROM sqlite_master")}
     assert {"generation_totals", "suite_work_totals", "judgment_totals"} <= names
+
+
+def _label_scans(store: Store, sql: str) -> list[str]:
+    plan = [row[3] for row in store.conn.execute(f"EXPLAIN QUERY PLAN {sql}", (1,))]
+    return [line for line in plan if re.match(r"SCAN (labels|l|r)\b", line)]
+
+
+def test_one_generations_current_labels_read_only_its_label_events(store: Store) -> None:
+    """A case's labels (the case view, undo) look up retractions by the supersedes index,
+    per label event: at a million labels, not every retraction per statement (144 ms
+    -> 0.4 ms with 100,000 retractions)."""
+    assert not _label_scans(store, current_label_events_sql("l.generation_id = ?"))
+    undo = _statements(store, lambda: latest_label_event(store, "me", generation_id=1))
+    assert undo and not [s for s in undo if _label_scans(store, s.replace("'me'", "?"))]
+    old = current_label_events_sql("l.generation_id = ?").replace(
+        "NOT EXISTS (\n      SELECT 1 FROM labels r WHERE r.supersedes = l.uuid AND",
+        "l.uuid NOT IN (\n      SELECT supersedes FROM labels r WHERE supersedes IS NOT NULL AND",
+    )
+    assert old != current_label_events_sql("l.generation_id = ?")
+    assert _label_scans(store, old)  # the check finds the old definition's scan
