@@ -129,7 +129,7 @@ def test_html_report_states_provenance_and_integrity(
         judge_hash = store.scalar("SELECT DISTINCT judge_hash FROM judgments")
         heads = chain_heads(store)
     out = tmp_path / "report.html"
-    assert cli("report", "r", "--format", "html", "-o", str(out)).code == 0
+    assert cli("report", "r", "--format", "html", "--file-hash", "-o", str(out)).code == 0
     html = out.read_text(encoding="utf-8")
     provenance = html.split("<h2>Provenance</h2>")[1].split("<h2>Integrity</h2>")[0]
     for field in ("backend", "model revision", "decoding", "run config hash", "status"):
@@ -142,3 +142,25 @@ def test_html_report_states_provenance_and_integrity(
     assert file_sha256(literal_run) in integrity  # nothing was written after the export
     assert len(heads) == 1 and all(h in integrity for h in heads.values())
     assert "all chains intact" in integrity
+
+
+def test_the_database_file_is_hashed_only_when_asked(
+    literal_run: Path, tmp_path: Path, cli
+) -> None:
+    """Hashing reads the whole file (1.3 s at 2 GB): the run report's Integrity section
+    says it was not computed unless --file-hash, and keeps the chain heads and anchor."""
+    from copyaudit.hashing import file_sha256
+    from db.events import append_review, chain_heads
+
+    with Store(literal_run) as store:
+        generation_id = int(store.scalar("SELECT MIN(id) FROM generations"))
+        append_review(store, generation_id=generation_id, reviewer="rev", status="escalated")
+        heads = chain_heads(store)
+    out = tmp_path / "report.html"
+    assert cli("report", "r", "--format", "html", "-o", str(out)).code == 0
+    integrity = out.read_text(encoding="utf-8").split("<h2>Integrity</h2>")[1]
+    assert file_sha256(literal_run) not in integrity
+    assert "not computed (<code>--file-hash</code> adds it)" in integrity
+    assert heads and all(h in integrity for h in heads.values())
+    refused = cli("report", "r", "--format", "md", "--file-hash")
+    assert refused.code == 2 and "--file-hash is for --format html" in refused.err

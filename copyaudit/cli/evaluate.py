@@ -272,12 +272,19 @@ def judge_cmd(
     help="Notice runs: similarity thresholds of the false compliance (< LOW, no refusal) "
     "and false violation (>= HIGH, refusal) lists, e.g. notice_rouge=0.2,0.8 (repeatable).",
 )
+@click.option(
+    "--file-hash",
+    is_flag=True,
+    help="html: add the database file's SHA-256 to the Integrity section (it reads the "
+    "whole file; the chain heads and the anchor are always there).",
+)
 @click.pass_obj
 def report_cmd(
     obj: Any,
     run: str,
     fmt: str,
     notice_thresholds: tuple[str, ...],
+    file_hash: bool,
     output: Path | None,
     force: bool,
 ) -> None:
@@ -285,6 +292,8 @@ def report_cmd(
     self-contained page with a histogram image per metric)."""
 
     thresholds = parse_thresholds(notice_thresholds)
+    if file_hash and fmt != "html":
+        raise click.UsageError("--file-hash is for --format html (its Integrity section)")
     if output is not None:
         check_destination(output, database=obj.db_path, force=force)  # before any work
     with obj.store() as store:
@@ -295,7 +304,7 @@ def report_cmd(
                 report,
                 metric_thresholds(store, run),
                 provenance=(run_record(store, run), run_judges(store, run)),
-                integrity=integrity_figures(store, obj.db_path),
+                integrity=integrity_figures(store, obj.db_path, file_hash=file_hash),
             )
     if fmt == "json" and output is None:
         print_json(report)

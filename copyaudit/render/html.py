@@ -98,6 +98,15 @@ def anchor_html(anchor: Mapping[str, Any]) -> str:
     return f"{esc(anchor_line(dict(anchor)))}{HTML_TAG}{esc(anchor_json(dict(anchor)))}</pre>"
 
 
+def _file_hash_html(sha256: str | None, checkpoint: str) -> str:
+    if sha256 is None:
+        return (
+            "not computed (<code>--file-hash</code> adds it); the chain heads and the "
+            "anchor below tie this export to the data"
+        )
+    return f'<span class="hash">{esc(sha256)}</span>{esc(checkpoint)}'
+
+
 def integrity_html(i: Mapping[str, Any]) -> str:
     """dossier.integrity_figures(): the database hash, the audit chains' state and
     their heads."""
@@ -118,7 +127,7 @@ def integrity_html(i: Mapping[str, Any]) -> str:
     return kv_table(
         [
             ("database", code(i["database"])),
-            ("database SHA-256", f'<span class="hash">{esc(i["sha256"])}</span>{esc(checkpoint)}'),
+            ("database SHA-256", _file_hash_html(i["sha256"], checkpoint)),
             ("audit chains", verified),
             ("exported at", esc(i["exported_at"])),
             ("exported with", esc(i["exported_with"])),
