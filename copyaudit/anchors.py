@@ -21,6 +21,7 @@ from typing import Any
 from copyaudit import __version__
 from copyaudit.errors import UserError
 from copyaudit.hashing import canonical_json
+from copyaudit.untrusted import visible_bidi
 
 ANCHOR_FORMAT = "copyaudit-anchor/1"
 HEAD_FIELDS = ("table", "chain", "seq", "hash")
@@ -66,8 +67,10 @@ def anchor_line(anchor: dict[str, Any]) -> str:
 
 
 def anchor_json(anchor: dict[str, Any]) -> str:
-    """The anchor as indented JSON with no backtick (safe inside a Markdown fence)."""
-    return json.dumps(anchor, ensure_ascii=False, indent=2).replace("`", "\\u0060")
+    """The anchor as indented JSON with no backtick (safe inside a Markdown fence) and
+    its bidirectional controls (a chain named by an annotator, the database path) as
+    JSON escapes: what a reader sees is what `verify --against` reads."""
+    return visible_bidi(json.dumps(anchor, ensure_ascii=False, indent=2).replace("`", "\\u0060"))
 
 
 def anchor_markdown(anchor: dict[str, Any]) -> list[str]:

@@ -487,3 +487,18 @@ def test_the_documents_own_anchor_wins_over_one_quoted_from_output(tmp_path: Pat
     text = "\n".join(["## Output", *anchor_markdown(fake), "## Integrity", *anchor_markdown(real)])
     (tmp_path / "d.md").write_text(text)
     assert read_anchor(tmp_path / "d.md")["database"]["origin"] == "a" * 32
+
+
+def test_an_anchors_bidi_controls_are_shown_escaped_and_read_back(tmp_path: Path) -> None:
+    """A chain id or path holding a bidirectional control (Trojan Source) is embedded as
+    its JSON escape: no control reaches the Markdown, and the anchor reads back the same."""
+    from copyaudit.anchors import anchor_markdown, make_anchor, read_anchor
+    from copyaudit.untrusted import BIDI_CONTROLS
+
+    heads = [{"table": "labels", "chain": "ann\u202egpj.exe", "seq": 1, "hash": "h"}]
+    anchor = make_anchor("a" * 32, "audit\u2066.db", heads, {"generations": 0, "digest": ""})
+    text = "\n".join(anchor_markdown(anchor))
+    assert not any(chr(code) in text for code in BIDI_CONTROLS)
+    assert "ann\\u202egpj.exe" in text
+    (tmp_path / "d.md").write_text(text, encoding="utf-8")
+    assert read_anchor(tmp_path / "d.md") == anchor
