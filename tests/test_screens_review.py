@@ -462,3 +462,27 @@ async def test_case_view_measures_judge_quality_off_the_ui_thread(
         assert "quality answer 1" in judges and "quality answer 0" not in judges
         assert case_view.MEASURING not in judges
         assert case.case.quality[0]["basis"] == "quality answer 1"
+
+
+async def test_a_failed_quality_measure_says_so_instead_of_measuring_for_ever(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If measuring the judges against people raises, the case says it could not (with the
+    error, as plain text) and the app's error notice names it; "measuring…" does not stay."""
+    import screens.generations.case_view as case_view
+
+    def broken_quality(store: Any, run: str, judgments: list[dict[str, Any]]) -> list[dict]:
+        raise RuntimeError("[bold]no such table[/bold]")
+
+    monkeypatch.setattr(case_view, "case_quality", broken_quality)
+    app = CopyauditApp(demo_db, annotator=REVIEWER)
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_queue(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        case = app.screen
+        assert isinstance(case, CaseScreen) and case.case is not None
+        judges = str(case.query_one("#case-judges").render())
+        assert case_view.MEASURING not in judges
+        assert f"{case_view.QUALITY_FAILED}: RuntimeError: [bold]no such table[/bold]" in judges
+        assert any("measuring the judges failed" in str(n.message) for n in app._notifications)

@@ -61,6 +61,7 @@ DOSSIER_FORMAT = "html"
 PANES = ("case-output-pane", "case-context-pane", "case-judges-pane", "case-people-pane")
 HEADING = "bold underline"
 MEASURING = "measuring the judges against people…"  # while the quality worker runs
+QUALITY_FAILED = "could not measure the judges against people"  # the worker raised
 
 
 def dossier_path(db_path: Path, generation_key: str, fmt: str = DOSSIER_FORMAT) -> Path:
@@ -113,14 +114,19 @@ def _field(name: str, value: Any) -> Text:
     return text
 
 
-def judges_text(case: Dossier, *, measuring: bool = False) -> Text:
+def judges_text(
+    case: Dossier, *, measuring: bool = False, quality_failed: str | None = None
+) -> Text:
     """Every judge figure with threshold and verdict, the judges' versions and
-    configs, and the run's provenance; `measuring`: the quality is still on its way."""
+    configs, and the run's provenance; `measuring`: the quality is still on its way;
+    `quality_failed`: why it never came."""
     out = _section("Judge figures", first=True)
     if not case.judgments:
         out.append("not judged\n", style="italic dim")
     elif measuring:
         out.append(f"{MEASURING}\n", style="italic dim")
+    elif quality_failed:
+        out.append_text(plain(f"{QUALITY_FAILED}: {quality_failed}\n", "italic red"))
     quality = {(q["judge"], q["metric"]): q for q in case.quality}
     for j in case.judgments:
         threshold = j["evidence"].get("threshold")
@@ -222,12 +228,16 @@ def people_text(case: Dossier) -> Text:
 
 
 class QualityMeasured(Message):
-    """The judges' quality for the case shown when it was asked (`version`)."""
+    """The judges' quality for the case shown when it was asked (`version`), or why it
+    could not be measured (`failed`)."""
 
-    def __init__(self, version: int, quality: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, version: int, quality: list[dict[str, Any]], failed: str | None = None
+    ) -> None:
         super().__init__()
         self.version = version
         self.quality = quality
+        self.failed = failed
 
 
 class DossierWritten(Message):
@@ -273,6 +283,7 @@ class CaseScreen(Screen[None]):
         self.pending_note: str | None = None  # typed with m, stored by the next status key
         self.quality_version = 0  # the case the quality worker's answer must be for
         self.measuring = False
+        self.quality_failed: str | None = None  # why the quality worker raised
 
     def compose(self) -> ComposeResult:
         yield Static(id="case-title", classes="title-bar")
@@ -329,7 +340,9 @@ class CaseScreen(Screen[None]):
             output = Text("(empty output)", style="italic dim")
         self.query_one("#case-output", Static).update(output)
         self.query_one("#case-context", Static).update(context_text(detail))
-        self.query_one("#case-judges", Static).update(judges_text(case, measuring=self.measuring))
+        self.query_one("#case-judges", Static).update(
+            judges_text(case, measuring=self.measuring, quality_failed=self.quality_failed)
+        )
         self.query_one("#case-people", Static).update(people_text(case))
         if not keep_scroll:
             for pane in PANES:
@@ -338,15 +351,19 @@ class CaseScreen(Screen[None]):
     def _measure_quality(self, case: Dossier) -> None:
         """The judges' quality for `case`, from a worker (QualityMeasured)."""
         self.quality_version += 1
-        self.measuring = bool(case.judgments)
+        self.measuring, self.quality_failed = bool(case.judgments), None
         if not self.measuring:
             return
         app: Any = self.app
         version, run, judgments = self.quality_version, case.generation["run"], case.judgments
 
         def work() -> None:
-            with app.data.background() as store:
-                quality = case_quality(store, run, judgments)
+            try:
+                with app.data.background() as store:
+                    quality = case_quality(store, run, judgments)
+            except Exception as error:
+                self.post_message(QualityMeasured(version, [], f"{type(error).__name__}: {error}"))
+                raise  # the app's worker handler reports it too
             self.post_message(QualityMeasured(version, quality))
 
         app.start_worker(work, group=f"case-quality-{id(self)}", description="measuring the judges")
@@ -354,9 +371,11 @@ class CaseScreen(Screen[None]):
     def on_quality_measured(self, message: QualityMeasured) -> None:
         if message.version != self.quality_version or self.case is None:
             return  # asked for a case no longer shown
-        self.measuring = False
+        self.measuring, self.quality_failed = False, message.failed
         self.case = replace(self.case, quality=message.quality)
-        self.query_one("#case-judges", Static).update(judges_text(self.case))
+        self.query_one("#case-judges", Static).update(
+            judges_text(self.case, quality_failed=self.quality_failed)
+        )
 
     def _show_when_sized(self) -> None:
         if self.query_one("#case-output", Static).content_size.width:
