@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from copyaudit.reports.scores import scores_from_store
-from copyaudit.studies.decop.report import BASELINE_LABELS
+from copyaudit.studies.decop.baselines import BASELINE_LABELS
 from copyaudit.studies.notice.metrics import (
     BERTSCORE,
     LCS_RATIO,

@@ -26,13 +26,13 @@ import numpy as np
 from scipy import stats
 
 from copyaudit.models.base import ChoiceScorer
+from copyaudit.studies.decop.baselines import MIN_K_RATIO
 
 ANSWER_LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
 ANSWER_CHOICES: tuple[str, ...] = (" A", " B", " C", " D")  # space-prefixed answer tokens
 N_OPTIONS = 4
 N_ORDERS = math.factorial(N_OPTIONS)  # 24
 DOC_TYPES: tuple[str, ...] = ("book", "paper")
-MIN_K_RATIO = 0.2
 TABLE2_RESAMPLES = 10  # the paper's Table 2: mean ± std over 10 bootstrap resamples
 TABLE2_SEED = 0  # the authors published no seed; ours, fixed so a report is reproducible
 

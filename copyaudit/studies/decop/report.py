@@ -14,9 +14,9 @@ from copyaudit.errors import UserError
 from copyaudit.render.markdown import cell, table
 from copyaudit.render.text import suite_note_lines
 from copyaudit.rows import skipped_note
+from copyaudit.studies.decop.baselines import BASELINE_KEYS, BASELINE_LABELS
 from copyaudit.studies.decop.method import (
     ANSWER_LETTERS,
-    MIN_K_RATIO,
     N_ORDERS,
     TABLE2_RESAMPLES,
     TABLE2_SEED,
@@ -29,19 +29,6 @@ from db.decop import load_calibration
 from db.runs import run_row, suite_kind
 from db.totals import decop_progress
 
-# Report keys of the baselines (Table 2 rows) -> studies.decop.method.baseline_scores keys.
-BASELINE_KEYS: dict[str, str] = {
-    "perplexity": "perplexity",
-    "zlib": "zlib",
-    "lowercase": "lowercase",
-    f"min_k_{round(100 * MIN_K_RATIO)}": "min_k_prob",
-}
-BASELINE_LABELS: dict[str, str] = {
-    "perplexity": "Perplexity",
-    "zlib": "Zlib",
-    "lowercase": "Lowercase",
-    f"min_k_{round(100 * MIN_K_RATIO)}": f"Min-K%-Prob (k = {round(100 * MIN_K_RATIO)}%)",
-}
 NOTES = {
     "auc": "continuous ROC-AUC of per-work accuracy, suspect (1) vs clean (0) works",
     "balanced_accuracy_youden": (
