@@ -6,7 +6,9 @@ SQLite's own private temporary database (`connect("")`): it lives in the tempora
 directory, is unlinked when created (nothing is left behind even if the process is
 killed) and is gone when closed. No journal and no sync: nothing in it has to survive.
 Rows wait in a batch and are written `BATCH` at a time; a lookup reads the batch, then
-the database, so each record sees every earlier one.
+the database, so each record sees every earlier one. A reader that knows the next
+batch's uuids (`prefetch`) writes the waiting rows and looks them all up in a few
+queries, instead of one query per record.
 
 Per record: its key (the caller's, ascending as added; the order among equals), line,
 action, item (a 16-byte digest), time (an integer, ordered) and the digest of its uuid,
@@ -17,11 +19,13 @@ from __future__ import annotations
 
 import sqlite3
 from array import array
+from collections.abc import Iterable
 from types import TracebackType
 from typing import NamedTuple
 
 LABEL, RETRACTION, RETRACTED = 1, 0, 2  # the action of a row; a retracted label is marked
 BATCH = 5000  # rows written per executemany
+PROBES = 500  # digests looked up per query by `prefetch`
 CACHE_KIB = 16 * 1024  # the page cache, the store's memory (SQLite's default is 2 MiB)
 
 SCHEMA = (
@@ -31,6 +35,10 @@ SCHEMA = (
     "CREATE TABLE uuids (digest BLOB PRIMARY KEY, key INTEGER NOT NULL) WITHOUT ROWID",
 )
 FIND = "SELECT labels.key, line, action, item FROM uuids JOIN labels USING (key) WHERE digest = ?"
+FIND_MANY = (
+    "SELECT digest, labels.key, line, action, item FROM uuids JOIN labels USING (key) "
+    "WHERE digest IN ({})"
+)
 # each item's latest label not retracted: by time, then line, then key
 LATEST = (
     "SELECT key FROM (SELECT key, row_number() OVER (PARTITION BY item "
@@ -60,16 +68,37 @@ class LabelScratch:
         self.db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         for statement in SCHEMA:
             self.db.execute(statement)
+        # one transaction to the end: a commit would write every page a batch touched
+        # (nothing is kept: closing rolls back and deletes the file)
+        self.db.execute("BEGIN")
         self.rows: list[tuple[int, int, int, bytes, int]] = []  # waiting to be written
         self.uuids: list[tuple[bytes, int]] = []
         self.waiting: dict[bytes, int] = {}  # uuid digest -> index in self.rows
         self.marks: list[tuple[int]] = []  # keys of labels retracted
+        # what `prefetch` found of the written rows (None: not found), else None
+        self.known: dict[bytes, Held | None] | None = None
+
+    def prefetch(self, uuids: Iterable[bytes]) -> None:
+        """Writes the waiting rows and looks up these digests (the next records' uuids and
+        what they supersede): until the next `prefetch`, `find` answers from what was
+        found here and the rows added since (none is written meanwhile)."""
+        self.flush()
+        known: dict[bytes, Held | None] = dict.fromkeys(uuids)
+        probes = list(known)
+        for start in range(0, len(probes), PROBES):
+            chunk = probes[start : start + PROBES]
+            query = FIND_MANY.format(", ".join("?" * len(chunk)))
+            for digest, key, line, action, item in self.db.execute(query, chunk):
+                known[digest] = Held(key, line, action == RETRACTION, item)
+        self.known = known
 
     def find(self, uuid: bytes) -> Held | None:
         """The record whose uuid has this digest, or None."""
         at = self.waiting.get(uuid)
         if at is not None:
             key, line, action, item, _ = self.rows[at]
+        elif self.known is not None and uuid in self.known:
+            return self.known[uuid]
         else:
             found = self.db.execute(FIND, (uuid,)).fetchone()
             if found is None:
@@ -85,7 +114,7 @@ class LabelScratch:
             self.waiting[uuid] = len(self.rows)
             self.uuids.append((uuid, key))
         self.rows.append((key, line, RETRACTION if retraction else LABEL, item, time))
-        if len(self.rows) >= self.batch:
+        if self.known is None and len(self.rows) >= self.batch:
             self.flush()
 
     def retract(self, key: int) -> None:
@@ -93,12 +122,12 @@ class LabelScratch:
         self.marks.append((key,))
 
     def flush(self) -> None:
-        self.db.execute("BEGIN")
         self.db.executemany("INSERT INTO labels VALUES (?, ?, ?, ?, ?)", self.rows)
+        self.uuids.sort()  # in the index's order: neighbours share pages
         self.db.executemany("INSERT INTO uuids VALUES (?, ?)", self.uuids)
         self.db.executemany(f"UPDATE labels SET action = {RETRACTED} WHERE key = ?", self.marks)
-        self.db.execute("COMMIT")
         self.rows, self.uuids, self.waiting, self.marks = [], [], {}, []
+        self.known = None
 
     def latest(self) -> array[int]:
         """The keys of each item's latest label (by time, then line, then key) that no

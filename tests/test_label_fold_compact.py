@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 import db.label_scratch
 from copyaudit.errors import InputError
+from copyaudit.verification import label_files
 from copyaudit.verification.label_files import (
     _milliseconds,
     fold_current,
@@ -133,15 +134,19 @@ def test_the_compact_fold_equals_the_plain_fold(
 
 @contextmanager
 def _scratch_stores(batch: int = db.label_scratch.BATCH) -> Iterator[list[sqlite3.Connection]]:
-    """Every scratch database opened inside, each writing `batch` rows at a time."""
+    """Every scratch database opened inside, each writing `batch` rows at a time, the
+    file read `batch` records ahead."""
     opened: list[sqlite3.Connection] = []
     real = db.label_scratch.LabelScratch.__init__
 
-    def init(self: db.label_scratch.LabelScratch, _: int = batch) -> None:
+    def init(self: db.label_scratch.LabelScratch, _: int = 0) -> None:
         real(self, batch)
         opened.append(self.db)
 
-    with mock.patch.object(db.label_scratch.LabelScratch, "__init__", init):
+    with (
+        mock.patch.object(db.label_scratch.LabelScratch, "__init__", init),
+        mock.patch.object(label_files, "AHEAD", batch),
+    ):
         yield opened
 
 
@@ -193,7 +198,7 @@ def test_the_scratch_database_is_closed_on_every_path(tmp_path: Path) -> None:
         with _scratch_stores() as opened, suppress(InputError):
             run()
         assert opened, "each run reads a record"
-        assert all(_closed(c) for c in opened)
+        assert all(_closed(c) for c in opened), run
     with pytest.raises(InputError, match="duplicate uuid"):
         fold_label_file(bad)
 

@@ -42,6 +42,7 @@ SINGLE_ITEM_TARGETS: frozenset[str] = frozenset(WHOLE_OUTPUT_TARGETS)
 MAX_INDEX = 1_000_000  # an event's or character's index within one case
 # what `export labels` writes besides the fields read: the exporting database's chain
 EXPORT_ONLY_FIELDS = ("chain", "seq", "prev_hash", "hash")
+AHEAD = 1000  # records read ahead of the checks, whose uuids are looked up together
 
 
 @dataclass(frozen=True)
@@ -179,20 +180,12 @@ def read_labels(path: str | Path) -> Loaded[LabelRecord]:
     line and field); a retraction of a record that is not usable is not usable.
     Streams (`Loaded.stream`): the checks keep `_Events`, not the records, and close
     them when the file is read (or its reading stops)."""
-    events = _Events(_record_at(path))
-
-    def records() -> Iterator[Record]:
-        try:
-            yield from read_json_records(path)
-        finally:
-            events.close()
-
-    return _read(path, events, records())
+    return _read(path, _Events(_record_at(path)), close=True)
 
 
-def _read(path: str | Path, events: _Events, records: Iterator[Record]) -> Loaded[LabelRecord]:
-    """`read_labels` of `records` (the file's), whose usable records fill `events`
-    as they stream."""
+def _read(path: str | Path, events: _Events, *, close: bool) -> Loaded[LabelRecord]:
+    """`read_labels`, whose usable records fill `events` as they stream (closed at the
+    end when `close`)."""
     if not Path(path).is_file():
         raise InputError(path, None, None, "no such file")
     position = itertools.count()  # of every record, usable or not (a JSON array's
@@ -206,7 +199,7 @@ def _read(path: str | Path, events: _Events, records: Iterator[Record]) -> Loade
 
     return collect(
         path,
-        records,
+        events.ahead(read_json_records(path), close=close),
         parse,
         required=("annotator", "generation", "target"),
         ignored=EXPORT_ONLY_FIELDS,
@@ -271,6 +264,37 @@ class _Events:
             self.store.retract(self._check_retraction(self.store, record, item))
         time = _milliseconds(record.created_at)
         self.store.add(key, record.line, retraction, item, time, uuid)
+
+    def ahead(self, records: Iterator[Record], *, close: bool) -> Iterator[Record]:
+        """`records`, read a batch ahead: the store looks up the batch's uuids and the
+        uuids they supersede in a few queries before the batch is parsed. A reading
+        error is raised after the records read before it. `close`: closes the store
+        once the last record was parsed (or the reading stopped)."""
+        try:
+            while True:
+                batch: list[Record] = []
+                try:
+                    batch.extend(itertools.islice(records, AHEAD))
+                except Exception:
+                    self._prefetch(batch)
+                    yield from batch
+                    raise
+                self._prefetch(batch)
+                yield from batch
+                if len(batch) < AHEAD:
+                    return
+        finally:
+            if close:
+                self.close()
+
+    def _prefetch(self, batch: list[Record]) -> None:
+        if not batch:
+            return
+        if self.store is None:
+            self.store = LabelScratch()
+        # dict.get: not a read of the parser (copyaudit.records.Fields notes those)
+        uuids = (dict.get(r.data, f) for r in batch for f in ("uuid", "supersedes"))
+        self.store.prefetch(_digest(u) for u in uuids if isinstance(u, str))
 
     def _check_retraction(self, store: LabelScratch, record: LabelRecord, item: bytes) -> int:
         undone = store.find(_digest(record.supersedes or ""))
@@ -363,7 +387,7 @@ def fold_label_file(path: str | Path, *, skip_invalid: bool = False) -> FoldedLa
     """`read_labels` then `fold_current` without holding the records: raises as
     `Loaded.accept` does (every unusable record named) before anything is written."""
     with _Events(_record_at(path)) as events:
-        loaded = _read(path, events, read_json_records(path))
+        loaded = _read(path, events, close=False)
         for _ in loaded.stream():
             pass
         loaded.check(skip_invalid)
