@@ -1,26 +1,36 @@
-"""The label fold in flat arrays (issue 20: import-labels at 1M under 300 MB) folds
-as the plain rule says, written here with dicts of strings: on many generated files
-(duplicate uuids, retractions of nothing, of retractions, of other items, of labels
-already retracted; times with and without created_at, before 1970, equal times on
-records of one line) the same records are usable, the same problems named, and the
-same records chosen."""
+"""The label fold in a private scratch database (db.label_scratch; issue 20:
+import-labels at 1M under 300 MB) folds as the plain rule says, written here with
+dicts of strings: on many generated files (duplicate uuids, retractions of nothing, of
+retractions, of other items, of labels already retracted; times with and without
+created_at, before 1970, equal times on records of one line), with batches of every
+size (a record found among those waiting or among those written), the same records are
+usable, the same problems named, and the same records chosen. The scratch database is
+closed however the reading ends."""
 
 from __future__ import annotations
 
 import json
-import struct
+import sqlite3
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import db.label_scratch
+from copyaudit.errors import InputError
+from copyaudit.verification import label_files
 from copyaudit.verification.label_files import (
-    EMPTY,
-    _DigestTable,
     _milliseconds,
+    fold_current,
     fold_label_file,
+    read_label_file,
+    read_labels,
 )
 
 TIMES = [  # canonical created_at (db.event_rules), out of order on purpose
@@ -108,10 +118,10 @@ def _check(rows: list[dict[str, Any]], one_line: bool) -> None:
         folded = fold_label_file(path, skip_invalid=True)
         assert [(p.line, p.field) for p in folded.problems] == problems
         assert list(folded.positions) == positions
-        chosen = list(folded.current())
-        assert [(r.line, r.uuid) for r in chosen] == [
-            (lines[p], rows[p].get("uuid")) for p in positions
-        ]
+        chosen = [(r.line, r.uuid) for r in folded.current()]
+        assert chosen == [(lines[p], rows[p].get("uuid")) for p in positions]
+        if not problems:  # the fold of records in memory: no reading ahead
+            assert [(r.line, r.uuid) for r in fold_current(read_label_file(path))] == chosen
 
 
 @settings(max_examples=300, deadline=None)
@@ -122,21 +132,75 @@ def test_the_compact_fold_equals_the_plain_fold(
     _check([_file_record(r) for r in drawn], one_line)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 2**40)), max_size=120))
-def test_the_digest_table_maps_as_a_dict(puts: list[tuple[int, int]]) -> None:
-    """From 4 slots, so it grows; digests 0..40 share low bits (the probe's start)."""
-    table, plain = _DigestTable(4), {}
-    for key, value in puts:
-        digest = (key << 70 | key % 3).to_bytes(16, "little")
-        hi, lo = struct.unpack("<QQ", digest)
-        table.put(table.slot(hi, lo), hi, lo, value)
-        plain[digest] = value
-        assert table.get(digest) == value
-    assert {d: table.get(d) for d in plain} == plain
-    assert table.get(b"\xff" * 16) is None
-    assert sorted(v for v in table.values if v != EMPTY) == sorted(plain.values())
-    assert 3 * table.count <= 2 * (table.mask + 1)
+@contextmanager
+def _scratch_stores(batch: int = db.label_scratch.BATCH) -> Iterator[list[sqlite3.Connection]]:
+    """Every scratch database opened inside, each writing `batch` rows at a time, the
+    file read `batch` records ahead."""
+    opened: list[sqlite3.Connection] = []
+    real = db.label_scratch.LabelScratch.__init__
+
+    def init(self: db.label_scratch.LabelScratch, _: int = 0) -> None:
+        real(self, batch)
+        opened.append(self.db)
+
+    with (
+        mock.patch.object(db.label_scratch.LabelScratch, "__init__", init),
+        mock.patch.object(label_files, "AHEAD", batch),
+    ):
+        yield opened
+
+
+def _closed(connection: sqlite3.Connection) -> bool:
+    try:
+        connection.execute("SELECT 1 FROM sqlite_master")
+    except sqlite3.ProgrammingError:
+        return True
+    return False
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(records, min_size=1, max_size=14), st.booleans(), st.integers(1, 4))
+def test_the_scratch_fold_equals_the_plain_fold_in_batches_of_any_size(
+    drawn: list[dict[str, Any]], one_line: bool, batch: int
+) -> None:
+    with _scratch_stores(batch) as opened:
+        _check([_file_record(r) for r in drawn], one_line)
+    assert all(_closed(c) for c in opened)
+
+
+def _labels(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+LABELLED = {"annotator": "ana", "generation": "r/c-1/1", "target": "literal"}
+
+
+def test_the_scratch_database_is_closed_on_every_path(tmp_path: Path) -> None:
+    good = _labels(tmp_path / "good.jsonl", [LABELLED | {"label": "yes", "uuid": "u1"}])
+    bad = _labels(
+        tmp_path / "bad.jsonl",
+        [LABELLED | {"label": "yes", "uuid": "u1"}, LABELLED | {"label": "no", "uuid": "u1"}],
+    )
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(json.dumps(LABELLED | {"label": "yes"}) + "\n{not json\n", "utf-8")
+    runs = [
+        lambda: fold_label_file(good),
+        lambda: read_label_file(good),
+        lambda: fold_current(read_label_file(good)),
+        lambda: next(read_labels(good).stream()),  # stopped after one record
+        lambda: fold_label_file(bad),  # a duplicate uuid: InvalidRows
+        lambda: read_label_file(bad),
+        lambda: fold_label_file(broken),  # not JSON: the reading stops
+        lambda: read_label_file(broken),
+    ]
+    for run in runs:
+        with _scratch_stores() as opened, suppress(InputError):
+            run()
+        assert opened, "each run reads a record"
+        assert all(_closed(c) for c in opened), run
+    with pytest.raises(InputError, match="duplicate uuid"):
+        fold_label_file(bad)
 
 
 def test_milliseconds_order_as_the_canonical_times() -> None:

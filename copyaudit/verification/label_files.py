@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import struct
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from copyaudit.items import LABEL_TARGETS, WHOLE_OUTPUT_TARGETS
 from copyaudit.records import Record, collect, int_field, read_json_records
 from copyaudit.rows import Loaded, RowProblem
 from db.event_rules import EventProblem, canonical_time
+from db.label_scratch import LabelScratch
 
 TARGETS: tuple[str, ...] = LABEL_TARGETS
 LABELS: tuple[str, ...] = ("yes", "no", "unsure")
@@ -42,6 +42,7 @@ SINGLE_ITEM_TARGETS: frozenset[str] = frozenset(WHOLE_OUTPUT_TARGETS)
 MAX_INDEX = 1_000_000  # an event's or character's index within one case
 # what `export labels` writes besides the fields read: the exporting database's chain
 EXPORT_ONLY_FIELDS = ("chain", "seq", "prev_hash", "hash")
+AHEAD = 1000  # records read ahead of the checks, whose uuids are looked up together
 
 
 @dataclass(frozen=True)
@@ -177,15 +178,16 @@ def parse_label_record(record: Record) -> LabelRecord:
 def read_labels(path: str | Path) -> Loaded[LabelRecord]:
     """The file's usable records and the problems of the others (each naming its
     line and field); a retraction of a record that is not usable is not usable.
-    Streams (`Loaded.stream`): the checks keep `_Events`, not the records."""
-    return _read(path)[0]
+    Streams (`Loaded.stream`): the checks keep `_Events`, not the records, and close
+    them when the file is read (or its reading stops)."""
+    return _read(path, _Events(_record_at(path)), close=True)
 
 
-def _read(path: str | Path) -> tuple[Loaded[LabelRecord], _Events]:
-    """`read_labels` and the `_Events` of its usable records (filled as they stream)."""
+def _read(path: str | Path, events: _Events, *, close: bool) -> Loaded[LabelRecord]:
+    """`read_labels`, whose usable records fill `events` as they stream (closed at the
+    end when `close`)."""
     if not Path(path).is_file():
         raise InputError(path, None, None, "no such file")
-    events = _Events(_record_at(path))
     position = itertools.count()  # of every record, usable or not (a JSON array's
     # records may share a line)
 
@@ -195,14 +197,13 @@ def _read(path: str | Path) -> tuple[Loaded[LabelRecord], _Events]:
         events.add(record, key)
         return record
 
-    loaded = collect(
+    return collect(
         path,
-        read_json_records(path),
+        events.ahead(read_json_records(path), close=close),
         parse,
         required=("annotator", "generation", "target"),
         ignored=EXPORT_ONLY_FIELDS,
     )
-    return loaded, events
 
 
 def read_label_file(path: str | Path, *, skip_invalid: bool = False) -> list[LabelRecord]:
@@ -216,57 +217,6 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
-_HALVES = struct.Struct("<QQ")  # a digest as two 64-bit numbers
-EMPTY = -1  # _DigestTable.values: a free slot
-
-
-class _DigestTable:
-    """A map from 16-byte digests to numbers >= 0 in three flat arrays (open addressing,
-    linear probing, at most 2/3 full): 24 bytes a slot, ~36 an entry, where a dict of
-    bytes to int costs ~150 an entry. `slot` finds a digest's slot (its value EMPTY when
-    the digest is absent), `put` fills one."""
-
-    def __init__(self, size: int = 1024) -> None:
-        self.mask = size - 1  # size: a power of two
-        self.his = array("Q", bytes(8 * size))
-        self.los = array("Q", bytes(8 * size))
-        self.values = array("q", [EMPTY]) * size
-        self.count = 0
-
-    def slot(self, hi: int, lo: int) -> int:
-        his, los, values, mask = self.his, self.los, self.values, self.mask
-        at = lo & mask
-        while values[at] != EMPTY and (los[at] != lo or his[at] != hi):
-            at = (at + 1) & mask
-        return at
-
-    def put(self, at: int, hi: int, lo: int, value: int) -> None:
-        """Sets the value of the digest (hi, lo), whose slot is `at`."""
-        if self.values[at] == EMPTY:
-            if 3 * (self.count + 1) > 2 * (self.mask + 1):
-                self._grow()
-                at = self.slot(hi, lo)
-            self.count += 1
-            self.his[at], self.los[at] = hi, lo
-        self.values[at] = value
-
-    def get(self, digest: bytes) -> int | None:
-        value = self.values[self.slot(*_HALVES.unpack(digest))]
-        return None if value == EMPTY else value
-
-    def _grow(self) -> None:
-        size = 2 * (self.mask + 1)
-        mask, his, los = size - 1, array("Q", bytes(8 * size)), array("Q", bytes(8 * size))
-        values = array("q", [EMPTY]) * size
-        for hi, lo, value in zip(self.his, self.los, self.values, strict=True):
-            if value != EMPTY:  # digests here are distinct: the first free slot
-                at = lo & mask
-                while values[at] != EMPTY:
-                    at = (at + 1) & mask
-                his[at], los[at], values[at] = hi, lo, value
-        self.mask, self.his, self.los, self.values = mask, his, los, values
-
-
 def _item_digest(record: LabelRecord) -> bytes:
     """The digest of the record's item; annotator and generation are prefixed by their
     lengths, so no two items spell the same text."""
@@ -276,8 +226,7 @@ def _item_digest(record: LabelRecord) -> bytes:
     )
 
 
-LABEL, RETRACTION, RETRACTED = 1, 0, 2  # _Events.actions
-NO_TIME = -(2**63)  # _Events.times of a record without created_at: before every time
+NO_TIME = -(2**63)  # the time of a record without created_at: before every time
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MILLISECOND = timedelta(milliseconds=1)
 
@@ -292,81 +241,94 @@ def _milliseconds(created_at: str | None) -> int:
 
 class _Events:
     """What checking and folding a label file keeps per record, instead of the record:
-    its key, line, action (a retracted label is marked), item (a 16-byte digest of
-    annotator, generation, target, index) and created_at (in milliseconds), 41 bytes in
-    flat arrays, and its uuid's digest in a `_DigestTable` while the file is read (~36
-    bytes). `add` raises the record's error (duplicate uuid, retraction of nothing, of a
-    retraction or of another item) without keeping it; `record_at(key)` gives back a
-    kept record for that error's wording. Keys ascend as records are added. `current()`
-    frees the uuids before it groups the labels by item in a second table."""
+    its key, line, action, item (a 16-byte digest of annotator, generation, target,
+    index), created_at (in milliseconds) and its uuid's digest, in a private temporary
+    database (db.label_scratch) opened at the first record. `add` raises the record's
+    error (duplicate uuid, retraction of nothing, of a retraction or of another item)
+    without keeping it; `record_at(key)` gives back a kept record for that error's
+    wording. Keys ascend as records are added. `close()` (or `with`) ends the database."""
 
     def __init__(self, record_at: Callable[[int], LabelRecord]) -> None:
         self.record_at = record_at
-        self.uuids = _DigestTable()  # uuid digest -> its record's number
-        self.keys = array("q")  # the caller's key of the record (its position)
-        self.lines = array("q")
-        self.actions = bytearray()  # LABEL, RETRACTION or RETRACTED
-        self.items = bytearray()  # 16 bytes a record
-        self.times = array("q")  # created_at in milliseconds, or NO_TIME
+        self.store: LabelScratch | None = None
 
     def add(self, record: LabelRecord, key: int) -> None:
-        if record.uuid is not None:
-            hi, lo = _HALVES.unpack(_digest(record.uuid))
-            at = self.uuids.slot(hi, lo)
-            if (first := self.uuids.values[at]) != EMPTY:
-                raise record.error("uuid", f"duplicate uuid (first on line {self.lines[first]})")
+        if self.store is None:
+            self.store = LabelScratch()
+        uuid = None if record.uuid is None else _digest(record.uuid)
+        if uuid is not None and (first := self.store.find(uuid)) is not None:
+            raise record.error("uuid", f"duplicate uuid (first on line {first.line})")
         item = _item_digest(record)
-        if record.action == "retract":
-            self.actions[self._check_retraction(record, item)] = RETRACTED
-        if record.uuid is not None:
-            self.uuids.put(at, hi, lo, len(self.lines))  # the slot found above: nothing moved
-        self.keys.append(key)
-        self.lines.append(record.line)
-        self.actions.append(LABEL if record.action == "label" else RETRACTION)
-        self.items += item
-        self.times.append(_milliseconds(record.created_at))
+        retraction = record.action == "retract"
+        if retraction:
+            self.store.retract(self._check_retraction(self.store, record, item))
+        time = _milliseconds(record.created_at)
+        self.store.add(key, record.line, retraction, item, time, uuid)
 
-    def _item(self, n: int) -> bytes:
-        return bytes(self.items[16 * n : 16 * n + 16])
+    def ahead(self, records: Iterator[Record], *, close: bool) -> Iterator[Record]:
+        """`records`, read a batch ahead: the store looks up the batch's uuids and the
+        uuids they supersede in a few queries before the batch is parsed. A reading
+        error is raised after the records read before it. `close`: closes the store
+        once the last record was parsed (or the reading stopped)."""
+        try:
+            while True:
+                batch: list[Record] = []
+                try:
+                    batch.extend(itertools.islice(records, AHEAD))
+                except Exception:
+                    self._prefetch(batch)
+                    yield from batch
+                    raise
+                self._prefetch(batch)
+                yield from batch
+                if len(batch) < AHEAD:
+                    return
+        finally:
+            if close:
+                self.close()
 
-    def _check_retraction(self, record: LabelRecord, item: bytes) -> int:
-        undone = self.uuids.get(_digest(record.supersedes or ""))
+    def _prefetch(self, batch: list[Record]) -> None:
+        if not batch:
+            return
+        if self.store is None:
+            self.store = LabelScratch()
+        # dict.get: not a read of the parser (copyaudit.records.Fields notes those)
+        uuids = (dict.get(r.data, f) for r in batch for f in ("uuid", "supersedes"))
+        self.store.prefetch(_digest(u) for u in uuids if isinstance(u, str))
+
+    def _check_retraction(self, store: LabelScratch, record: LabelRecord, item: bytes) -> int:
+        undone = store.find(_digest(record.supersedes or ""))
         if undone is None:
             raise record.error(
                 "supersedes", f"no earlier label event with uuid {record.supersedes!r} in this file"
             )
-        line = self.lines[undone]
-        if self.actions[undone] == RETRACTION:
-            raise record.error("supersedes", f"line {line} is a retraction, not a label")
-        if self._item(undone) != item:
-            other = self.record_at(self.keys[undone])
+        if undone.retraction:
+            raise record.error("supersedes", f"line {undone.line} is a retraction, not a label")
+        if undone.item != item:
+            other = self.record_at(undone.key)
             raise record.error(
                 "supersedes",
-                f"line {line} labels a different item "
+                f"line {undone.line} labels a different item "
                 f"({other.generation} {other.target} {other.index})",
             )
-        return undone
+        return undone.key
 
     def current(self) -> array[int]:
         """The keys of each item's current label: its latest label record (by
         created_at, then line, then order added) not retracted by a later record;
         ascending."""
-        self.uuids = _DigestTable()  # checked: the grouping below takes their place
-        latest = _DigestTable()  # item -> its latest label's number
-        times, lines, items = self.times, self.lines, self.items
-        for n, action in enumerate(self.actions):
-            if action != LABEL:
-                continue
-            hi, lo = _HALVES.unpack_from(items, 16 * n)
-            at = latest.slot(hi, lo)
-            held = latest.values[at]
-            if held == EMPTY or (times[n], lines[n]) >= (times[held], lines[held]):
-                latest.put(at, hi, lo, n)
-        chosen = bytearray(len(self.keys))
-        for n in latest.values:
-            if n != EMPTY:
-                chosen[n] = 1
-        return array("q", (key for key, kept in zip(self.keys, chosen, strict=True) if kept))
+        return array("q") if self.store is None else self.store.latest()
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def __enter__(self) -> _Events:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _record_at(path: str | Path) -> Callable[[int], LabelRecord]:
@@ -382,15 +344,16 @@ def fold_current(records: Sequence[LabelRecord]) -> list[LabelRecord]:
     """Each (annotator, generation, target, index)'s current label according to the
     file: its latest label record not retracted by a later record. In file order of
     the chosen records. (`records` passed `read_labels`' checks.)"""
-    events = _Events(records.__getitem__)
-    for position, record in enumerate(records):
-        events.add(record, position)
-    return sorted((records[k] for k in events.current()), key=lambda r: r.line)
+    with _Events(records.__getitem__) as events:
+        for position, record in enumerate(records):
+            events.add(record, position)
+        chosen = events.current()
+    return sorted((records[k] for k in chosen), key=lambda r: r.line)
 
 
 @dataclass
 class FoldedLabels:
-    """A label file checked whole and folded (pass 1, in the memory of `_Events`):
+    """A label file checked whole and folded (pass 1, kept in `_Events`):
     how many records it has, the problems of the unusable ones, and `current()`, which
     reads the file again (pass 2) and yields only the chosen records, in file order."""
 
@@ -423,10 +386,10 @@ class FoldedLabels:
 def fold_label_file(path: str | Path, *, skip_invalid: bool = False) -> FoldedLabels:
     """`read_labels` then `fold_current` without holding the records: raises as
     `Loaded.accept` does (every unusable record named) before anything is written."""
-    loaded, events = _read(path)
-    for _ in loaded.stream():
-        pass
-    loaded.check(skip_invalid)
-    return FoldedLabels(
-        str(path), loaded.usable, loaded.problems, events.current(), loaded.warnings
-    )
+    with _Events(_record_at(path)) as events:
+        loaded = _read(path, events, close=False)
+        for _ in loaded.stream():
+            pass
+        loaded.check(skip_invalid)
+        positions = events.current()
+    return FoldedLabels(str(path), loaded.usable, loaded.problems, positions, loaded.warnings)
