@@ -4,7 +4,10 @@ Run: .venv/bin/python tests/bench/bench_labels.py [N]
 Builds a database with N label events (2,000 generations with outputs of ~2 KB, bench
 code writes SQL directly for speed) and prints the CPU seconds of `current_labels` (which
 computes each label's `stale` flag: generation_content_hash over output + case hash)
-and of the same query without that column, and their ratio.
+and of the same query without that column, and their ratio; then one generation's
+current labels (the case view, undo) with every tenth label retracted: retractions looked
+up per label event (the current definition) against every retraction read per statement
+(the definition before), best CPU ms of 20 calls.
 """
 
 from __future__ import annotations
@@ -55,13 +58,38 @@ def build(store: Store, labels: int) -> None:
              "", "x", f"a{n // (GENERATIONS * 10)}", "event", (n // GENERATIONS) % 10, "label",
              "yes", None, None)
         )  # fmt: skip
+    retractions = [
+        (f"r{n}", labels + n + 1, "bench", g, key, "2026-01-02T00:00:00.000+00:00", "", "x",
+         who, target, index, "retract", None, None, None, uuid)
+        for n, (uuid, _, _, g, key, _, _, _, who, target, index, *_) in enumerate(rows)
+        if n % 10 == 0
+    ]  # fmt: skip
     conn.executemany(
         "INSERT INTO labels (uuid, seq, chain, generation_id, generation_key, created_at, "
-        "prev_hash, hash, annotator, target, item_index, action, label, note, content_hash) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
+        "prev_hash, hash, annotator, target, item_index, action, label, note, content_hash, "
+        "supersedes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(*row, None) for row in rows] + retractions,
     )
     conn.execute("COMMIT")
+
+
+# The current-label definition before it looked retractions up per label event: every
+# retraction read into a list by each statement (`NOT IN`).
+OLD_RETRACTIONS = (
+    "l.uuid NOT IN (\n      SELECT supersedes FROM labels r WHERE supersedes IS NOT NULL AND"
+)
+NEW_RETRACTIONS = "NOT EXISTS (\n      SELECT 1 FROM labels r WHERE r.supersedes = l.uuid AND"
+
+
+def one_case(store: Store, sql: str, calls: int = 20) -> tuple[float, int]:
+    """Best CPU seconds of one generation's current labels (what the case view and undo
+    read), over `calls` generations."""
+    best, found = float("inf"), 0
+    for g in range(1, calls + 1):
+        start = time.process_time()
+        found += len(store.conn.execute(sql, (g,)).fetchall())
+        best = min(best, time.process_time() - start)
+    return best, found
 
 
 def cpu(fn) -> tuple[float, int]:
@@ -88,6 +116,16 @@ def main(labels: int) -> None:
         print(f"current_labels with the stale flag : {bound:6.2f} CPU s")
         print(f"the same query without it          : {unbound:6.2f} CPU s")
         print(f"ratio                              : {bound / max(unbound, 1e-9):6.2f}x")
+        new_sql = current_label_events_sql("l.generation_id = ?")
+        old_sql = new_sql.replace(NEW_RETRACTIONS, OLD_RETRACTIONS)
+        assert old_sql != new_sql
+        (new_cpu, new_n), (old_cpu, old_n) = one_case(store, new_sql), one_case(store, old_sql)
+        assert new_n == old_n, (new_n, old_n)
+        retracted = store.scalar("SELECT COUNT(*) FROM labels WHERE action = 'retract'")
+        print(f"one generation's current labels ({retracted:,} retractions), best of 20:")
+        print(f"  retraction looked up per event   : {1000 * new_cpu:8.2f} CPU ms")
+        print(f"  every retraction per statement   : {1000 * old_cpu:8.2f} CPU ms (before)")
+        print(f"  ratio                            : {old_cpu / max(new_cpu, 1e-9):8.0f}x")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"peak RSS                           : {peak:6.0f} MiB")
 
