@@ -68,7 +68,7 @@ def anchor_line(anchor: dict[str, Any]) -> str:
 
 def anchor_json(anchor: dict[str, Any]) -> str:
     """The anchor as indented JSON with no backtick (safe inside a Markdown fence) and
-    its bidirectional controls (a chain named by an annotator, the database path) as
+    its bidirectional controls (in the database's path, or any other text) as
     JSON escapes: what a reader sees is what `verify --against` reads."""
     return visible_bidi(json.dumps(anchor, ensure_ascii=False, indent=2).replace("`", "\\u0060"))
 
