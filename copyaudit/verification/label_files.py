@@ -252,18 +252,23 @@ class _Events:
         self.record_at = record_at
         self.store: LabelScratch | None = None
 
-    def add(self, record: LabelRecord, key: int) -> None:
+    def _opened(self) -> LabelScratch:
+        """The store, opened at the first record (or the first batch read ahead)."""
         if self.store is None:
             self.store = LabelScratch()
+        return self.store
+
+    def add(self, record: LabelRecord, key: int) -> None:
+        store = self._opened()
         uuid = None if record.uuid is None else _digest(record.uuid)
-        if uuid is not None and (first := self.store.find(uuid)) is not None:
+        if uuid is not None and (first := store.find(uuid)) is not None:
             raise record.error("uuid", f"duplicate uuid (first on line {first.line})")
         item = _item_digest(record)
         retraction = record.action == "retract"
         if retraction:
-            self.store.retract(self._check_retraction(self.store, record, item))
+            store.retract(self._check_retraction(store, record, item))
         time = _milliseconds(record.created_at)
-        self.store.add(key, record.line, retraction, item, time, uuid)
+        store.add(key, record.line, retraction, item, time, uuid)
 
     def ahead(self, records: Iterator[Record], *, close: bool) -> Iterator[Record]:
         """`records`, read a batch ahead: the store looks up the batch's uuids and the
@@ -290,11 +295,9 @@ class _Events:
     def _prefetch(self, batch: list[Record]) -> None:
         if not batch:
             return
-        if self.store is None:
-            self.store = LabelScratch()
         # dict.get: not a read of the parser (copyaudit.records.Fields notes those)
         uuids = (dict.get(r.data, f) for r in batch for f in ("uuid", "supersedes"))
-        self.store.prefetch(_digest(u) for u in uuids if isinstance(u, str))
+        self._opened().prefetch(_digest(u) for u in uuids if isinstance(u, str))
 
     def _check_retraction(self, store: LabelScratch, record: LabelRecord, item: bytes) -> int:
         undone = store.find(_digest(record.supersedes or ""))
