@@ -34,6 +34,7 @@ from screens.runs.dashboard import DashboardScreen
 from screens.runs.launcher import LauncherScreen
 from screens.runs.run_control import ActiveRun, RunProgressed
 from screens.runs.run_dialogs import ChooseRunScreen, ConfirmCancelScreen, StoppingScreen
+from screens.terminal import CHECK_EVERY_S, hung_up, input_fd
 from screens.widgets.annotator_tag import AnnotatorTag
 
 RUN_GROUP = "runs"
@@ -70,6 +71,17 @@ class CopyauditApp(App[None]):
         self.push_screen(DashboardScreen())
         if self.annotator is None and self.ask_annotator:
             self.ensure_annotator()
+        if not self.is_headless:
+            self.set_interval(CHECK_EVERY_S, self.exit_if_terminal_gone)
+
+    def exit_if_terminal_gone(self, fd: int | None = None) -> bool:
+        """Exit when the terminal hung up (screens.terminal: else a left-behind app spins
+        on it); True when it did. `fd`: the input's descriptor (default: the app's)."""
+        fd = input_fd() if fd is None else fd
+        if fd is None or not hung_up(fd):
+            return False
+        self.exit(return_code=1)  # nobody is left to read a message
+        return True
 
     def on_unmount(self) -> None:
         for run in self.active_runs.values():
