@@ -24,7 +24,7 @@ from db.content import stale_sql
 from db.labels import current_label_events_sql, item_count_sql
 from db.queries import FAILED_SQL, runs_summary, with_shown_status
 from db.run_totals import generation_counts, run_metric_tallies
-from db.search import index_pays, search_condition
+from db.search import CANDIDATE_ARMS, confirmation, index_pays, search_condition, uses_index
 
 PREVIEW_CHARS = 160
 NULL_LOW = -1.0e308  # where unscored generations sort: always after the scored ones
@@ -281,7 +281,6 @@ def _where(f: GenerationFilter, indexed: bool = True) -> tuple[list[str], dict[s
         condition, search_params = search_condition(f.search, indexed)
         conditions.append(condition)
         params.update(search_params)
-        needs_case = True
     return conditions, params, needs_case
 
 
@@ -292,6 +291,9 @@ def count_generations(store: Store, f: GenerationFilter, at_most: int | None = N
     if f.with_changes(annotator=None, sort=None, descending=False) == GenerationFilter(f.run_id):
         total = generation_counts(store, f.run_id)[0]
         return total if at_most is None else min(total, at_most)
+    if at_most is not None and _streams(f, index_pays(store, f.search, at_most, streamed=True)):
+        sql, params = _streamed_ids_sql(f, None, at_most)
+        return int(store.scalar(f"SELECT COUNT(*) FROM ({sql})", params))
     conditions, params, needs_case = _where(f, index_pays(store, f.search, at_most))
     join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
     where = f"FROM generations g {join}WHERE {' AND '.join(conditions)}"
@@ -301,15 +303,46 @@ def count_generations(store: Store, f: GenerationFilter, at_most: int | None = N
     return int(store.scalar(f"SELECT COUNT(*) FROM (SELECT 1 {where} LIMIT :at_most)", params))
 
 
+def _streams(f: GenerationFilter, indexed: bool) -> bool:
+    """Whether a search in id order reads the index arms (db.search.CANDIDATE_ARMS)."""
+    return indexed and uses_index(f.search)
+
+
+def _streamed_ids_sql(
+    f: GenerationFilter,
+    after_id: int | None,
+    limit: int,
+    extra: Sequence[str] = (),
+    extra_params: dict[str, Any] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The ids of a search in id order from the index arms, one compound SELECT whose
+    arms SQLite merges in order (so LIMIT stops the walk), every filter in each arm."""
+    conditions, params, needs_case = _where(f.with_changes(search=""))
+    confirm, search_params = confirmation(f.search)
+    conditions += [*extra, confirm]
+    params.update(search_params, limit=limit, **(extra_params or {}))
+    compare, direction = ("<", "DESC") if f.descending else (">", "ASC")
+    arms = []
+    for arm in CANDIDATE_ARMS:
+        where = [arm.match, *conditions]
+        if after_id is not None:
+            where.append(f"{arm.id_column} {compare} :after_id")
+            params["after_id"] = after_id
+        join = " JOIN cases c ON c.id = g.case_pk" if needs_case else ""
+        arms.append(f"SELECT {arm.id_column} FROM {arm.source}{join} WHERE {' AND '.join(where)}")
+    return " UNION ".join(arms) + f" ORDER BY 1 {direction} LIMIT :limit", params
+
+
 def _page_ids(
     store: Store, f: GenerationFilter, after: PageKey | None, limit: int
 ) -> list[tuple[int, float]]:
     """The ids of the next page with their sort keys. Sorted by a score, the scored
     generations come first (walking the sort index in value order, so a page costs a
     page, not a sort of the run), then the unscored ones in id order."""
-    indexed = index_pays(store, f.search, limit)
     if f.sort is None:
+        indexed = index_pays(store, f.search, limit, streamed=True)
         return _id_order_page(store, f, after, limit, [], indexed=indexed)
+    indexed = index_pays(store, f.search, limit)
     compare = "<" if f.descending else ">"
     null_key = NULL_LOW if f.descending else NULL_HIGH
     rows: list[tuple[int, float]] = []
@@ -364,6 +397,10 @@ def _id_order_page(
     *,
     indexed: bool = True,
 ) -> list[tuple[int, float]]:
+    if _streams(f, indexed):
+        after_id = None if after is None else after.generation_id
+        sql, params = _streamed_ids_sql(f, after_id, limit, extra, extra_params)
+        return [(int(r[0]), float(r[0])) for r in store.conn.execute(sql, params)]
     conditions, params, needs_case = _where(f, indexed)
     conditions += extra
     params.update(extra_params or {})

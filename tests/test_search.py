@@ -14,7 +14,13 @@ import db.search
 from copyaudit.formats import LocatedCase, LocatedGeneration
 from copyaudit.types import Case, Work
 from db import Store
-from db.browse import GenerationFilter, count_generations, generation_detail, generation_page
+from db.browse import (
+    GenerationFilter,
+    MetricKey,
+    count_generations,
+    generation_detail,
+    generation_page,
+)
 from db.cases import import_cases
 from db.migrations import MIGRATIONS, migrate_search_index
 from db.runs import (
@@ -395,3 +401,93 @@ def test_a_rare_phrase_of_common_trigrams_is_scanned_for_a_page(
     run_id = _run_ids(store)[0]
     assert _found(store, run_id, "abcde") == _like_only(store, run_id, "abcde", monkeypatch)
     assert _found(store, run_id, "abcde")[0] == 1
+
+
+@pytest.mark.parametrize("text", ["lantern", "output 1", "NEAR(a b)", "aaaa", "c1", "\n", "zz"])
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("sort", [None, MetricKey("literal", "rougeL")])
+def test_every_order_pages_through_the_index_as_through_the_scan(
+    store: Store,
+    text: str,
+    descending: bool,
+    sort: MetricKey | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The index arms (merged in id order, every filter in each arm) page both ways and
+    serve the unscored tail of a sort (no generation here is scored) as the scan does."""
+    for run_id in _run_ids(store):
+        f = GenerationFilter(run_id=run_id, search=text, sort=sort, descending=descending)
+        with monkeypatch.context() as patch:
+            patch.setattr(db.search, "MIN_PROBE", 10**9)
+            indexed = _paged(store, f, page=3)
+            quick = count_generations(store, f, at_most=4)
+        with monkeypatch.context() as patch:
+            patch.setattr(db.search, "MIN_INDEXED_CHARS", 10**9)
+            assert indexed == _paged(store, f, page=3)
+        ascending = _oracle(store, run_id, text)
+        assert indexed == (ascending[::-1] if descending else ascending)
+        assert quick == min(4, len(ascending))
+
+
+def _paged(store: Store, f: GenerationFilter, page: int) -> list[int]:
+    ids, after = [], None
+    while rows := generation_page(store, f, after, page):
+        ids += [r.generation_id for r in rows]
+        after = rows[-1].key
+    return ids
+
+
+def _one_text_store(path: Path, in_outputs: int, in_cases: int) -> Store:
+    """60 generations, "amberlight" in the first `in_outputs` outputs and the first
+    `in_cases` case texts, every other text its own."""
+    store = Store(path)
+    cases = [
+        LocatedCase(
+            i,
+            Case(f"c{i}", "literal", Work("W"), {"input": "amberlight" if i < in_cases else "-"}),
+        )
+        for i in range(60)
+    ]
+    import_cases(store, "lit", "literal", cases, source="t")
+    rows = [
+        LocatedGeneration(i, f"c{i}", 1, "amberlight" if i < in_outputs else f"row {i}")
+        for i in range(60)
+    ]
+    import_generations(store, run="r", suite="lit", model="m", rows=rows, source="t")
+    return store
+
+
+def test_a_page_in_id_order_reads_an_output_text_s_index_however_common(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A text in most outputs: a page in id order streams the output index (it reads a
+    page of matches), a page in another order would read every candidate (scan); a text
+    in most case texts is scanned either way (the case arm sorts all its matches)."""
+    monkeypatch.setattr(db.search, "MIN_PROBE", 5)
+    outputs = _one_text_store(tmp_path / "outputs.db", in_outputs=50, in_cases=0)
+    assert index_pays(outputs, "amberlight", page=1, streamed=True)
+    assert not index_pays(outputs, "amberlight", page=1)
+    assert not index_pays(outputs, "amberlight")  # an exact count reads them all
+    in_cases = _one_text_store(tmp_path / "cases.db", in_outputs=0, in_cases=50)
+    assert not index_pays(in_cases, "amberlight", page=1, streamed=True)
+    run_id = _run_ids(outputs)[0]
+    f = GenerationFilter(run_id=run_id, search="amberlight")
+    assert _paged(outputs, f, page=7) == _like_only(outputs, run_id, "amberlight", monkeypatch)[1]
+
+
+def test_the_output_index_arm_is_merged_in_order_without_a_sort(store: Store) -> None:
+    """The page's compound SELECT is a MERGE whose output/prompt arm reads FTS5 rowids
+    in order (no sort), so its LIMIT stops the walk."""
+    seen: list[str] = []
+    store.conn.set_trace_callback(seen.append)
+    try:
+        generation_page(store, GenerationFilter(run_id=_run_ids(store)[0], search="lantern"))
+    finally:
+        store.conn.set_trace_callback(None)
+    (page_sql,) = [s for s in seen if " UNION " in s]
+    plan = {row[0]: row[1:] for row in store.conn.execute(f"EXPLAIN QUERY PLAN {page_sql}")}
+    details = [detail for _, _, detail in plan.values()]
+    assert "MERGE (UNION)" in details
+    (fts_scan,) = [i for i, (_, _, d) in plan.items() if d.startswith("SCAN generations_fts")]
+    arm = plan[fts_scan][0]
+    assert not [d for parent, _, d in plan.values() if parent == arm and "TEMP B-TREE" in d]
