@@ -24,7 +24,7 @@ from db.content import stale_sql
 from db.labels import current_label_events_sql, item_count_sql
 from db.queries import FAILED_SQL, runs_summary, with_shown_status
 from db.run_totals import generation_counts, run_metric_tallies
-from db.search import CANDIDATE_ARMS, confirmation, index_pays, search_condition, uses_index
+from db.search import CANDIDATE_ARMS, arm_parameters, index_pays, search_condition, uses_index
 
 PREVIEW_CHARS = 160
 NULL_LOW = -1.0e308  # where unscored generations sort: always after the scored ones
@@ -291,8 +291,10 @@ def count_generations(store: Store, f: GenerationFilter, at_most: int | None = N
     if f.with_changes(annotator=None, sort=None, descending=False) == GenerationFilter(f.run_id):
         total = generation_counts(store, f.run_id)[0]
         return total if at_most is None else min(total, at_most)
-    if at_most is not None and _streams(f, index_pays(store, f.search, at_most, streamed=True)):
-        sql, params = _streamed_ids_sql(f, None, at_most)
+    if _streams(f, index_pays(store, f.search, at_most, streamed=at_most is not None)):
+        sql, params = _index_arms_sql(f)  # disjoint: a count adds them up
+        if at_most is not None:
+            sql, params["at_most"] = f"SELECT 1 FROM ({sql}) LIMIT :at_most", at_most
         return int(store.scalar(f"SELECT COUNT(*) FROM ({sql})", params))
     conditions, params, needs_case = _where(f, index_pays(store, f.search, at_most))
     join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
@@ -304,33 +306,31 @@ def count_generations(store: Store, f: GenerationFilter, at_most: int | None = N
 
 
 def _streams(f: GenerationFilter, indexed: bool) -> bool:
-    """Whether a search in id order reads the index arms (db.search.CANDIDATE_ARMS)."""
+    """Whether a search reads the index arms (db.search.CANDIDATE_ARMS)."""
     return indexed and uses_index(f.search)
 
 
-def _streamed_ids_sql(
+def _index_arms_sql(
     f: GenerationFilter,
-    after_id: int | None,
-    limit: int,
+    after_id: int | None = None,
     extra: Sequence[str] = (),
     extra_params: dict[str, Any] | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """The ids of a search in id order from the index arms, one compound SELECT whose
-    arms SQLite merges in order (so LIMIT stops the walk), every filter in each arm."""
+    """The ids a search finds through the index arms (after `after_id` in the filter's
+    order), one compound SELECT of disjoint arms, every filter in each arm."""
     conditions, params, needs_case = _where(f.with_changes(search=""))
-    confirm, search_params = confirmation(f.search)
-    conditions += [*extra, confirm]
-    params.update(search_params, limit=limit, **(extra_params or {}))
-    compare, direction = ("<", "DESC") if f.descending else (">", "ASC")
+    conditions += extra
+    params.update(arm_parameters(f.search), **(extra_params or {}))
+    compare = "<" if f.descending else ">"
+    join = " JOIN cases c ON c.id = g.case_pk" if needs_case else ""
     arms = []
     for arm in CANDIDATE_ARMS:
         where = [arm.match, *conditions]
         if after_id is not None:
             where.append(f"{arm.id_column} {compare} :after_id")
             params["after_id"] = after_id
-        join = " JOIN cases c ON c.id = g.case_pk" if needs_case else ""
         arms.append(f"SELECT {arm.id_column} FROM {arm.source}{join} WHERE {' AND '.join(where)}")
-    return " UNION ".join(arms) + f" ORDER BY 1 {direction} LIMIT :limit", params
+    return " UNION ALL ".join(arms), params
 
 
 def _page_ids(
@@ -398,8 +398,13 @@ def _id_order_page(
     indexed: bool = True,
 ) -> list[tuple[int, float]]:
     if _streams(f, indexed):
+        # SQLite merges the arms in order (each delivers its ids sorted), so LIMIT stops
+        # the output index's walk at the page's last row.
         after_id = None if after is None else after.generation_id
-        sql, params = _streamed_ids_sql(f, after_id, limit, extra, extra_params)
+        sql, params = _index_arms_sql(f, after_id, extra, extra_params)
+        direction = "DESC" if f.descending else "ASC"
+        params["limit"] = limit
+        sql = f"{sql} ORDER BY 1 {direction} LIMIT :limit"
         return [(int(r[0]), float(r[0])) for r in store.conn.execute(sql, params)]
     conditions, params, needs_case = _where(f, indexed)
     conditions += extra

@@ -17,13 +17,13 @@ d*N = sqrt(L*N*PAGE_SCAN_COST). A count scans N rows: even at N*COUNT_SCAN_COST.
 Either plan finds the same rows (tests/test_search.py); tests/bench/bench_search.py
 prints both.
 
-A page in id order (and a count stopped early) reads the index as the arms of one
-compound SELECT (CANDIDATE_ARMS) that SQLite merges in id order, so its LIMIT stops
-the walk: the output/prompt index gives its rowids in order, and a page reads only as
-far as its last row (the rows a scan would reach, at a fraction of a LIKE's cost a
-row), however many matches there are; the generations of the cases the case index
-matches are sorted, all of them (index_pays scans a text in many cases). Other orders
-and exact counts read the candidates as one IN list.
+A page in id order reads the index as the arms of one compound SELECT
+(CANDIDATE_ARMS) that SQLite merges in id order, so its LIMIT stops the walk: the
+output/prompt index gives its rowids in order, and a page reads only as far as its last
+row (the rows a scan would reach, at a fraction of a LIKE's cost a row), however many
+matches there are; the generations of the cases the case index matches are sorted, all
+of them (index_pays scans a text in many cases). A count adds up the arms' rows. A page
+in score order reads the candidates as one IN list.
 
 What a person types is always a literal string, never FTS5 query syntax: it is passed to
 MATCH as one double-quoted phrase.
@@ -45,15 +45,16 @@ PAGE_SCAN_COST = 0.5
 COUNT_SCAN_COST = 0.3
 MIN_PROBE = 1_000  # below this many candidates the index always serves
 
-# The case is read only for a generation whose own text does not match: a match in the
-# output costs no case lookup (the index's exact count of a word in 1% of a million
-# outputs: 38 against 76 ms with a join; a scan of text found only in case texts pays
-# the subquery, 5-14% more).
-_LIKE = (
-    "(g.output LIKE :pattern ESCAPE '\\' OR g.prompt LIKE :pattern ESCAPE '\\' "
-    "OR EXISTS (SELECT 1 FROM cases sc WHERE sc.id = g.case_pk "
-    "AND (sc.payload LIKE :pattern ESCAPE '\\' OR sc.case_id LIKE :pattern ESCAPE '\\')))"
+# A generation matches by its own text or by its case's. The case is read only for a
+# generation whose own text does not match: a match in the output costs no case lookup
+# (the index's exact count of a word in 1% of a million outputs: 38 against 76 ms with
+# a join; a scan of text found only in case texts pays the subquery, 5-14% more).
+_OWN_TEXT = "(g.output LIKE :pattern ESCAPE '\\' OR g.prompt LIKE :pattern ESCAPE '\\')"
+_CASE_TEXT = (
+    "EXISTS (SELECT 1 FROM cases sc WHERE sc.id = g.case_pk "
+    "AND (sc.payload LIKE :pattern ESCAPE '\\' OR sc.case_id LIKE :pattern ESCAPE '\\'))"
 )
+_LIKE = f"({_OWN_TEXT} OR {_CASE_TEXT})"
 
 # Generations whose own text or whose case's text holds every trigram of the phrase.
 _CANDIDATES = (
@@ -123,9 +124,10 @@ def _matches_at_least(store: Store, table: str, phrase: str, cap: int) -> bool:
 
 @dataclass(frozen=True)
 class CandidateArm:
-    """One index's candidates as an arm of a compound SELECT over `generations g`:
-    `source` joins the index to g, `id_column` is the generation id as the arm's order
-    is read from it, `match` the arm's own conditions (:phrase, :run_id)."""
+    """One index's matches as an arm of a compound SELECT over `generations g`: `source`
+    joins the index to g, `id_column` is the generation id as the arm's order is read
+    from it, `match` the arm's conditions (:phrase, :run_id, :pattern): the index's
+    candidates and LIKE's confirmation."""
 
     source: str
     id_column: str
@@ -133,6 +135,10 @@ class CandidateArm:
 
 
 _RUN_END = "(SELECT id FROM generations WHERE run_id = :run_id ORDER BY id {} LIMIT 1)"
+# The arms are disjoint, so their rows are summed, never deduplicated: the first holds
+# the generations whose own text matches, the second those matched only by their case
+# (LIKE's match implies the trigram index's, a superset). `IS NOT 1`: a NULL prompt
+# makes the own-text test NULL, which is not a match.
 CANDIDATE_ARMS = (
     # FTS5 gives rowids in order (ORDER BY rowid is consumed, no sort); the walk is kept
     # within the run's first and last ids, two seeks of idx_generations_run_id.
@@ -140,20 +146,19 @@ CANDIDATE_ARMS = (
         "generations_fts CROSS JOIN generations g ON g.id = generations_fts.rowid",
         "generations_fts.rowid",
         "generations_fts MATCH :phrase AND generations_fts.rowid BETWEEN "
-        f"{_RUN_END.format('ASC')} AND {_RUN_END.format('DESC')}",
+        f"{_RUN_END.format('ASC')} AND {_RUN_END.format('DESC')} AND {_OWN_TEXT}",
     ),
     CandidateArm(
         "cases_fts CROSS JOIN generations g ON g.case_pk = cases_fts.rowid",
         "g.id",
-        "cases_fts MATCH :phrase",
+        f"cases_fts MATCH :phrase AND {_CASE_TEXT} AND {_OWN_TEXT} IS NOT 1",
     ),
 )
 
 
-def confirmation(text: str) -> tuple[str, dict[str, Any]]:
-    """The condition confirming an index candidate (LIKE's own match) and the parameters
-    of it and of the arms (CANDIDATE_ARMS)."""
-    return _LIKE, {"pattern": like_pattern(text), "phrase": fts_phrase(text)}
+def arm_parameters(text: str) -> dict[str, Any]:
+    """The parameters of CANDIDATE_ARMS' conditions but :run_id."""
+    return {"pattern": like_pattern(text), "phrase": fts_phrase(text)}
 
 
 def search_condition(text: str, indexed: bool = True) -> tuple[str, dict[str, Any]]:

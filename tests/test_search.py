@@ -487,7 +487,27 @@ def test_the_output_index_arm_is_merged_in_order_without_a_sort(store: Store) ->
     (page_sql,) = [s for s in seen if " UNION " in s]
     plan = {row[0]: row[1:] for row in store.conn.execute(f"EXPLAIN QUERY PLAN {page_sql}")}
     details = [detail for _, _, detail in plan.values()]
-    assert "MERGE (UNION)" in details
+    assert "MERGE (UNION ALL)" in details
     (fts_scan,) = [i for i, (_, _, d) in plan.items() if d.startswith("SCAN generations_fts")]
     arm = plan[fts_scan][0]
     assert not [d for parent, _, d in plan.values() if parent == arm and "TEMP B-TREE" in d]
+
+
+def test_a_generation_matched_by_its_text_and_its_case_counts_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index arms are disjoint: own text, or the case's text alone. A missing prompt
+    (NULL: the schema allows it) must not hide a match by the case."""
+    monkeypatch.setattr(db.search, "MIN_PROBE", 10**9)  # the index serves
+    store = _one_text_store(tmp_path / "both.db", in_outputs=10, in_cases=20)
+    with store.transaction():
+        store.conn.execute("UPDATE generations SET prompt = NULL WHERE id % 2 = 0")
+    run_id = _run_ids(store)[0]
+    f = GenerationFilter(run_id=run_id, search="amberlight")
+    first_twenty = [r["id"] for r in store.query("SELECT id FROM generations ORDER BY id LIMIT 20")]
+    assert _paged(store, f, page=6) == first_twenty
+    assert count_generations(store, f) == 20
+    assert count_generations(store, f, at_most=15) == 15
+    assert _found(store, run_id, "amberlight") == _like_only(
+        store, run_id, "amberlight", monkeypatch
+    )
