@@ -281,6 +281,7 @@ def _where(f: GenerationFilter, indexed: bool = True) -> tuple[list[str], dict[s
         condition, search_params = search_condition(f.search, indexed)
         conditions.append(condition)
         params.update(search_params)
+        needs_case = True
     return conditions, params, needs_case
 
 
@@ -291,12 +292,13 @@ def count_generations(store: Store, f: GenerationFilter, at_most: int | None = N
     if f.with_changes(annotator=None, sort=None, descending=False) == GenerationFilter(f.run_id):
         total = generation_counts(store, f.run_id)[0]
         return total if at_most is None else min(total, at_most)
-    if _streams(f, index_pays(store, f.search, at_most, streamed=at_most is not None)):
+    indexed = index_pays(store, f.search, at_most, streamed=at_most is not None)
+    if _streams(f, indexed):
         sql, params = _index_arms_sql(f)  # disjoint: a count adds them up
         if at_most is not None:
             sql, params["at_most"] = f"SELECT 1 FROM ({sql}) LIMIT :at_most", at_most
         return int(store.scalar(f"SELECT COUNT(*) FROM ({sql})", params))
-    conditions, params, needs_case = _where(f, index_pays(store, f.search, at_most))
+    conditions, params, needs_case = _where(f, indexed)
     join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
     where = f"FROM generations g {join}WHERE {' AND '.join(conditions)}"
     if at_most is None:
@@ -322,13 +324,13 @@ def _index_arms_sql(
     conditions += extra
     params.update(arm_parameters(f.search), **(extra_params or {}))
     compare = "<" if f.descending else ">"
-    join = " JOIN cases c ON c.id = g.case_pk" if needs_case else ""
     arms = []
     for arm in CANDIDATE_ARMS:
         where = [arm.match, *conditions]
         if after_id is not None:
             where.append(f"{arm.id_column} {compare} :after_id")
             params["after_id"] = after_id
+        join = " JOIN cases c ON c.id = g.case_pk" if needs_case or arm.needs_case else ""
         arms.append(f"SELECT {arm.id_column} FROM {arm.source}{join} WHERE {' AND '.join(where)}")
     return " UNION ALL ".join(arms), params
 

@@ -45,15 +45,10 @@ PAGE_SCAN_COST = 0.5
 COUNT_SCAN_COST = 0.3
 MIN_PROBE = 1_000  # below this many candidates the index always serves
 
-# A generation matches by its own text or by its case's. The case is read only for a
-# generation whose own text does not match: a match in the output costs no case lookup
-# (the index's exact count of a word in 1% of a million outputs: 38 against 76 ms with
-# a join; a scan of text found only in case texts pays the subquery, 5-14% more).
+# A generation matches by its own text or by its case's (over `generations g JOIN
+# cases c`). The index arms test the two apart: the first needs no case at all.
 _OWN_TEXT = "(g.output LIKE :pattern ESCAPE '\\' OR g.prompt LIKE :pattern ESCAPE '\\')"
-_CASE_TEXT = (
-    "EXISTS (SELECT 1 FROM cases sc WHERE sc.id = g.case_pk "
-    "AND (sc.payload LIKE :pattern ESCAPE '\\' OR sc.case_id LIKE :pattern ESCAPE '\\'))"
-)
+_CASE_TEXT = "(c.payload LIKE :pattern ESCAPE '\\' OR c.case_id LIKE :pattern ESCAPE '\\')"
 _LIKE = f"({_OWN_TEXT} OR {_CASE_TEXT})"
 
 # Generations whose own text or whose case's text holds every trigram of the phrase.
@@ -124,14 +119,15 @@ def _matches_at_least(store: Store, table: str, phrase: str, cap: int) -> bool:
 
 @dataclass(frozen=True)
 class CandidateArm:
-    """One index's matches as an arm of a compound SELECT over `generations g`: `source`
-    joins the index to g, `id_column` is the generation id as the arm's order is read
-    from it, `match` the arm's conditions (:phrase, :run_id, :pattern): the index's
-    candidates and LIKE's confirmation."""
+    """One index's matches as an arm of a compound SELECT: `source` joins the index to
+    `generations g`, `id_column` is the generation id as the arm's order is read from
+    it, `match` the arm's conditions (:phrase, :run_id, :pattern): the index's
+    candidates and LIKE's confirmation, which reads `cases c` where `needs_case`."""
 
     source: str
     id_column: str
     match: str
+    needs_case: bool = False
 
 
 _RUN_END = "(SELECT id FROM generations WHERE run_id = :run_id ORDER BY id {} LIMIT 1)"
@@ -152,6 +148,7 @@ CANDIDATE_ARMS = (
         "cases_fts CROSS JOIN generations g ON g.case_pk = cases_fts.rowid",
         "g.id",
         f"cases_fts MATCH :phrase AND {_CASE_TEXT} AND {_OWN_TEXT} IS NOT 1",
+        needs_case=True,
     ),
 )
 
@@ -162,7 +159,7 @@ def arm_parameters(text: str) -> dict[str, Any]:
 
 
 def search_condition(text: str, indexed: bool = True) -> tuple[str, dict[str, Any]]:
-    """The WHERE condition (over `generations g`) and its parameters:
+    """The WHERE condition (over `generations g JOIN cases c`) and its parameters:
     index candidates confirmed by LIKE, or (not `indexed`, or too short) LIKE alone."""
     params: dict[str, Any] = {"pattern": like_pattern(text)}
     if not indexed or not uses_index(text):

@@ -511,3 +511,29 @@ def test_a_generation_matched_by_its_text_and_its_case_counts_once(
     assert _found(store, run_id, "amberlight") == _like_only(
         store, run_id, "amberlight", monkeypatch
     )
+
+
+@pytest.mark.parametrize("text", ["lantern", "NEAR(a b)", "c1", "reference 1"])
+def test_a_search_within_one_work_through_the_index_is_the_scan_s(
+    store: Store, text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The work filter joins the cases in every arm, beside the case arm's own reading."""
+    for run_id in _run_ids(store):
+        for (work_id,) in store.conn.execute("SELECT id FROM works ORDER BY id"):
+            f = GenerationFilter(run_id=run_id, search=text, work_id=work_id)
+            with monkeypatch.context() as patch:
+                patch.setattr(db.search, "MIN_PROBE", 10**9)
+                indexed = (_paged(store, f, page=2), count_generations(store, f))
+            with monkeypatch.context() as patch:
+                patch.setattr(db.search, "MIN_INDEXED_CHARS", 10**9)
+                assert indexed == (_paged(store, f, page=2), count_generations(store, f))
+            in_work = {
+                r["id"]
+                for r in store.query(
+                    "SELECT g.id FROM generations g JOIN cases c ON c.id = g.case_pk "
+                    "WHERE c.work_id = ?",
+                    (work_id,),
+                )
+            }
+            assert indexed[0] == [i for i in _oracle(store, run_id, text) if i in in_work]
+            assert indexed[1] == len(indexed[0])

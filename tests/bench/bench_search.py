@@ -18,13 +18,18 @@ in 100) without the search index, then
     following in the same worker (a quick count past QUICK_COUNT_CPU_S gives up: then
     only the page);
   - what keeping the index costs the CLI's import: `copyaudit import` + `import-generations`
-    of --import-n cases (default 20,000) on a database with and without the FTS tables.
+    of --import-n cases (default 20,000) on a database with and without the FTS tables;
+  - with --old REV: the app's exact count, quick count (GenerationPager.count_at_most)
+    and first page under the code of REV (git archive) and under this tree, in
+    alternating subprocesses on the same database (best of 7 calls, best of --rounds
+    rounds): single runs on a shared machine drift more than the change being measured.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import subprocess
@@ -43,6 +48,7 @@ from screens.state.paging import QUICK_COUNT, GenerationPager
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_growth import RARE, WORDS, write_inputs  # the growth table's text
+from bench_import import ROOT, old_tree
 
 MARKER = "amberlight"  # one output in 100
 CHUNK = 20_000
@@ -188,6 +194,53 @@ def _planned(store: Store, text: str, plan: str) -> tuple[float, float, float, i
         setattr(db.search, forced[0], saved)
 
 
+def _app_calls(path: Path, texts: list[str]) -> dict[str, list[float]]:
+    """{text: [exact count, quick count, first page] CPU ms, best of 7} for the code on
+    sys.path (run as a subprocess by _old_and_new)."""
+    store, found = Store(path), {}
+    for text in texts:
+        f = GenerationFilter(run_id=1, search=text)
+        calls = (
+            lambda f=f: count_generations(store, f),
+            lambda f=f: GenerationPager(f).count_at_most(store, QUICK_COUNT),
+            lambda f=f: generation_page(store, f),
+        )
+        found[text] = [min(_cpu_ms(call) for _ in range(7)) for call in calls]
+    store.close()
+    return found
+
+
+def _cpu_ms(call: Callable[[], Any]) -> float:
+    start = time.process_time()
+    call()
+    return (time.process_time() - start) * 1000
+
+
+def _old_and_new(path: Path, texts: list[str], rev: str, rounds: int) -> None:
+    """The app's calls under REV's code and this tree's, alternating, on one database."""
+    with tempfile.TemporaryDirectory() as tmp:
+        old = old_tree(Path(tmp), rev)
+        if old is None:
+            raise SystemExit(f"git archive {rev} failed")
+        best: dict[str, dict[str, list[float]]] = {"old": {}, "new": {}}
+        for _ in range(rounds):
+            for label, tree in (("old", old), ("new", ROOT)):
+                env = {**os.environ, "PYTHONPATH": str(tree)}
+                argv = [sys.executable, __file__, "--db", str(path), "--app-calls", *texts]
+                done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+                found = json.loads(done.stdout.splitlines()[-1])
+                if not Path(found.pop("code")).is_relative_to(tree):
+                    raise SystemExit(f"the {label} run did not load the code of {tree}")
+                for text, figures in found.items():
+                    kept = best[label].setdefault(text, figures)
+                    best[label][text] = [min(a, b) for a, b in zip(kept, figures, strict=True)]
+    print(f"\nold ({rev}) and new code alternating, {rounds} rounds, CPU ms, best of 7 calls:")
+    print(f"{'search':<22} {'old: count / quick / page':>30}  {'new: count / quick / page':>30}")
+    for text in texts:
+        cells = [" / ".join(f"{v:.1f}" for v in best[label][text]) for label in ("old", "new")]
+        print(f"{text!r:<22} {cells[0]:>30}  {cells[1]:>30}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000)
@@ -195,7 +248,13 @@ def main() -> None:
     parser.add_argument(
         "--db", type=Path, help="keep the built database here; reuse it when it exists"
     )
+    parser.add_argument("--old", help="also time the app's calls under this revision's code")
+    parser.add_argument("--rounds", type=int, default=3, help="alternations with --old")
+    parser.add_argument("--app-calls", nargs="+", help=argparse.SUPPRESS)  # _old_and_new
     args = parser.parse_args()
+    if args.app_calls:
+        print(json.dumps({"code": db.search.__file__, **_app_calls(args.db, args.app_calls)}))
+        return
     n = args.n
     if args.import_n:
         with tempfile.TemporaryDirectory() as tmp:
@@ -212,7 +271,8 @@ def main() -> None:
             f"{'search':<22} {'found':>9}  {'app: page + quick count':>24}  "
             + "  ".join(f"{p + ' count/page ms':>24}" for p in PLANS)
         )
-        for text in (RARE, MARKER, "lantern", "orchard glass seed", f"case-{n // 2}", "qu"):
+        texts = [RARE, MARKER, "lantern", "orchard glass seed", f"case-{n // 2}", "qu"]
+        for text in texts:
             results = {plan: _planned(store, text, plan) for plan in PLANS}
             if len({tuple(map(str, r[3:])) for r in results.values()}) != 1:
                 raise SystemExit(f"{text!r}: the plans found different rows")
@@ -220,6 +280,8 @@ def main() -> None:
             cells = "  ".join(f"{r[0]:>14.1f} /{r[1]:>8.1f}" for r in results.values())
             print(f"{text!r:<22} {app[3]:>9,}  {app[1] + app[2]:>24.1f}  {cells}", flush=True)
         store.close()
+        if args.old:
+            _old_and_new(path, texts, args.old, args.rounds)
 
 
 if __name__ == "__main__":
