@@ -84,18 +84,21 @@ def _ids_param(ids: Iterable[int]) -> str:
     return json.dumps([int(i) for i in ids])
 
 
-CURRENT_LABEL_EVENTS_SQL = """
+# A label event `l` no retraction supersedes, found through the supersedes index per
+# event (not by reading every retraction in each statement).
+NOT_RETRACTED_SQL = (
+    "NOT EXISTS (SELECT 1 FROM labels r WHERE r.supersedes = l.uuid AND r.action = 'retract')"
+)
+
+CURRENT_LABEL_EVENTS_SQL = f"""
 SELECT * FROM (
   SELECT l.*, ROW_NUMBER() OVER (
     PARTITION BY l.annotator, l.generation_id, l.target, l.item_index
     ORDER BY l.created_at DESC, l.chain DESC, l.seq DESC
   ) AS rank
   FROM labels l
-  WHERE l.action = 'label'
-    AND NOT EXISTS (
-      SELECT 1 FROM labels r WHERE r.supersedes = l.uuid AND r.action = 'retract'
-    )
-    {filters}
+  WHERE l.action = 'label' AND {NOT_RETRACTED_SQL}
+    {{filters}}
 ) WHERE rank = 1
 """
 """The one definition of a current label: per (annotator, generation, target, item),
@@ -154,8 +157,7 @@ def latest_label_event(
     optionally on one generation. Being their newest, it is their current label."""
     sql = (
         "SELECT uuid, generation_id FROM labels l WHERE action = 'label' AND annotator = ? "
-        "AND NOT EXISTS (SELECT 1 FROM labels r WHERE r.supersedes = l.uuid "
-        "AND r.action = 'retract')"
+        f"AND {NOT_RETRACTED_SQL}"
     )
     params: list[Any] = [annotator]
     if generation_id is not None:

@@ -22,7 +22,7 @@ from db.browse import (
     run_templates,
     run_works,
 )
-from db.labels import current_label_events_sql, latest_label_event
+from db.labels import NOT_RETRACTED_SQL, current_label_events_sql, latest_label_event
 from screens.runs.dashboard import load_dashboard
 from tests.test_run_totals import _fill
 
@@ -122,8 +122,9 @@ def test_one_generations_current_labels_read_only_its_label_events(store: Store)
     undo = _statements(store, lambda: latest_label_event(store, "me", generation_id=1))
     assert undo and not [s for s in undo if _label_scans(store, s.replace("'me'", "?"))]
     old = current_label_events_sql("l.generation_id = ?").replace(
-        "NOT EXISTS (\n      SELECT 1 FROM labels r WHERE r.supersedes = l.uuid AND",
-        "l.uuid NOT IN (\n      SELECT supersedes FROM labels r WHERE supersedes IS NOT NULL AND",
+        NOT_RETRACTED_SQL,
+        "l.uuid NOT IN (SELECT supersedes FROM labels r WHERE supersedes IS NOT NULL "
+        "AND r.action = 'retract')",
     )
     assert old != current_label_events_sql("l.generation_id = ?")
     assert _label_scans(store, old)  # the check finds the old definition's scan
