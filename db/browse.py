@@ -24,7 +24,7 @@ from db.content import stale_sql
 from db.labels import current_label_events_sql, item_count_sql
 from db.queries import FAILED_SQL, runs_summary, with_shown_status
 from db.run_totals import generation_counts, run_metric_tallies
-from db.search import CANDIDATE_ARMS, arm_parameters, index_pays, search_condition, uses_index
+from db.search import CANDIDATE_ARMS, index_pays, search_condition, search_parameters
 
 PREVIEW_CHARS = 160
 NULL_LOW = -1.0e308  # where unscored generations sort: always after the scored ones
@@ -285,6 +285,11 @@ def _where(f: GenerationFilter, indexed: bool = True) -> tuple[list[str], dict[s
     return conditions, params, needs_case
 
 
+def _case_join(needed: bool) -> str:
+    """The join of the generation's case (alias c), with its trailing space, or nothing."""
+    return "JOIN cases c ON c.id = g.case_pk " if needed else ""
+
+
 def count_generations(store: Store, f: GenerationFilter, at_most: int | None = None) -> int:
     """How many generations the filter matches; with `at_most`, counting stops there (the
     list shows "1,000+" before a slow exact count, planned as a page of that many rows)."""
@@ -293,23 +298,18 @@ def count_generations(store: Store, f: GenerationFilter, at_most: int | None = N
         total = generation_counts(store, f.run_id)[0]
         return total if at_most is None else min(total, at_most)
     indexed = index_pays(store, f.search, at_most, streamed=at_most is not None)
-    if _streams(f, indexed):
+    if indexed:  # index_pays: never without a search the index can serve
         sql, params = _index_arms_sql(f)  # disjoint: a count adds them up
         if at_most is not None:
             sql, params["at_most"] = f"SELECT 1 FROM ({sql}) LIMIT :at_most", at_most
         return int(store.scalar(f"SELECT COUNT(*) FROM ({sql})", params))
     conditions, params, needs_case = _where(f, indexed)
-    join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
+    join = _case_join(needs_case)
     where = f"FROM generations g {join}WHERE {' AND '.join(conditions)}"
     if at_most is None:
         return int(store.scalar(f"SELECT COUNT(*) {where}", params))
     params["at_most"] = at_most
     return int(store.scalar(f"SELECT COUNT(*) FROM (SELECT 1 {where} LIMIT :at_most)", params))
-
-
-def _streams(f: GenerationFilter, indexed: bool) -> bool:
-    """Whether a search reads the index arms (db.search.CANDIDATE_ARMS)."""
-    return indexed and uses_index(f.search)
 
 
 def _index_arms_sql(
@@ -322,16 +322,15 @@ def _index_arms_sql(
     order), one compound SELECT of disjoint arms, every filter in each arm."""
     conditions, params, needs_case = _where(f.with_changes(search=""))
     conditions += extra
-    params.update(arm_parameters(f.search), **(extra_params or {}))
+    params.update(search_parameters(f.search), after_id=after_id, **(extra_params or {}))
     compare = "<" if f.descending else ">"
     arms = []
     for arm in CANDIDATE_ARMS:
         where = [arm.match, *conditions]
         if after_id is not None:
             where.append(f"{arm.id_column} {compare} :after_id")
-            params["after_id"] = after_id
-        join = " JOIN cases c ON c.id = g.case_pk" if needs_case or arm.needs_case else ""
-        arms.append(f"SELECT {arm.id_column} FROM {arm.source}{join} WHERE {' AND '.join(where)}")
+        join = _case_join(needs_case or arm.needs_case)
+        arms.append(f"SELECT {arm.id_column} FROM {arm.source} {join}WHERE {' AND '.join(where)}")
     return " UNION ALL ".join(arms), params
 
 
@@ -358,7 +357,7 @@ def _page_ids(
                 f"(s.value = :after_value AND s.generation_id {compare} :after_id))"
             )
             params.update(after_value=after.value, after_id=after.generation_id)
-        join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
+        join = _case_join(needs_case)
         direction = "DESC" if f.descending else "ASC"
         # CROSS JOIN keeps judgments as the outer loop: SQLite walks idx_judgments_sort.
         rows = [
@@ -397,9 +396,11 @@ def _id_order_page(
     extra: list[str],
     extra_params: dict[str, Any] | None = None,
     *,
-    indexed: bool = True,
+    indexed: bool,
 ) -> list[tuple[int, float]]:
-    if _streams(f, indexed):
+    """The next `limit` ids in id order; `indexed`: index_pays' answer for the search
+    (never True without one the index can serve)."""
+    if indexed:
         # SQLite merges the arms in order (each delivers its ids sorted), so LIMIT stops
         # the output index's walk at the page's last row.
         after_id = None if after is None else after.generation_id
@@ -416,7 +417,7 @@ def _id_order_page(
         conditions.append(f"g.id {compare} :after_id")
         params["after_id"] = after.generation_id
     params["limit"] = limit
-    join = "JOIN cases c ON c.id = g.case_pk " if needs_case else ""
+    join = _case_join(needs_case)
     direction = "DESC" if f.descending else "ASC"
     return [
         (int(r[0]), float(r[0]))

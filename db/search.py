@@ -153,16 +153,16 @@ CANDIDATE_ARMS = (
 )
 
 
-def arm_parameters(text: str) -> dict[str, Any]:
-    """The parameters of CANDIDATE_ARMS' conditions but :run_id."""
+def search_parameters(text: str) -> dict[str, Any]:
+    """The parameters of a search's conditions (search_condition, CANDIDATE_ARMS) but
+    :run_id; a condition that does not read the index ignores :phrase."""
     return {"pattern": like_pattern(text), "phrase": fts_phrase(text)}
 
 
 def search_condition(text: str, indexed: bool = True) -> tuple[str, dict[str, Any]]:
     """The WHERE condition (over `generations g JOIN cases c`) and its parameters:
     index candidates confirmed by LIKE, or (not `indexed`, or too short) LIKE alone."""
-    params: dict[str, Any] = {"pattern": like_pattern(text)}
+    params = search_parameters(text)
     if not indexed or not uses_index(text):
         return _LIKE, params
-    params["phrase"] = fts_phrase(text)
     return f"{_CANDIDATES} AND {_LIKE}", params
