@@ -185,11 +185,16 @@ def _run_ids(store: Store) -> list[int]:
 def _found(store: Store, run_id: int, text: str, page: int = 7) -> tuple[int, list[int]]:
     """(count, every id of the list, paged) for a search."""
     f = GenerationFilter(run_id=run_id, search=text)
+    return count_generations(store, f), _paged(store, f, page)
+
+
+def _paged(store: Store, f: GenerationFilter, page: int) -> list[int]:
+    """Every id of the list, page by page (keyset)."""
     ids, after = [], None
     while rows := generation_page(store, f, after, page):
         ids += [r.generation_id for r in rows]
         after = rows[-1].key
-    return count_generations(store, f), ids
+    return ids
 
 
 def _like_only(store: Store, run_id: int, text: str, monkeypatch: pytest.MonkeyPatch):
@@ -427,14 +432,6 @@ def test_every_order_pages_through_the_index_as_through_the_scan(
         ascending = _oracle(store, run_id, text)
         assert indexed == (ascending[::-1] if descending else ascending)
         assert quick == min(4, len(ascending))
-
-
-def _paged(store: Store, f: GenerationFilter, page: int) -> list[int]:
-    ids, after = [], None
-    while rows := generation_page(store, f, after, page):
-        ids += [r.generation_id for r in rows]
-        after = rows[-1].key
-    return ids
 
 
 def _one_text_store(path: Path, in_outputs: int, in_cases: int) -> Store:
