@@ -1,13 +1,15 @@
 """Benchmark: DE-COP prompts per second, batched versus one prompt per forward pass.
 
 Run: .venv/bin/python tests/bench/bench_decop.py [--passages N] [--batch-size B]
-     [--device auto|cpu|cuda] [--threads N] [--generated --words W]
+     [--device auto|cpu|cuda] [--model SPEC] [--dtype D] [--threads N] [--generated --words W]
 
 Both modes score the same DE-COP prompts (every passage in its 24 option orders) with
-the SAME loaded model: the embedded default SmolLM2-135M-Instruct (registry "default"),
-loaded once. "One at a time" is HFChoiceScorer with batch size 1, one call per prompt;
-"batched" is the same scorer with batch size B, one call for all prompts (left-padded
-batches, one forward pass per batch, logits of the last position only). Passages come
+the SAME loaded model, loaded once: the embedded default SmolLM2-135M-Instruct (registry
+"default"), or --model (a local path; random_models.py writes real shapes with random
+weights for an accelerator the weights cannot reach). "One at a time" is HFChoiceScorer
+with batch size 1, one call per prompt; "batched" is the same scorer with batch size B,
+one call for all prompts (left-padded batches, one forward pass per batch, logits of
+the last position only). Passages come
 from samples/decop.csv when it exists (unless --generated), else from generated text
 of about W words (DE-COP's shorter setting is ~64 tokens per passage). Prints
 prompts/s of each mode, the ratio (target >= 5x), the largest difference between the
@@ -129,6 +131,8 @@ def main() -> int:
     parser.add_argument("--passages", type=int, default=2, help="passages (x 24 prompts)")
     parser.add_argument("--batch-size", type=int, default=24)
     parser.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"))
+    parser.add_argument("--model", default="default", help="model spec (default: embedded)")
+    parser.add_argument("--dtype", default="auto", help="auto: bfloat16 on CUDA, else float32")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--words", type=int, default=45, help="words per generated option")
     parser.add_argument(
@@ -151,7 +155,9 @@ def main() -> int:
     choices = list(ANSWER_CHOICES)
 
     started = time.perf_counter()
-    scorer = load_choice_scorer("default", device=args.device, batch_size=args.batch_size)
+    scorer = load_choice_scorer(
+        args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size
+    )
     load_s = time.perf_counter() - started
     tokenizer = scorer.loaded.tokenizer
     lengths = [len(tokenizer.encode(p)) for p in prompts]

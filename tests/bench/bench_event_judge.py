@@ -24,7 +24,10 @@ gets a single pair. Two backends:
 Prints pairs/s and CPU seconds for each mode, and the ratios (wall and CPU).
 `--only seq2seq` skips the MiniLM backends. `--profile` adds, for the tiny T5 with
 the judge's loop, where each mode's CPU time goes (tokenizer, encoder, decoder, the
-rest) and the best ratio the encoder's own work allows. Not collected by pytest
+rest) and the best ratio the encoder's own work allows. `--t5-shape flan-t5-large` (or
+-xl) swaps the tiny T5 for one of that published size with random weights (bfloat16 on
+CUDA; random_models.py), to time the judge at a real size on an accelerator; its
+verdicts mean nothing, but both modes must still agree. Not collected by pytest
 (bench_*.py).
 """
 
@@ -44,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from copyaudit.judges.events import EntailingEventJudge, EntailmentModel, EventJudge
 from copyaudit.judges.windows import split_windows
 from copyaudit.types import JudgeInput
+from tests.bench.random_models import T5_SHAPES
 
 _STORY_WORDS = (
     "the rain mill roof brother sister stranger gate father sea boat island night morning "
@@ -154,17 +158,34 @@ def aligned_backend(device: str) -> EntailmentModel | None:
         return None
 
 
-def tiny_t5_backend(directory: Path, device: str, batch_size: int = 16) -> EntailmentModel:
+def tiny_t5_backend(
+    directory: Path, device: str, batch_size: int = 16, shape: str = "tiny"
+) -> EntailmentModel:
+    """The tiny T5 trained on the benchmark's own answers, or (`shape` one of
+    random_models.T5_SHAPES) an untrained T5 of a published size, for timing only."""
     import torch
     from transformers import GenerationConfig, T5Config, T5ForConditionalGeneration
 
     from copyaudit.judges.entailment_hf import ATTRIBUTION_PROMPT, Seq2SeqAttributable
+    from tests.bench.random_models import random_t5
     from tests.tinymodels import build_tokenizer, train_seq2seq_answers
 
     tokenizer = build_tokenizer(
         [" ".join(WORDS) * 3, " ".join(EVENT_WORDS), ATTRIBUTION_PROMPT, "not attributable"],
         directory, vocab_size=1000, chat_template=None,
     )  # fmt: skip
+    story = synthetic_items(1)[0]
+    window = " ".join(story.output.split()[:100])
+    tokens = len(tokenizer(ATTRIBUTION_PROMPT.format(claim="", passage=window))["input_ids"])
+    print(f"  T5 ({shape}): a prompt with a 100-word window is {tokens} tokens (word-level "
+          "vocabulary, like Flan-T5's ~1.3 tokens a word; a 300-piece one made 600+, cut at "
+          "512)")  # fmt: skip
+    if shape != "tiny":
+        model = random_t5(shape, len(tokenizer), tokenizer.pad_token_id, tokenizer.eos_token_id)
+        dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+        return Seq2SeqAttributable(
+            model.to(device=device, dtype=dtype), tokenizer, batch_size=batch_size, source=shape
+        )
     config = T5Config(
         vocab_size=len(tokenizer), d_model=64, d_kv=16, d_ff=128, num_layers=2,
         num_decoder_layers=2, num_heads=4, pad_token_id=tokenizer.pad_token_id,
@@ -177,8 +198,6 @@ def tiny_t5_backend(directory: Path, device: str, batch_size: int = 16) -> Entai
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
-    story = synthetic_items(1)[0]
-    window = " ".join(story.output.split()[:100])
     events = story.payload["reference_events"]
     examples = [
         (ATTRIBUTION_PROMPT.format(claim=" ".join(window.split()[k : k + 8]), passage=window),
@@ -186,9 +205,6 @@ def tiny_t5_backend(directory: Path, device: str, batch_size: int = 16) -> Entai
     ] + [(ATTRIBUTION_PROMPT.format(claim=e, passage=window), "not attributable")
          for e in events[:6]]  # fmt: skip
     train_seq2seq_answers(model, tokenizer, examples)
-    tokens = len(tokenizer(examples[0][0])["input_ids"])
-    print(f"  tiny T5: a prompt with a 100-word window is {tokens} tokens (word-level vocabulary, "
-          "like Flan-T5's ~1.3 tokens a word; a 300-piece one made 600+, cut at 512)")  # fmt: skip
     return Seq2SeqAttributable(model.to(device), tokenizer, batch_size=batch_size, source="tiny-t5")
 
 
@@ -285,6 +301,10 @@ def main() -> None:
     parser.add_argument("--only", choices=("all", "seq2seq"), default="all")
     parser.add_argument("--batch-size", type=int, default=16, help="tiny T5 judge's batch")
     parser.add_argument("--profile", action="store_true", help="CPU time by part (tiny T5)")
+    parser.add_argument(
+        "--t5-shape", default="tiny", choices=("tiny", *T5_SHAPES),
+        help="tiny: trained on the bench's answers; else a published size, random weights",
+    )  # fmt: skip
     args = parser.parse_args()
     import torch
 
@@ -303,15 +323,20 @@ def main() -> None:
     from copyaudit.judges import entailment_hf
 
     with tempfile.TemporaryDirectory() as tmp:
-        t5 = tiny_t5_backend(Path(tmp), args.device, args.batch_size)
-        forced = measure(f"seq2seq (tiny trained T5, bs {args.batch_size})", t5, items)
+        t5 = tiny_t5_backend(Path(tmp), args.device, args.batch_size, args.t5_shape)
+        name = "tiny trained T5" if args.t5_shape == "tiny" else f"{args.t5_shape}, random"
+        forced = measure(f"seq2seq ({name}, bs {args.batch_size})", t5, items)
         if args.profile:
             profile(t5, items)  # the judge's loop; restores the backend after
         answer, t5.answer_ids = t5.answer_ids, []  # the loop before: one token per call
-        stepped = measure(f"seq2seq step by step (tiny T5, bs {args.batch_size})", t5, items)
+        stepped = measure(
+            f"seq2seq step by step ({args.t5_shape}, bs {args.batch_size})", t5, items
+        )
         t5.answer_ids = answer
         entailment_hf.plain_greedy = lambda model: False  # the generate() path
-        generated = measure(f"seq2seq generate() (tiny T5, bs {args.batch_size})", t5, items)
+        generated = measure(
+            f"seq2seq generate() ({args.t5_shape}, bs {args.batch_size})", t5, items
+        )
         print(f"  seq2seq verdicts: forced pass == step by step == generate(): "
               f"{forced == stepped == generated}")  # fmt: skip
 

@@ -1,9 +1,12 @@
 """Benchmark: run throughput (cases/s) of the embedded default model on this CPU.
 
 Run: .venv/bin/python tests/bench/bench_run.py [N_CASES] [BATCH_SIZE] [--cancel-only]
+     [--model SPEC] [--device D] [--batch-sizes 1,16]
 Generates the first N bundled literal cases (200 new tokens each, greedy) with
-SmolLM2-135M through the real runner, then judges them with the offline preset;
-prints model load time, generation cases/s and tokens/s, and judging time. Then starts
+SmolLM2-135M (or --model) through the real runner, then judges them with the offline
+preset; prints model load time, generation cases/s and tokens/s, and judging time.
+--batch-sizes runs the same cases at each batch size and prints each one's tokens/s
+against the first's (batched vs one at a time with 1,B). Without it, it then starts
 a second run, cancels it from another thread during the 21st decoding step of its first
 batch and prints the cancel latency (seconds from setting the flag until the run
 returned) and how long the first progress report with tokens/s took to arrive.
@@ -11,8 +14,8 @@ returned) and how long the first progress report with tokens/s took to arrive.
 
 from __future__ import annotations
 
+import argparse
 import os
-import sys
 import tempfile
 import threading
 import time
@@ -36,15 +39,15 @@ def _literal_db(directory: Path) -> Path:
     return db
 
 
-def main(n: int = 8, batch_size: int = 8) -> None:
+def generate_cases(
+    model: str, device: str, n: int, batch_size: int
+) -> tuple[float, float, int, int, float]:
+    """(load s, generation s, cases, new tokens, judging s) of one run of the first n
+    bundled literal cases at `batch_size` prompts per batch."""
     with tempfile.TemporaryDirectory() as tmp:
         db = _literal_db(Path(tmp))
         request = RunRequest(
-            suite="literal",
-            model="default",
-            limit=n,
-            batch_size=batch_size,
-            device="cpu",
+            suite="literal", model=model, limit=n, batch_size=batch_size, device=device
         )
         start = time.perf_counter()
         generator = load_generator(request)
@@ -58,18 +61,28 @@ def main(n: int = 8, batch_size: int = 8) -> None:
         outcome = execute_run(db, request, on_progress=on_progress, generator=generator)
         with Store(db) as store:
             tokens = store.scalar("SELECT SUM(tokens) FROM generations")
-        generate_s = marks["generate-end"] - marks["generate-start"]
-        judge_s = marks.get("judge-end", 0) - marks.get("judge-start", 0)
-    print(
-        f"embedded SmolLM2-135M on CPU ({os.cpu_count()} cores), batch {batch_size}: "
-        f"load {load_s:.1f} s; generated {outcome.generated} literal cases in "
-        f"{generate_s:.1f} s = {outcome.generated / generate_s:.3f} cases/s, "
-        f"{tokens / generate_s:.1f} new tokens/s; offline judging {judge_s:.1f} s"
-    )
-    cancel_latency(generator, n, batch_size)
+    generate_s = marks["generate-end"] - marks["generate-start"]
+    judge_s = marks.get("judge-end", 0) - marks.get("judge-start", 0)
+    return load_s, generate_s, outcome.generated, tokens, judge_s
 
 
-def cancel_latency(generator, n: int = 8, batch_size: int = 8) -> None:
+def main(model: str, device: str, n: int, batch_sizes: list[int]) -> None:
+    """Each batch size in turn on the same cases; the speed-up of each over the first."""
+    where = f"{device} ({os.cpu_count()} CPU cores)" if device == "cpu" else device
+    first_rate = None
+    for batch_size in batch_sizes:
+        load_s, generate_s, cases, tokens, judge_s = generate_cases(model, device, n, batch_size)
+        rate = tokens / generate_s
+        first_rate = first_rate or rate
+        print(
+            f"{model} on {where}, batch {batch_size}: load {load_s:.1f} s; generated "
+            f"{cases} literal cases in {generate_s:.1f} s = {cases / generate_s:.3f} cases/s, "
+            f"{rate:.1f} new tokens/s ({rate / first_rate:.2f}x batch {batch_sizes[0]}); "
+            f"offline judging {judge_s:.1f} s"
+        )
+
+
+def cancel_latency(generator, n: int = 8, batch_size: int = 8, device: str = "cpu") -> None:
     """Cancel a run from another thread while the 21st decoding step of its first batch
     runs (as the app's x does); print how long the run took to return, and the mean
     decoding step and the first tokens/s report for comparison."""
@@ -77,7 +90,7 @@ def cancel_latency(generator, n: int = 8, batch_size: int = 8) -> None:
         db = _literal_db(Path(tmp))
         request = RunRequest(
             suite="literal", model="default", limit=n, batch_size=batch_size,
-            device="cpu", name="cancelled",
+            device=device, name="cancelled",
         )  # fmt: skip
         cancel, twentieth = threading.Event(), threading.Event()
         steps: list[float] = []
@@ -109,8 +122,17 @@ def cancel_latency(generator, n: int = 8, batch_size: int = 8) -> None:
 
 
 if __name__ == "__main__":
-    args = [int(a) for a in sys.argv[1:] if a != "--cancel-only"][:2]
-    if "--cancel-only" in sys.argv:
-        cancel_latency(load_generator(RunRequest(suite="", model="default", device="cpu")), *args)
-    else:
-        main(*args)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n_cases", type=int, nargs="?", default=8)
+    parser.add_argument("batch_size", type=int, nargs="?", default=8)
+    parser.add_argument("--model", default="default", help="model spec (default: embedded)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--batch-sizes", help="comma-separated: each on the same cases (e.g. 1,16)")
+    parser.add_argument("--cancel-only", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(b) for b in args.batch_sizes.split(",")] if args.batch_sizes else None
+    if not args.cancel_only:
+        main(args.model, args.device, args.n_cases, sizes or [args.batch_size])
+    if args.cancel_only or sizes is None:
+        generator = load_generator(RunRequest(suite="", model=args.model, device=args.device))
+        cancel_latency(generator, args.n_cases, args.batch_size, args.device)
