@@ -174,6 +174,47 @@ def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
         HFGenerator("no-such-org/no-such-model-xyz", device="cpu")
 
 
+class _PlacedModel:
+    """Stands in for a loaded model: records where it was moved."""
+
+    def __init__(self) -> None:
+        self.device: str | None = None
+
+    def to(self, device: str) -> _PlacedModel:
+        self.device = device
+        return self
+
+    def eval(self) -> _PlacedModel:
+        return self
+
+
+@pytest.mark.parametrize(("device", "cudnn_after"), [("cpu", True), ("cuda:0", False)])
+def test_loading_onto_cuda_turns_off_cudnn_attention(
+    monkeypatch: pytest.MonkeyPatch, device: str, cudnn_after: bool
+) -> None:
+    """cuDNN's attention plans every new shape (see skip_cudnn_attention); a model
+    loaded onto CUDA leaves scaled_dot_product_attention its planless kernels, one
+    loaded onto the CPU changes nothing."""
+    import transformers
+
+    from copyaudit.models.hf_loading import load_pretrained
+
+    class AutoClass:
+        @staticmethod
+        def from_pretrained(source: str, **options: object) -> _PlacedModel:
+            return _PlacedModel()
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *a, **k: "tok")
+    enabled = torch.backends.cuda.cudnn_sdp_enabled()
+    torch.backends.cuda.enable_cudnn_sdp(True)
+    try:
+        model, tokenizer = load_pretrained(AutoClass, "some/model", device, torch.float32, {})
+        assert (model.device, tokenizer) == (device, "tok")
+        assert torch.backends.cuda.cudnn_sdp_enabled() is cudnn_after
+    finally:
+        torch.backends.cuda.enable_cudnn_sdp(enabled)
+
+
 # -- out-of-memory halving ----------------------------------------------------------------
 
 

@@ -116,7 +116,21 @@ def load_pretrained(
     tokenizer = AutoTokenizer.from_pretrained(source, **options)
     model = auto_class.from_pretrained(source, dtype=dtype, use_safetensors=True, **options)
     model.to(device)
+    if device.startswith("cuda"):
+        skip_cudnn_attention()
     return model.eval(), tokenizer
+
+
+def skip_cudnn_attention() -> None:
+    """Let scaled_dot_product_attention use its flash / memory-efficient kernels, not
+    cuDNN's. cuDNN builds a plan for every new shape, and decoding meets a new key
+    length at every step while each prompt brings its own length: on an H100 (torch
+    2.11) that planning made decoding 3.8x slower at batch 8 and batched DE-COP scoring
+    7.9x slower; with shapes seen before, both backends ran at the same speed
+    (tests/bench/accelerator.sh, README "On a GPU")."""
+    import torch  # deferred: loads torch
+
+    torch.backends.cuda.enable_cudnn_sdp(False)
 
 
 def load_causal_lm(
