@@ -13,6 +13,8 @@ import numpy as np
 from copyaudit.models.batching import AdaptiveBatcher
 from copyaudit.models.hf_loading import (
     ModelLoadError,
+    hub_options,
+    load_pretrained,
     quiet_transformers,
     resolve_device,
     weights_digest,
@@ -39,26 +41,19 @@ class HFEmbedder:
         provenance_extra: dict[str, Any] | None = None,
     ) -> None:
         import torch  # deferred: loads torch
-        from transformers import AutoModel, AutoTokenizer  # deferred: loads transformers
+        from transformers import AutoModel  # deferred: loads transformers
 
         quiet_transformers()
         self.source = path_or_id
         self.device = resolve_device(device)
         local = Path(path_or_id).expanduser()
         self.local_path = local if local.is_dir() else None
-        options: dict[str, Any] = {
-            "trust_remote_code": False,
-            "local_files_only": not allow_download,
-        }
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path_or_id, **options)
-            self.model = AutoModel.from_pretrained(
-                path_or_id, use_safetensors=True, dtype=torch.float32, **options
+            self.model, self.tokenizer = load_pretrained(
+                AutoModel, path_or_id, self.device, torch.float32, hub_options(allow_download)
             )
         except (OSError, ValueError) as error:
             raise ModelLoadError(f"cannot load embedding model {path_or_id!r}: {error}") from error
-        self.model.to(self.device)
-        self.model.eval()
         self.max_length = max_length or _sentence_transformers_max_length(self.local_path) or 512
         self.batcher = AdaptiveBatcher(batch_size)
         self.provenance_extra = dict(provenance_extra or {})
