@@ -28,6 +28,8 @@ MITIGATIONS: dict[str, str] = {
 # judges below the studies read it, tests/test_studies_registry.py holds it equal to
 # the registry's prompted kinds
 GENERATION_KINDS: tuple[str, ...] = ("literal", "nonliteral", "qa", "notice", "extraction")
+# the precisions a local model loads in (--dtype; auto: bfloat16 on CUDA, else float32)
+DTYPE_NAMES: tuple[str, ...] = ("auto", "float32", "bfloat16", "float16")
 
 NUMBERED_TARGETS = ("event", "character")  # one item per reference event / character
 # One item per generation: refusal, verbatim copy, and (notice paraphrase / translate)

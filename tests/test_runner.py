@@ -392,3 +392,26 @@ def test_notice_placement_and_mitigation_shape_the_prompts(
     assert cli("import", "literal", str(path), "--suite", "lit").code == 0
     refused = cli("run", "lit", *common, "--notice-mitigation", "keyword")
     assert refused.code == 2 and "apply to notice suites" in refused.err
+
+
+def test_dtype_option_reaches_the_model_and_its_provenance(
+    tmp_path: Path, cli, db_path: Path
+) -> None:
+    """`--dtype` loads the local model in that precision (the run's stored provenance
+    says which); `auto` is float32 on the CPU; an unknown precision is refused."""
+    records = [{"id": "c0", "title": "T", "input": "a b c d", "reference": "e f g"}]
+    path = write_jsonl(tmp_path / "lit.jsonl", records)
+    directory = tmp_path / "m"
+    build_tiny_causal_lm(directory, build_tokenizer(["a b c d e f g"], directory))
+    assert cli("import", "literal", str(path), "--suite", "lit").code == 0
+    common = ["--model", str(directory), "--device", "cpu", "--plain", "--judges", "literal"]
+    common += ["--max-new-tokens", "2"]
+    for name, extra, expected in (("half", ["--dtype", "bfloat16"], "bfloat16"),
+                                  ("auto", [], "float32")):  # fmt: skip
+        result = cli("run", "lit", *common, "--name", name, *extra)
+        assert result.code == 0, result.err
+        with Store(db_path) as store:
+            config = json.loads(store.scalar("SELECT config FROM runs WHERE name = ?", (name,)))
+        assert config["model"]["dtype"] == expected
+    refused = cli("run", "lit", *common, "--dtype", "float8")
+    assert refused.code == 2 and "float8" in refused.err

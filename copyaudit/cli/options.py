@@ -14,6 +14,7 @@ from copyaudit.endpoint_url import check_base_url
 from copyaudit.errors import UserError
 from copyaudit.judges.options import JUDGE_BACKENDS, JudgeOptions, stored_defaults
 from copyaudit.judges.registry import JUDGE_NAMES, PRESETS
+from copyaudit.vocabulary import DTYPE_NAMES
 
 MAX_INT64 = 2**63 - 1  # the largest integer the database stores
 # a seed the database can store with what it seeded
@@ -179,13 +180,15 @@ def output_options(command: Callable[..., Any]) -> Any:
 
 # --- Run options: the model and run options of `run` and `decop` (one definition each) ---
 
-RUN_FIELDS = ("name", "model", "backend", "base_url", "api_key_env", "device", "batch_size", "chat")
+RUN_FIELDS = (
+    "name", "model", "backend", "base_url", "api_key_env", "device", "dtype", "batch_size", "chat"
+)  # fmt: skip
 
 
 def run_options(
     *, default_name: str, batch_size: int, chat_help: str, batch_help: str | None = None
 ) -> Callable[[Callable[..., Any]], Any]:
-    """--name, the model options, --device, --batch-size and --chat/--plain. The command
+    """--name, the model options, --device, --dtype, --batch-size and --chat/--plain. The command
     receives them as one mapping, `run_fields` (RUN_FIELDS: the run request's own
     fields, for RunRequest(**run_fields) / DecopRequest(**run_fields)); --backend openai
     without --base-url is refused before any work."""
@@ -208,6 +211,15 @@ def run_options(
                 type=click.Choice(["auto", "cpu", "cuda"]),
                 default="auto",
                 show_default=True,
+            ),
+            click.option(
+                "--dtype",
+                type=click.Choice(DTYPE_NAMES),
+                default="auto",
+                show_default=True,
+                help="Weights and arithmetic of a local model (auto: bfloat16 on CUDA, float32 "
+                "on CPU). In bfloat16 a prompt's numbers depend on its batch's padding; "
+                "float32 keeps them within ~1e-6.",
             ),
             click.option(
                 "--batch-size",

@@ -10,8 +10,7 @@ from typing import Any
 
 from copyaudit.errors import UserError
 from copyaudit.hashing import file_sha256
-
-DTYPE_NAMES = ("auto", "float32", "bfloat16", "float16")
+from copyaudit.vocabulary import DTYPE_NAMES
 
 
 class ModelLoadError(UserError):

@@ -28,6 +28,7 @@ class ModelRequest:
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     device: str = "auto"
+    dtype: str = "auto"  # auto: bfloat16 on CUDA, float32 on CPU (models.hf_loading)
     batch_size: int = 8  # prompts per batch
 
     def load_options(self) -> dict[str, Any]:
@@ -37,6 +38,7 @@ class ModelRequest:
             "base_url": self.base_url,
             "api_key_env": self.api_key_env,
             "device": self.device,
+            "dtype": self.dtype,
             "batch_size": self.batch_size,
         }
 
