@@ -5,7 +5,8 @@
 # converted cache, ~/.cache/copyaudit/models/smollm2-135m-instruct, without its weights).
 # Models of the published shapes get random weights (random_models.py): speed depends on
 # the shapes alone, and the real weights are too large to travel to a lent machine.
-# Each benchmark's output goes to OUT_DIR/<name>.log; one failing does not stop the rest.
+# Each kind of benchmark's output goes to OUT_DIR/<kind>.log (gpu, judge, models, decop,
+# run); one failing does not stop the rest. About 12 minutes on an H100.
 set -u
 source_dir=$1
 out=$2
@@ -30,26 +31,26 @@ transformers.__version__)" | tee -a "$out/gpu.log"
 
 # The seq2seq event judge, batched vs one pair per call: the trained tiny T5, then
 # Flan-T5-XL's shape (bfloat16).
-stage judge-tiny $py tests/bench/bench_event_judge.py --only seq2seq --device cuda \
+stage judge $py tests/bench/bench_event_judge.py --only seq2seq --device cuda \
     --generations 10
-stage judge-xl $py tests/bench/bench_event_judge.py --only seq2seq --device cuda \
+stage judge $py tests/bench/bench_event_judge.py --only seq2seq --device cuda \
     --generations 4 --t5-shape flan-t5-xl
 
 for shape in smollm2-135m smollm2-1.7b; do
-    stage "models-$shape" $py tests/bench/random_models.py causal "$shape" \
+    stage models $py tests/bench/random_models.py causal "$shape" \
         "$models/$shape" --from "$source_dir"
 done
 # DE-COP: 24 orders of 10 bundled passages, one prompt per pass vs batches of 48, and
 # prefix sharing; float32 as well for the 135M shape (the probabilities' agreement).
 for shape in smollm2-135m smollm2-1.7b; do
-    stage "decop-$shape" $py tests/bench/bench_decop.py --model "$models/$shape" \
+    stage decop $py tests/bench/bench_decop.py --model "$models/$shape" \
         --device cuda --passages 10 --batch-size 48
 done
-stage decop-smollm2-135m-float32 $py tests/bench/bench_decop.py \
+stage decop $py tests/bench/bench_decop.py \
     --model "$models/smollm2-135m" --device cuda --dtype float32 --passages 10 --batch-size 48
 # Generation through the real runner: 16 literal cases (200 new tokens each), one at a
-# time vs one batch of 16.
+# time vs one batch of 16 (the batch first).
 for shape in smollm2-135m smollm2-1.7b; do
-    stage "run-$shape" $py tests/bench/bench_run.py 16 --model "$models/$shape" \
-        --device cuda --batch-sizes 1,16
+    stage run $py tests/bench/bench_run.py 16 --model "$models/$shape" \
+        --device cuda --batch-sizes 16,1
 done
