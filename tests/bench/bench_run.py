@@ -40,18 +40,15 @@ def _literal_db(directory: Path) -> Path:
 
 
 def generate_cases(
-    model: str, device: str, n: int, batch_size: int
-) -> tuple[float, float, int, int, float]:
-    """(load s, generation s, cases, new tokens, judging s) of one run of the first n
-    bundled literal cases at `batch_size` prompts per batch."""
+    generator, model: str, device: str, n: int, batch_size: int
+) -> tuple[float, int, int, float]:
+    """(generation s, cases, new tokens, judging s) of one run of the first n bundled
+    literal cases at `batch_size` prompts per batch."""
     with tempfile.TemporaryDirectory() as tmp:
         db = _literal_db(Path(tmp))
         request = RunRequest(
             suite="literal", model=model, limit=n, batch_size=batch_size, device=device
         )
-        start = time.perf_counter()
-        generator = load_generator(request)
-        load_s = time.perf_counter() - start
         marks: dict[str, float] = {}
 
         def on_progress(event) -> None:
@@ -63,33 +60,36 @@ def generate_cases(
             tokens = store.scalar("SELECT SUM(tokens) FROM generations")
     generate_s = marks["generate-end"] - marks["generate-start"]
     judge_s = marks.get("judge-end", 0) - marks.get("judge-start", 0)
-    return load_s, generate_s, outcome.generated, tokens, judge_s
+    return generate_s, outcome.generated, tokens, judge_s
 
 
-def main(model: str, device: str, n: int, batch_sizes: list[int]) -> None:
-    """Each batch size in turn on the same cases; the speed-up of each over the first."""
+def main(generator, model: str, device: str, n: int, batch_sizes: list[int]) -> None:
+    """Each batch size in turn on the same cases, with one loaded model (its own batch
+    the largest: the runner hands it at most `batch_size` prompts a call); the speed of
+    each against the first."""
     where = f"{device} ({os.cpu_count()} CPU cores)" if device == "cpu" else device
     first_rate = None
     for batch_size in batch_sizes:
-        load_s, generate_s, cases, tokens, judge_s = generate_cases(model, device, n, batch_size)
+        generate_s, cases, tokens, judge_s = generate_cases(generator, model, device, n, batch_size)
         rate = tokens / generate_s
         first_rate = first_rate or rate
         print(
-            f"{model} on {where}, batch {batch_size}: load {load_s:.1f} s; generated "
-            f"{cases} literal cases in {generate_s:.1f} s = {cases / generate_s:.3f} cases/s, "
-            f"{rate:.1f} new tokens/s ({rate / first_rate:.2f}x batch {batch_sizes[0]}); "
-            f"offline judging {judge_s:.1f} s"
+            f"{model} on {where}, batch {batch_size}: generated {cases} literal cases in "
+            f"{generate_s:.1f} s = {cases / generate_s:.3f} cases/s, {rate:.1f} new tokens/s "
+            f"({rate / first_rate:.2f}x batch {batch_sizes[0]}); offline judging {judge_s:.1f} s"
         )
 
 
-def cancel_latency(generator, n: int = 8, batch_size: int = 8, device: str = "cpu") -> None:
+def cancel_latency(
+    generator, n: int = 8, batch_size: int = 8, device: str = "cpu", model: str = "default"
+) -> None:
     """Cancel a run from another thread while the 21st decoding step of its first batch
     runs (as the app's x does); print how long the run took to return, and the mean
     decoding step and the first tokens/s report for comparison."""
     with tempfile.TemporaryDirectory() as tmp:
         db = _literal_db(Path(tmp))
         request = RunRequest(
-            suite="literal", model="default", limit=n, batch_size=batch_size,
+            suite="literal", model=model, limit=n, batch_size=batch_size,
             device=device, name="cancelled",
         )  # fmt: skip
         cancel, twentieth = threading.Event(), threading.Event()
@@ -131,8 +131,13 @@ if __name__ == "__main__":
     parser.add_argument("--cancel-only", action="store_true")
     args = parser.parse_args()
     sizes = [int(b) for b in args.batch_sizes.split(",")] if args.batch_sizes else None
+    largest = max(sizes or [args.batch_size])
+    start = time.perf_counter()
+    loaded = load_generator(
+        RunRequest(suite="", model=args.model, device=args.device, batch_size=largest)
+    )
+    print(f"{args.model}: loaded in {time.perf_counter() - start:.1f} s")
     if not args.cancel_only:
-        main(args.model, args.device, args.n_cases, sizes or [args.batch_size])
+        main(loaded, args.model, args.device, args.n_cases, sizes or [args.batch_size])
     if args.cancel_only or sizes is None:
-        generator = load_generator(RunRequest(suite="", model=args.model, device=args.device))
-        cancel_latency(generator, args.n_cases, args.batch_size, args.device)
+        cancel_latency(loaded, args.n_cases, args.batch_size, args.device, args.model)
