@@ -8,6 +8,10 @@
 # Each kind of benchmark's output goes to OUT_DIR/<kind>.log (gpu, judge, models, decop,
 # run); one failing does not stop the rest. About 12 minutes on an H100.
 set -u
+if [ $# -ne 2 ]; then
+    echo "usage: $0 TOKENIZER_DIR OUT_DIR (see the comment at the top)" >&2
+    exit 2
+fi
 source_dir=$1
 out=$2
 py=${PYTHON:-python3}
