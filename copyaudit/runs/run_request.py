@@ -28,7 +28,7 @@ class ModelRequest:
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     device: str = "auto"
-    dtype: str = "auto"  # auto: bfloat16 on CUDA, float32 on CPU (models.hf_loading)
+    dtype: str = "auto"  # one of vocabulary.DTYPE_NAMES
     batch_size: int = 8  # prompts per batch
 
     def load_options(self) -> dict[str, Any]:

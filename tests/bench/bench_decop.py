@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import numpy as np
 
 from copyaudit.studies.decop.method import ANSWER_CHOICES, DecopPassage, expand_prompts
+from copyaudit.vocabulary import DTYPE_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "decop.csv"
@@ -132,7 +133,7 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=24)
     parser.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--model", default="default", help="model spec (default: embedded)")
-    parser.add_argument("--dtype", default="auto", help="auto: bfloat16 on CUDA, else float32")
+    parser.add_argument("--dtype", default="auto", choices=DTYPE_NAMES)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--words", type=int, default=45, help="words per generated option")
     parser.add_argument(

@@ -158,7 +158,7 @@ def aligned_backend(device: str) -> EntailmentModel | None:
         return None
 
 
-def tiny_t5_backend(
+def t5_backend(
     directory: Path, device: str, batch_size: int = 16, shape: str = "tiny"
 ) -> EntailmentModel:
     """The tiny T5 trained on the benchmark's own answers, or (`shape` one of
@@ -323,20 +323,16 @@ def main() -> None:
     from copyaudit.judges import entailment_hf
 
     with tempfile.TemporaryDirectory() as tmp:
-        t5 = tiny_t5_backend(Path(tmp), args.device, args.batch_size, args.t5_shape)
+        t5 = t5_backend(Path(tmp), args.device, args.batch_size, args.t5_shape)
         name = "tiny trained T5" if args.t5_shape == "tiny" else f"{args.t5_shape}, random"
         forced = measure(f"seq2seq ({name}, bs {args.batch_size})", t5, items)
         if args.profile:
             profile(t5, items)  # the judge's loop; restores the backend after
         answer, t5.answer_ids = t5.answer_ids, []  # the loop before: one token per call
-        stepped = measure(
-            f"seq2seq step by step ({args.t5_shape}, bs {args.batch_size})", t5, items
-        )
+        stepped = measure(f"seq2seq step by step ({name}, bs {args.batch_size})", t5, items)
         t5.answer_ids = answer
         entailment_hf.plain_greedy = lambda model: False  # the generate() path
-        generated = measure(
-            f"seq2seq generate() ({args.t5_shape}, bs {args.batch_size})", t5, items
-        )
+        generated = measure(f"seq2seq generate() ({name}, bs {args.batch_size})", t5, items)
         print(f"  seq2seq verdicts: forced pass == step by step == generate(): "
               f"{forced == stepped == generated}")  # fmt: skip
 
