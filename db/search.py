@@ -14,8 +14,13 @@ rows is found in the first rows scanned, while the index lists every match first
 cost the same. For a page of L rows of N at density d a scan reads about L/d rows and
 the index d*N candidates, a scanned row costing PAGE_SCAN_COST of a candidate: even at
 d*N = sqrt(L*N*PAGE_SCAN_COST). A count scans N rows: even at N*COUNT_SCAN_COST.
-Either plan finds the same rows (tests/test_search.py); tests/bench/bench_search.py
-prints both.
+The number of candidates is estimated, never counted: a probe reads the index over the
+table's first PROBE_ROWS rows (every row of a smaller table: then it counts), at most
+PROBE_MATCHES matches of them, and extrapolates to the table. Counting them all would
+read the index a count then reads again (a word in 1% of a million outputs: 13 of 50
+ms; a rare phrase of common trigrams: 500 of 1,000 ms). A table whose first rows are
+unlike the rest gets the slower plan, never other rows. Either plan finds the same rows
+(tests/test_search.py); tests/bench/bench_search.py prints both.
 
 A page in id order reads the index as the arms of one compound SELECT
 (CANDIDATE_ARMS) that SQLite merges in id order, so its LIMIT stops the walk: the
@@ -44,6 +49,8 @@ MIN_INDEXED_CHARS = 3  # the trigram tokenizer matches nothing shorter
 PAGE_SCAN_COST = 0.5
 COUNT_SCAN_COST = 0.3
 MIN_PROBE = 1_000  # below this many candidates the index always serves
+PROBE_ROWS = 20_000  # a probe reads the index over a table's first rows, and extrapolates
+PROBE_MATCHES = 1_000  # ... or over its first matches, where they are this many
 
 # A generation matches by its own text or by its case's (over `generations g JOIN
 # cases c`). The index arms test the two apart: the first needs no case at all.
@@ -80,7 +87,7 @@ def index_pays(store: Store, text: str, page: int | None = None, streamed: bool 
     """Whether the index should serve a search for `text` (a count, or a page of `page`
     rows, `streamed` through CANDIDATE_ARMS in id order): it can (uses_index) and no
     list of candidates read whole holds as many as scanning would cost (at least
-    MIN_PROBE). Reads at most that many index entries."""
+    MIN_PROBE), as estimated from the index's first rows (_estimated_matches)."""
     if not uses_index(text):
         return False
     # A streamed page reads the output/prompt index only as far as the page reaches,
@@ -88,17 +95,22 @@ def index_pays(store: Store, text: str, page: int | None = None, streamed: bool 
     # common trigrams at a million rows: 0.1 against 2.5 us): it always pays.
     tables = ("cases",) if streamed and page is not None else ("generations", "cases")
     for table in tables:
-        rows = store.scalar(f"SELECT COALESCE(MAX(id), 0) FROM {table}")  # a rowid seek
+        first, last = store.conn.execute(  # two rowid seeks
+            f"SELECT (SELECT MIN(id) FROM {table}), (SELECT MAX(id) FROM {table})"
+        ).fetchone()
+        if first is None:
+            continue  # an empty table: no candidates
+        ids = range(first, last + 1)
+        rows = len(ids)
         even = rows * COUNT_SCAN_COST if page is None else math.sqrt(page * rows * PAGE_SCAN_COST)
         cap = max(MIN_PROBE, int(even))
         # A page: if every trigram of the text is in `cap` rows, the index walks at least
         # that many rows to find the phrase, however rare the phrase (a phrase of common
-        # words): the scan is cheaper. Each probe reads at most `cap` entries of one term.
-        if page is not None and all(
-            _matches_at_least(store, table, fts_phrase(gram), cap) for gram in trigrams(text)
-        ):
+        # words): the scan is cheaper.
+        phrases = [fts_phrase(gram) for gram in trigrams(text)] if page is not None else []
+        if phrases and all(_in_at_least(store, table, p, ids, cap) for p in phrases):
             return False
-        if _matches_at_least(store, table, fts_phrase(text), cap):
+        if _in_at_least(store, table, fts_phrase(text), ids, cap):
             return False
     return True
 
@@ -108,13 +120,23 @@ def trigrams(text: str) -> list[str]:
     return list(dict.fromkeys(text[i : i + 3] for i in range(len(text) - 2)))
 
 
-def _matches_at_least(store: Store, table: str, phrase: str, cap: int) -> bool:
-    """Whether `table`'s index holds `phrase` in at least `cap` rows (reads at most cap)."""
-    found = store.scalar(
-        f"SELECT COUNT(*) FROM (SELECT 1 FROM {table}_fts WHERE {table}_fts MATCH ? LIMIT ?)",
-        (phrase, cap),
-    )
-    return bool(found >= cap)
+def _in_at_least(store: Store, table: str, phrase: str, ids: range, cap: int) -> bool:
+    """Whether `table`'s index holds `phrase` in at least `cap` rows (estimated)."""
+    return _estimated_matches(store, table, phrase, ids, min(cap, PROBE_MATCHES)) >= cap
+
+
+def _estimated_matches(store: Store, table: str, phrase: str, ids: range, limit: int) -> float:
+    """How many rows of `table` (its `ids`, first to last) its index holds `phrase` in:
+    counted over the first PROBE_ROWS ids, or up to the `limit`-th match if that comes
+    first, and extrapolated to all of them (exact where those ids are all of them)."""
+    probed = ids[:PROBE_ROWS]
+    found, last = store.conn.execute(
+        f"SELECT COUNT(*), MAX(rowid) FROM (SELECT rowid FROM {table}_fts "
+        f"WHERE {table}_fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT ?)",
+        (phrase, probed.start, probed.stop - 1, limit),
+    ).fetchone()
+    reached = last - ids.start + 1 if found >= limit else len(probed)
+    return float(found) if reached >= len(ids) else found * len(ids) / reached
 
 
 @dataclass(frozen=True)

@@ -383,6 +383,19 @@ def test_a_count_stopped_early_is_the_exact_count_capped(
     assert count_generations(store, whole, at_most=cap) == min(count_generations(store, whole), cap)
 
 
+def _outputs_store(path: Path, outputs: list[str]) -> Store:
+    """One run, a generation of each output, each of its own case (case text "-")."""
+    store = Store(path)
+    cases = [
+        LocatedCase(i, Case(f"c{i}", "literal", Work("W"), {"input": "-", "reference": "-"}))
+        for i in range(len(outputs))
+    ]
+    import_cases(store, "lit", "literal", cases, source="t")
+    rows = [LocatedGeneration(i, f"c{i}", 1, output) for i, output in enumerate(outputs)]
+    import_generations(store, run="r", suite="lit", model="m", rows=rows, source="t")
+    return store
+
+
 def test_a_rare_phrase_of_common_trigrams_is_scanned_for_a_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -390,17 +403,8 @@ def test_a_rare_phrase_of_common_trigrams_is_scanned_for_a_page(
     would walk every row to find it, so a page scans; a count still reads the index, and
     both find what LIKE finds."""
     monkeypatch.setattr(db.search, "MIN_PROBE", 5)
-    store = Store(tmp_path / "grams.db")
-    cases = [
-        LocatedCase(i, Case(f"c{i}", "literal", Work("W"), {"input": "-", "reference": "-"}))
-        for i in range(60)
-    ]
-    import_cases(store, "lit", "literal", cases, source="t")
-    rows = [
-        LocatedGeneration(i, f"c{i}", 1, "abcd bcde" + (" abcde" if i == 41 else ""))
-        for i in range(60)
-    ]
-    import_generations(store, run="r", suite="lit", model="m", rows=rows, source="t")
+    outputs = ["abcd bcde" + (" abcde" if i == 41 else "") for i in range(60)]
+    store = _outputs_store(tmp_path / "grams.db", outputs)
     assert not index_pays(store, "abcde", page=1)
     assert index_pays(store, "abcde")  # a count: one candidate
     run_id = _run_ids(store)[0]
@@ -452,6 +456,40 @@ def _one_text_store(path: Path, in_outputs: int, in_cases: int) -> Store:
     ]
     import_generations(store, run="r", suite="lit", model="m", rows=rows, source="t")
     return store
+
+
+def test_the_plan_is_estimated_from_the_index_s_first_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A probe counts the matches among the first PROBE_ROWS ids (or up to the
+    PROBE_MATCHES-th match) and extrapolates: a text in every other output of 60 is
+    dense from the first 20; a text only in the last 30 looks absent there, and the
+    index serves it (the slower plan, the same rows)."""
+    monkeypatch.setattr(db.search, "MIN_PROBE", 20)  # a count's break-even: 20 candidates
+    texts = [
+        ("amberlight " if i % 2 == 0 else "") + ("lateword" if i >= 30 else "") for i in range(60)
+    ]
+    store = _outputs_store(tmp_path / "sampled.db", [text or "-" for text in texts])
+    assert store.scalar("SELECT MIN(id) FROM generations") == 1
+    monkeypatch.setattr(db.search, "PROBE_ROWS", 20)
+    assert not index_pays(store, "amberlight")  # 10 in the first 20 ids: ~30 of 60
+    assert index_pays(store, "lateword")  # none in the first 20: ~0
+    monkeypatch.setattr(db.search, "PROBE_MATCHES", 5)
+    assert not index_pays(store, "amberlight")  # the 5th match at id 9: ~33
+    monkeypatch.setattr(db.search, "PROBE_ROWS", 10**9)  # every row: counted
+    monkeypatch.setattr(db.search, "PROBE_MATCHES", 10**9)
+    assert not index_pays(store, "lateword")  # 30 matches
+    run_id = _run_ids(store)[0]
+    for text in ("amberlight", "lateword"):
+        with monkeypatch.context() as patch:
+            patch.setattr(db.search, "PROBE_ROWS", 20)
+            assert _found(store, run_id, text) == _like_only(store, run_id, text, monkeypatch)
+    assert _found(store, run_id, "lateword")[0] == 30
+    # The probe starts at the table's first id, wherever that is.
+    with store.transaction():
+        store.conn.execute("DELETE FROM generations WHERE id <= 20")
+    monkeypatch.setattr(db.search, "PROBE_ROWS", 20)
+    assert not index_pays(store, "lateword")  # 10 in ids 21-40: ~20 of 40
 
 
 def test_a_page_in_id_order_reads_an_output_text_s_index_however_common(
