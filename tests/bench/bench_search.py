@@ -13,7 +13,9 @@ in 100) without the search index, then
     count and of its first page (db.browse.count_generations, generation_page: what the
     app calls) as the app plans them (db.search.index_pays), always through the index,
     and always as a LIKE scan (the old plan), best of 3. All must find the same rows;
-    the script stops if they do not. "app: page + quick count" is what the list shows
+    the script stops if they do not. "FTS5 alone" is what the two indexes' own counts
+    of the phrase cost (no confirmation, no join to the generations): the least any
+    count through them can cost; "app: page + quick count" is what the list shows
     first: the first page and a count stopped at QUICK_COUNT ("1,000+"), the exact count
     following in the same worker (a quick count past QUICK_COUNT_CPU_S gives up: then
     only the page);
@@ -175,6 +177,17 @@ def _search(store: Store, text: str) -> tuple[float, float, float, int, list[int
     return count_ms, page_ms, quick_ms, count, rows
 
 
+def _fts_alone_ms(store: Store, text: str) -> str:
+    """CPU ms of FTS5's own counts of the phrase in both indexes, best of 3 ("-": too
+    short for a trigram index)."""
+    if not db.search.uses_index(text):
+        return "-"
+    phrase = db.search.fts_phrase(text)
+    sql = "SELECT COUNT(*) FROM {0}_fts WHERE {0}_fts MATCH ?"
+    ms, _ = _best(lambda: [store.scalar(sql.format(t), (phrase,)) for t in FTS_TABLES])
+    return f"{ms:.1f}"
+
+
 PLANS = {  # plan -> the db.search settings that force it (None: the app's own choice)
     "app": None,
     "index": ("MIN_PROBE", 10**12),
@@ -270,6 +283,7 @@ def main() -> None:
         print(
             f"{'search':<22} {'found':>9}  {'app: page + quick count':>24}  "
             + "  ".join(f"{p + ' count/page ms':>24}" for p in PLANS)
+            + f"  {'FTS5 alone':>10}"
         )
         texts = [RARE, MARKER, "lantern", "orchard glass seed", f"case-{n // 2}", "qu"]
         for text in texts:
@@ -278,7 +292,11 @@ def main() -> None:
                 raise SystemExit(f"{text!r}: the plans found different rows")
             app = results["app"]
             cells = "  ".join(f"{r[0]:>14.1f} /{r[1]:>8.1f}" for r in results.values())
-            print(f"{text!r:<22} {app[3]:>9,}  {app[1] + app[2]:>24.1f}  {cells}", flush=True)
+            alone = _fts_alone_ms(store, text)
+            print(
+                f"{text!r:<22} {app[3]:>9,}  {app[1] + app[2]:>24.1f}  {cells}  {alone:>10}",
+                flush=True,
+            )
         store.close()
         if args.old:
             _old_and_new(path, texts, args.old, args.rounds)
