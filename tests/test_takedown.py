@@ -74,6 +74,13 @@ def test_takedown_command_end_to_end(memorizing_model: Path, tmp_path: Path, cli
     model = str(memorizing_model)
     args = ("takedown", "lit", "--model", model, "--device", "cpu", "--plain", "--shots", "0")
     args += ("--judges", "literal", "--max-new-tokens", "48", "--format", "json")
+    # R-CAD at CoTaEval's alpha 1 moves a memorised tiny model only where its trained
+    # weights favour the passage by less than the contrast: with the same seed and torch
+    # the model trained here changed its greedy text at alpha 1 on the machine of an
+    # earlier CI run and left it unchanged on an AMD EPYC (alpha 2 changed it), the
+    # float kernels differing. test_models_takedown checks alpha 1 on its own model;
+    # this test checks the command, so it asks for a clear contrast.
+    args += ("--rcad-alpha", "2")
     result = cli(*args, "--methods", "none,memfree,topk,rcad")
     assert result.code == 0, result.err
     table = json.loads(result.out)
