@@ -22,7 +22,6 @@ see the model's raw logits (before the repetition penalty) sets `before_penalty`
 from __future__ import annotations
 
 import hashlib
-import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +30,7 @@ import torch
 from transformers import LogitsProcessor
 
 from copyaudit.models.base import GenerationRequest
+from copyaudit.models.kv_cache import cache_keyword
 from copyaudit.models.padding import left_pad
 
 TOP_K = 50  # transformers' GenerationConfig.top_k default, the k CoTaEval perturbs
@@ -129,7 +129,7 @@ class ReversedContextAwareDecoding(LogitsProcessor):
             ones = torch.ones_like(ids, dtype=self._mask.dtype)
             self._mask = torch.cat([self._mask, ones], dim=-1)
             positions = self._positions[:, -1:] + 1
-        cache = {_cache_argument(model): self._past}
+        cache = {cache_keyword(model): self._past}
         with torch.inference_mode():
             out = model(
                 input_ids=ids,
@@ -142,12 +142,6 @@ class ReversedContextAwareDecoding(LogitsProcessor):
         self._positions = positions
         null_logits = out.logits[:, -1, : scores.shape[-1]].to(scores.dtype)
         return (1.0 + self.alpha) * scores - self.alpha * null_logits
-
-
-def _cache_argument(model: Any) -> str:
-    """The forward argument that takes the key/value cache ("cache" in recent
-    transformers, "past_key_values" before)."""
-    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
 def null_context(request: GenerationRequest) -> str:
