@@ -194,6 +194,47 @@ async def test_a_long_count_shows_a_lower_bound_first(
         assert "250 generations match" in str(status.render())
 
 
+async def test_a_new_order_keeps_the_count_and_a_reload_counts_again(
+    big_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reversing or re-sorting a searched list shows the same rows, so their exact count
+    is not read again (at a million rows a word in most of them costs a second); R
+    (reload) and a new search count anew."""
+    from screens.state.paging import GenerationPager
+
+    counted: list[str] = []
+    exact_count = GenerationPager.count
+
+    def count(pager: GenerationPager, store: Store) -> int:
+        counted.append(pager.filter.search)
+        return exact_count(pager, store)
+
+    monkeypatch.setattr(GenerationPager, "count", count)
+    monkeypatch.setattr(GenerationPager, "count_at_most", lambda *_: None)  # exact only
+    app = CopyauditApp(big_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        status = screen.query_one("#status")
+        await pilot.press("slash", *"output 1", "enter")
+        await settle(pilot)
+        assert counted[-1] == "output 1" and "111 generations match" in str(status.render())
+        before = len(counted)
+        await pilot.press("r")  # reverse: same rows, other order
+        await settle(pilot)
+        descending = _row_keys(screen)
+        assert descending == sorted(descending, reverse=True) and len(descending) == PAGE_SIZE
+        assert len(counted) == before and "111 generations match" in str(status.render())
+        await pilot.press("R")  # reload: the rows may have changed, so count again
+        await settle(pilot)
+        assert len(counted) == before + 1 and "111 generations match" in str(status.render())
+        await pilot.press("slash", *"output 12", "enter")  # other rows
+        await settle(pilot)
+        assert counted[-1] == "output 12" and "11 generations match" in str(status.render())
+
+
 def test_list_snapshot(demo_db: Path, snap_compare) -> None:
     async def open_run(pilot) -> None:
         await settle(pilot)

@@ -76,7 +76,8 @@ class PagedTableScreen(Screen[None]):
             self.post_message(PageLoaded(version, rows))
 
         app.start_worker(page, group=f"page-{id(self)}", description="loading rows")
-        self._count()
+        if pager.total is None:  # kept where only the order changed
+            self._count()
 
     def _count(self) -> None:
         """Count the pager's rows in a worker: first no further than QUICK_COUNT (shown as

@@ -54,12 +54,22 @@ class KeysetPager(Generic[FilterT, RowT]):
         be slow (GenerationPager) counts to the cap first."""
         return None
 
+    def count_key(self, filter: FilterT) -> Any:
+        """What of `filter` its count depends on (a pager whose filter also holds an order
+        leaves the order out)."""
+        return filter
+
     # --- the mechanism -----------------------------------------------------------------
 
     def reset(self, filter: FilterT) -> int:
+        """Start over under `filter`. A filter that differs from the last in order alone
+        keeps the exact count (the same rows, re-sorted: a word in most rows of a big run
+        is not counted again for a second); the same filter again (a refresh) counts anew."""
+        same_rows = filter != self.filter and self.count_key(filter) == self.count_key(self.filter)
+        kept = self.total if same_rows else None
         self.filter = filter
         self.rows, self._index = [], {}
-        self.exhausted, self.total, self.at_least = False, None, 0
+        self.exhausted, self.total, self.at_least = False, kept, 0
         self.version += 1
         return self.version
 
@@ -126,6 +136,9 @@ class GenerationPager(KeysetPager[GenerationFilter, ListRow]):
 
     def count(self, store: Store) -> int:
         return count_generations(store, self.filter)
+
+    def count_key(self, filter: GenerationFilter) -> Any:
+        return filter.with_changes(sort=None, descending=False)
 
     def count_at_most(self, store: Store, cap: int) -> int | None:
         """None where even counting to `cap` takes long (a rare phrase of common words,
