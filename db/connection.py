@@ -7,8 +7,8 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +20,16 @@ from db.content import register as register_content_hash
 from db.migrations import migrate
 
 BUSY_TIMEOUT_MS = 30_000
-PROGRESS_STEPS = 1_000  # SQLite VM steps between checks of a time limit
+PROGRESS_STEPS = 1_000  # SQLite VM steps between checks of a stop condition
 
 
-class OutOfTime(Exception):
-    """A read under Store.time_limited ran past its limit (SQLite interrupted it)."""
+class Interrupted(Exception):
+    """A read under Store.interrupted_when stopped: its condition came to hold (SQLite
+    interrupted it)."""
+
+
+class OutOfTime(Interrupted):
+    """A read under Store.time_limited ran past its limit."""
 
 
 # tables of the first migration: a database holding them and a schema version is ours
@@ -102,6 +107,8 @@ class Store:
         self._depth = 0
         self._durable = False  # the open transaction syncs the log at its commit
         self._lock = threading.RLock()
+        # interrupted_when's conditions, innermost last (SQLite has one progress handler)
+        self._stops: list[tuple[Callable[[], bool], type[Interrupted]]] = []
         migrate(self.db)
 
     @contextmanager
@@ -148,21 +155,38 @@ class Store:
                     self.conn.execute("PRAGMA synchronous = NORMAL")
 
     @contextmanager
-    def time_limited(self, cpu_seconds: float) -> Iterator[None]:
-        """Reads inside give up (OutOfTime) after this thread has spent `cpu_seconds` of
-        CPU in them: for work worth doing only if it is quick (the list's "1,000+")."""
+    def interrupted_when(
+        self, stop: Callable[[], bool], error: type[Interrupted] = Interrupted
+    ) -> Iterator[None]:
+        """Reads inside give up (`error`) as soon as `stop()` holds, checked every
+        PROGRESS_STEPS SQLite steps: for work that can stop being wanted (a count for a
+        filter the list has left) or is worth doing only if it is quick."""
         if self.conn.in_transaction:
-            raise RuntimeError("time_limited is for reads outside a transaction")
-        deadline = time.thread_time() + cpu_seconds
-        self.conn.set_progress_handler(lambda: time.thread_time() > deadline, PROGRESS_STEPS)
+            raise RuntimeError("an interruptible read must run outside a transaction")
+        entry = (stop, error)
+        self._stops.append(entry)
+        if len(self._stops) == 1:
+            self.conn.set_progress_handler(self._should_stop, PROGRESS_STEPS)
         try:
             yield
-        except sqlite3.OperationalError as error:
-            if str(error) == "interrupted":
-                raise OutOfTime from error
-            raise
+        except sqlite3.OperationalError as failure:
+            if str(failure) == "interrupted" and stop():
+                raise error from failure
+            raise  # an enclosing condition's (it names its own error)
         finally:
-            self.conn.set_progress_handler(None, 0)
+            self._stops.remove(entry)
+            if not self._stops:
+                self.conn.set_progress_handler(None, 0)
+
+    def _should_stop(self) -> bool:
+        """SQLite's progress handler: whether any enclosing condition holds (they nest)."""
+        return any(stop() for stop, _ in self._stops)
+
+    def time_limited(self, cpu_seconds: float) -> AbstractContextManager[None]:
+        """Reads inside give up (OutOfTime) after this thread has spent `cpu_seconds` of
+        CPU in them: for work worth doing only if it is quick (the list's "1,000+")."""
+        deadline = time.thread_time() + cpu_seconds
+        return self.interrupted_when(lambda: time.thread_time() > deadline, OutOfTime)
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()

@@ -235,6 +235,52 @@ async def test_a_new_order_keeps_the_count_and_a_reload_counts_again(
         assert counted[-1] == "output 12" and "11 generations match" in str(status.render())
 
 
+async def test_a_count_of_a_filter_left_behind_is_abandoned(
+    big_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers share one connection, so a long count of a search the user has already
+    changed would hold back the new search's page; SQLite interrupts it instead."""
+    import threading
+
+    from screens.state.paging import GenerationPager
+
+    endless = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000000) "
+        "SELECT COUNT(*) FROM n"
+    )  # ~8 s unless interrupted (so a regression fails here rather than hangs)
+    started, outcome = threading.Event(), []
+    exact_count = GenerationPager.count
+
+    def count(pager: GenerationPager, store: Store) -> int:
+        if pager.filter.search != "output 1":
+            return exact_count(pager, store)
+        started.set()
+        try:
+            store.scalar(endless)
+            outcome.append("finished")
+        except Exception as error:  # SQLite's own "interrupted", turned into Interrupted above
+            outcome.append(str(error))
+            raise
+        return 0
+
+    monkeypatch.setattr(GenerationPager, "count", count)
+    monkeypatch.setattr(GenerationPager, "count_at_most", lambda *_: None)  # exact only
+    app = CopyauditApp(big_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        status = screen.query_one("#status")
+        await pilot.press("slash", *"output 1", "enter")
+        await wait_until(pilot, started.is_set)
+        await pilot.press("slash", *"output 12", "enter")
+        await settle(pilot)
+        assert outcome == ["interrupted"]
+        assert "11 generations match" in str(status.render())
+        assert len(_row_keys(screen)) == 11
+
+
 def test_list_snapshot(demo_db: Path, snap_compare) -> None:
     async def open_run(pilot) -> None:
         await settle(pilot)

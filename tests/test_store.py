@@ -178,6 +178,35 @@ def test_verify_command_names_the_altered_event(store_with_generation: Store, cl
     assert f"labels event {uuids[2]}" in bad.err and "altered" in bad.err
 
 
+def test_interrupt_conditions_nest_and_each_names_its_own_error(tmp_path: Path) -> None:
+    """A read stops once any enclosing condition holds; the error is that condition's
+    own (a count abandoned by the list is not a quick count out of time)."""
+    from db.connection import Interrupted, OutOfTime
+
+    store = Store(tmp_path / "t.db")
+    endless = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000000) "
+        "SELECT COUNT(*) FROM n"
+    )
+    wanted = [True]
+    with pytest.raises(Interrupted) as outer, store.interrupted_when(lambda: not wanted[0]):
+        with store.time_limited(60.0):
+            assert store.scalar("SELECT 40 + 2") == 42
+            wanted[0] = False  # the list moved on
+            store.scalar(endless)
+    assert type(outer.value) is Interrupted  # the outer condition's, not OutOfTime
+    with pytest.raises(OutOfTime), store.interrupted_when(lambda: False):
+        with store.time_limited(0.02):
+            store.scalar(endless)
+    wanted[0] = True
+    with pytest.raises(Interrupted), store.interrupted_when(lambda: not wanted[0]):
+        with store.time_limited(0.01):
+            pass
+        wanted[0] = False  # the inner one left: the outer condition still stops reads
+        store.scalar(endless)
+    assert store.scalar(endless.replace("100000000", "1000")) == 1000  # none left after
+
+
 def test_a_time_limited_read_gives_up_and_the_store_goes_on(tmp_path: Path) -> None:
     from db.connection import OutOfTime
 

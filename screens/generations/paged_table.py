@@ -7,12 +7,15 @@ cursor nears the end, and replies for an older filter are dropped (the pager's v
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any, ClassVar
 
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Select
 
+from db.connection import Interrupted, Store
 from screens.state.paging import QUICK_COUNT, KeysetPager
 
 LOAD_AHEAD = 20  # fetch the next page when the cursor is this close to the end
@@ -71,9 +74,8 @@ class PagedTableScreen(Screen[None]):
         self._show_status()
 
         def page() -> None:
-            with app.data.background() as store:
-                rows = pager.page(store)
-            self.post_message(PageLoaded(version, rows))
+            with app.data.background() as store, self._while_wanted(store, version):
+                self.post_message(PageLoaded(version, pager.page(store)))
 
         app.start_worker(page, group=f"page-{id(self)}", description="loading rows")
         if pager.total is None:  # kept where only the order changed
@@ -86,15 +88,24 @@ class PagedTableScreen(Screen[None]):
         pager, version = self.pager, self.pager.version
 
         def count() -> None:
-            with app.data.background() as store:
+            with app.data.background() as store, self._while_wanted(store, version):
                 found = pager.count_at_most(store, QUICK_COUNT)
                 if found is None or found >= QUICK_COUNT:
                     if found is not None:
                         self.post_message(CountLoaded(version, found, exact=False))
                     found = pager.count(store)
-            self.post_message(CountLoaded(version, found))
+                self.post_message(CountLoaded(version, found))
 
         app.start_worker(count, group=f"count-{id(self)}", description="counting rows")
+
+    @contextmanager
+    def _while_wanted(self, store: Store, version: int) -> Iterator[None]:
+        """Reads for the pager's `version`, abandoned (SQLite interrupts them; nothing is
+        posted) once the pager has moved on: a count or page of a filter the list has left
+        would hold the one worker connection (Connections.background) from the new one's
+        (a word in most rows of a million: a second)."""
+        with suppress(Interrupted), store.interrupted_when(lambda: self.pager.version != version):
+            yield
 
     def _load_more(self) -> None:
         pager = self.pager
@@ -105,9 +116,8 @@ class PagedTableScreen(Screen[None]):
         version, after = pager.version, pager.after
 
         def page() -> None:
-            with app.data.background() as store:
-                rows = pager.page(store, after)
-            self.post_message(PageLoaded(version, rows))
+            with app.data.background() as store, self._while_wanted(store, version):
+                self.post_message(PageLoaded(version, pager.page(store, after)))
 
         app.start_worker(page, group=f"more-{id(self)}", description="loading more rows")
 
