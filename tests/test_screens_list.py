@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -194,6 +196,21 @@ async def test_a_long_count_shows_a_lower_bound_first(
         assert "250 generations match" in str(status.render())
 
 
+@asynccontextmanager
+async def _big_list(big_db: Path, monkeypatch: pytest.MonkeyPatch, count: Any):
+    """The big run's list open, its exact counts made by `count` (no quick counts)."""
+    from screens.state.paging import GenerationPager
+
+    monkeypatch.setattr(GenerationPager, "count", count)
+    monkeypatch.setattr(GenerationPager, "count_at_most", lambda *_: None)
+    app = CopyauditApp(big_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        yield pilot, app.screen, app.screen.query_one("#status")
+
+
 async def test_a_new_order_keeps_the_count_and_a_reload_counts_again(
     big_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -209,15 +226,7 @@ async def test_a_new_order_keeps_the_count_and_a_reload_counts_again(
         counted.append(pager.filter.search)
         return exact_count(pager, store)
 
-    monkeypatch.setattr(GenerationPager, "count", count)
-    monkeypatch.setattr(GenerationPager, "count_at_most", lambda *_: None)  # exact only
-    app = CopyauditApp(big_db)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        screen = app.screen
-        status = screen.query_one("#status")
+    async with _big_list(big_db, monkeypatch, count) as (pilot, screen, status):
         await pilot.press("slash", *"output 1", "enter")
         await settle(pilot)
         assert counted[-1] == "output 1" and "111 generations match" in str(status.render())
@@ -263,15 +272,7 @@ async def test_a_count_of_a_filter_left_behind_is_abandoned(
             raise
         return 0
 
-    monkeypatch.setattr(GenerationPager, "count", count)
-    monkeypatch.setattr(GenerationPager, "count_at_most", lambda *_: None)  # exact only
-    app = CopyauditApp(big_db)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        screen = app.screen
-        status = screen.query_one("#status")
+    async with _big_list(big_db, monkeypatch, count) as (pilot, screen, status):
         await pilot.press("slash", *"output 1", "enter")
         await wait_until(pilot, started.is_set)
         await pilot.press("slash", *"output 12", "enter")
