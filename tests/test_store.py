@@ -189,15 +189,15 @@ def test_interrupt_conditions_nest_and_each_names_its_own_error(tmp_path: Path) 
         "SELECT COUNT(*) FROM n"
     )
     wanted = [True]
-    with pytest.raises(Interrupted) as outer, store.interrupted_when(lambda: not wanted[0]):
-        with store.time_limited(60.0):
-            assert store.scalar("SELECT 40 + 2") == 42
-            wanted[0] = False  # the list moved on
-            store.scalar(endless)
-    assert type(outer.value) is Interrupted  # the outer condition's, not OutOfTime
-    with pytest.raises(OutOfTime), store.interrupted_when(lambda: False):
-        with store.time_limited(0.02):
-            store.scalar(endless)
+    outer = store.interrupted_when(lambda: not wanted[0])
+    with pytest.raises(Interrupted) as raised, outer, store.time_limited(60.0):
+        assert store.scalar("SELECT 40 + 2") == 42
+        wanted[0] = False  # the list moved on
+        store.scalar(endless)
+    assert type(raised.value) is Interrupted  # the outer condition's, not OutOfTime
+    never = store.interrupted_when(lambda: False)
+    with pytest.raises(OutOfTime), never, store.time_limited(0.02):
+        store.scalar(endless)
     wanted[0] = True
     with pytest.raises(Interrupted), store.interrupted_when(lambda: not wanted[0]):
         with store.time_limited(0.01):
