@@ -10,8 +10,9 @@ below. To accept a deliberate change of figures, regenerate with
 
 and read the diff before committing it. Floats are compared to FLOAT_TOLERANCE
 (relative): the embedding judges compute in float32, and their means moved by up to
-4e-7 (relative) between an Intel and an AMD EPYC machine (their kernels sum in other
-orders); a changed count, label or formula moves a figure by far more.
+4e-7 (relative) between the machine that wrote these files and an AMD EPYC (their
+kernels sum in other orders); a changed count, label or formula moves a figure by far
+more.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ from db.events import append_label
 from db.runs import JudgeIdentity, import_generations, save_judgments
 from screens.app import CopyauditApp
 from screens.generations.generation_list import GenerationListScreen
-from screens.state.paging import PAGE_SIZE
+from screens.state.paging import PAGE_SIZE, GenerationPager
+from tests.factories import counting_query
 from tests.test_screens_data import generation_id, settle, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -168,7 +169,6 @@ async def test_a_long_count_shows_a_lower_bound_first(
     import threading
 
     import screens.generations.paged_table as paged_table
-    from screens.state.paging import GenerationPager
 
     monkeypatch.setattr(paged_table, "QUICK_COUNT", 100)
     release = threading.Event()
@@ -199,8 +199,6 @@ async def test_a_long_count_shows_a_lower_bound_first(
 @asynccontextmanager
 async def _big_list(big_db: Path, monkeypatch: pytest.MonkeyPatch, count: Any):
     """The big run's list open, its exact counts made by `count` (no quick counts)."""
-    from screens.state.paging import GenerationPager
-
     monkeypatch.setattr(GenerationPager, "count", count)
     monkeypatch.setattr(GenerationPager, "count_at_most", lambda *_: None)
     app = CopyauditApp(big_db)
@@ -217,8 +215,6 @@ async def test_a_new_order_keeps_the_count_and_a_reload_counts_again(
     """Reversing or re-sorting a searched list shows the same rows, so their exact count
     is not read again (at a million rows a word in most of them costs a second); R
     (reload) and a new search count anew."""
-    from screens.state.paging import GenerationPager
-
     counted: list[str] = []
     exact_count = GenerationPager.count
 
@@ -251,12 +247,7 @@ async def test_a_count_of_a_filter_left_behind_is_abandoned(
     changed would hold back the new search's page; SQLite interrupts it instead."""
     import threading
 
-    from screens.state.paging import GenerationPager
-
-    endless = (
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000000) "
-        "SELECT COUNT(*) FROM n"
-    )  # ~8 s unless interrupted (so a regression fails here rather than hangs)
+    endless = counting_query(20_000_000)  # seconds: a regression fails here, never hangs
     started, outcome = threading.Event(), []
     exact_count = GenerationPager.count
 
@@ -267,7 +258,7 @@ async def test_a_count_of_a_filter_left_behind_is_abandoned(
         try:
             store.scalar(endless)
             outcome.append("finished")
-        except Exception as error:  # SQLite's own "interrupted", turned into Interrupted above
+        except Exception as error:  # SQLite's "interrupted" (Store.interrupted_when's to name)
             outcome.append(str(error))
             raise
         return 0

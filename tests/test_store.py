@@ -16,7 +16,7 @@ from db import Store
 from db.events import append_label, append_review, retract_label, verify_chains
 from db.migrations import SCHEMA_VERSION
 from tests.conftest import write_jsonl
-from tests.factories import literal_record
+from tests.factories import counting_query, literal_record
 
 
 def test_new_database_settings(db_path: Path) -> None:
@@ -184,10 +184,7 @@ def test_interrupt_conditions_nest_and_each_names_its_own_error(tmp_path: Path) 
     from db.connection import Interrupted, OutOfTime
 
     store = Store(tmp_path / "t.db")
-    endless = (
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000000) "
-        "SELECT COUNT(*) FROM n"
-    )
+    endless = counting_query(100_000_000)
     wanted = [True]
     outer = store.interrupted_when(lambda: not wanted[0])
     with pytest.raises(Interrupted) as raised, outer, store.time_limited(60.0):
@@ -204,17 +201,14 @@ def test_interrupt_conditions_nest_and_each_names_its_own_error(tmp_path: Path) 
             pass
         wanted[0] = False  # the inner one left: the outer condition still stops reads
         store.scalar(endless)
-    assert store.scalar(endless.replace("100000000", "1000")) == 1000  # none left after
+    assert store.scalar(counting_query(1000)) == 1000  # no condition left after
 
 
 def test_a_time_limited_read_gives_up_and_the_store_goes_on(tmp_path: Path) -> None:
     from db.connection import OutOfTime
 
     store = Store(tmp_path / "t.db")
-    endless = (
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000000) "
-        "SELECT COUNT(*) FROM n"
-    )
+    endless = counting_query(100_000_000)
     with pytest.raises(OutOfTime), store.time_limited(0.02):
         store.scalar(endless)
     with store.time_limited(5.0):
