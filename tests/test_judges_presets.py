@@ -58,7 +58,7 @@ def test_offline_preset_per_kind() -> None:
     embedder = Counter(ConstantEmbedder)
     expected = {
         "literal": ["literal", "refusal_reader", "verbatim"],
-        "nonliteral": ["characters", "events_entail", "refusal_reader"],
+        "nonliteral": ["characters", "events", "refusal_reader"],
         "qa": ["qa", "refusal_reader"],
         "notice": ["notice", "refusal_reader", "verbatim"],
         "extraction": ["refusal_reader", "verbatim", "extraction"],
@@ -75,13 +75,15 @@ def test_offline_preset_per_kind() -> None:
         )
     judges, _ = build_judges(JudgeOptions("offline"), "nonliteral", embedder_factory=embedder)
     events = next(j for j in judges if isinstance(j, EventJudge))
-    assert isinstance(events.model, AlignedEntailment)  # the offline event judge that entails
+    assert isinstance(events.model, EmbeddingLexicalEntailment)  # the offline event judge
     assert any(isinstance(j, RefusalReader) for j in judges)  # the offline refusal judge
-    old = build_judges(JudgeOptions("events,refusal"), "nonliteral", embedder_factory=embedder)[0]
-    refusal = next(j for j in old if isinstance(j, RefusalJudge))  # the old one, by name
-    events = next(j for j in old if isinstance(j, EventJudge))
-    assert isinstance(events.model, EmbeddingLexicalEntailment)  # the old one, by name
-    assert refusal.embedder is events.model.embedder  # one embedder shared per call
+    by_name = build_judges(
+        JudgeOptions("events_entail,refusal"), "nonliteral", embedder_factory=embedder
+    )[0]
+    refusal = next(j for j in by_name if isinstance(j, RefusalJudge))  # the old one, by name
+    events = next(j for j in by_name if isinstance(j, EventJudge))
+    assert isinstance(events.model, AlignedEntailment)  # selectable by name
+    assert refusal.embedder is events.model.extractor.embedder  # one embedder per call
     qa = build_judges(JudgeOptions("offline"), "qa", embedder_factory=embedder)[0][0]
     assert isinstance(qa, QAJudge)
 
@@ -180,7 +182,7 @@ def test_failed_loads_become_skip_reasons() -> None:
     )
     assert _names(judges) == ["characters", "refusal_reader"]
     reasons = dict(skipped)
-    assert "model files missing" in reasons["events_entail"]
+    assert "model files missing" in reasons["events"]
     assert "no GPU" in reasons["fluency"]
     judges, skipped = build_judges(
         JudgeOptions("refusal"), "nonliteral", embedder_factory=broken_embedder
@@ -196,5 +198,5 @@ def test_event_model_that_does_not_exist_is_skipped(tmp_path: Any) -> None:
         "nonliteral",
         embedder_factory=ConstantEmbedder,
     )
-    assert "events_entail" not in _names(judges)
-    assert "no-such-model" in dict(skipped)["events_entail"]
+    assert "events" not in _names(judges)
+    assert "no-such-model" in dict(skipped)["events"]

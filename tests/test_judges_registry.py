@@ -27,7 +27,7 @@ def test_presets_run_the_studies_judges_in_their_order() -> None:
             *(
                 "literal",
                 "characters",
-                "events_entail",
+                "events",
                 "qa",
                 "notice",
                 "refusal_reader",
