@@ -36,11 +36,11 @@ def test_import_generations_keys_and_idempotence(
     )
     assert result.code == 0, result.err
     assert "3 added" in result.out
+    assert "api: not judged yet: copyaudit judge api" in result.err  # the next step
     before = database_fingerprint(db_path)
-    assert (
-        "0 added, 3 unchanged"
-        in cli("import-generations", str(gens), "--run", "api", "--suite", "lit").out
-    )
+    again = cli("import-generations", str(gens), "--run", "api", "--suite", "lit")
+    assert "0 added, 3 unchanged" in again.out
+    assert "not judged" not in again.err  # nothing new to judge
     assert database_fingerprint(db_path) == before
     rows = [json.loads(x) for x in cli("export", "generations", "--run", "api").out.splitlines()]
     assert [r["generation"] for r in rows] == ["api/lit-1/1", "api/lit-1/2", "api/lit-2/1"]

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from copyaudit.engine import runner
 from copyaudit.runs.progress import ProgressMeter
@@ -101,6 +102,27 @@ async def test_progress_shows_live_and_cancel_asks_first(demo_db: Path, monkeypa
         await settle(pilot)
         assert isinstance(app.screen, DashboardScreen)
         assert cell_texts(app.screen.query_one("#runs"), name)[3] == "cancelled"
+
+
+async def test_ctrl_x_cancels_while_a_text_field_has_focus(demo_db: Path, monkeypatch) -> None:
+    """A text field binds ctrl+x to "cut": the launcher's cancel key wins wherever the
+    focus is, and the footer keeps showing it."""
+    monkeypatch.setattr(runner, "execute_run", fake_execute_run)
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        launcher = await _start_from_launcher(pilot)
+        run = app.active_runs["literal-default-none"]
+        await wait_until(pilot, lambda: run.progress is not None and run.progress.done > 5)
+        limit = launcher.query_one("#limit", Input)
+        limit.focus()
+        await pilot.pause()
+        assert app.focused is limit
+        assert app.active_bindings["ctrl+x"].binding.action == "cancel_run"  # the footer's
+        await pilot.press("ctrl+x")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmCancelScreen))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: run.finished)
+        assert run.state == "cancelled"
 
 
 async def test_leave_the_launcher_watch_on_the_dashboard_cancel_there(

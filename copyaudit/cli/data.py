@@ -204,6 +204,7 @@ def import_generations_cmd(
     files = read_generation_files(path, run_name, model)
     # each file streams into the one transaction; a small one is read before the store opens
     streams = [read_ahead(file.rows(), CHUNK_ROWS) for file in files]
+    unjudged: list[str] = []  # runs given generations that no judge has seen
     with obj.store() as store, store.transaction(durable=True):
         lines = []
         for file, rows in zip(files, streams, strict=True):
@@ -223,10 +224,14 @@ def import_generations_cmd(
             details += [note] if note else []
             suffix = f" ({'; '.join(details)})" if details else ""
             lines.append(f"{file.run}: {added} added, {unchanged} unchanged, {replaced} replaced")
+            if added or replaced:
+                unjudged.append(file.run)
             lines[-1] += suffix
     for file in files:  # complete once the files were read: after the import
         echo_warnings(file.path, file.loaded.warnings)
     echo("\n".join(lines))
+    for run in unjudged:
+        echo(f"{run}: not judged yet: copyaudit judge {run}", err=True)
 
 
 @click.command("suites")

@@ -86,7 +86,9 @@ class LauncherScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "start", "Start run", id="launcher.start", priority=True),
         Binding("escape", "back", "Back (a run continues)", id="launcher.escape"),
-        Binding("ctrl+x", "cancel_run", "Cancel run", id="launcher.cancel_run"),
+        # priority: a text field binds ctrl+x to "cut", and the key must cancel from any
+        # field (shown in the footer whatever has focus)
+        Binding("ctrl+x", "cancel_run", "Cancel run", id="launcher.cancel_run", priority=True),
     ]
 
     def __init__(self, suite: str | None = None) -> None:
