@@ -38,14 +38,15 @@ def _stored(db_path: Path, name: str) -> tuple[str, str | None]:
 
 
 class InterruptedGenerator:
-    """Answers the first batch, then the user presses Ctrl-C."""
+    """Answers the first `answered` batches, then the user presses Ctrl-C (None: never)."""
 
-    def __init__(self) -> None:
+    def __init__(self, answered: int | None = 1) -> None:
         self.batches = 0
+        self.answered = answered
 
     def generate(self, requests: Sequence[Any], *_: Any) -> list[GenerationResult]:
         self.batches += 1
-        if self.batches > 1:
+        if self.answered is not None and self.batches > self.answered:
             raise KeyboardInterrupt
         return [GenerationResult("an answer", 2, 0.1) for _ in requests]
 
@@ -63,7 +64,7 @@ def test_ctrl_c_in_a_generation_run_stores_it_cancelled_and_it_resumes(
     with pytest.raises(KeyboardInterrupt):
         execute_run(db_path, request, generator=InterruptedGenerator())
     assert _stored(db_path, "r") == ("cancelled", None)
-    resumed = execute_run(db_path, request, generator=InterruptedGenerator())
+    resumed = execute_run(db_path, request, generator=InterruptedGenerator(answered=None))
     assert (resumed.status, resumed.generated, resumed.kind) == ("done", 2, "literal")
     assert _stored(db_path, "r") == ("done", None)
 

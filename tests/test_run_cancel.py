@@ -6,6 +6,7 @@ Decoding steps are counted by wrapping the tiny model's forward; nothing is time
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,26 @@ def test_a_cancel_in_the_engine_stops_at_the_next_step(
     assert (resumed.status, resumed.generated) == ("done", CASES - BATCH)
     assert _generations(demo_db, "c") == [(pk, 1) for pk, _ in _generations(demo_db, "c")]
     assert len(_generations(demo_db, "c")) == CASES
+
+
+def test_a_cancel_on_a_run_smaller_than_its_batch_keeps_the_finished_generation(
+    demo_db: Path, tiny_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two cases, batch 8: the run is cut in batches of at most half of it, so the
+    cancel drops only the generation in flight."""
+    counter = ForwardCounter(monkeypatch)
+    cancel = threading.Event()
+
+    def on_progress(event: Any) -> None:
+        if counter.batches == 2 and counter.steps_in_batch == 3:
+            cancel.set()
+
+    request = _request(tiny_model, "small")
+    request = dataclasses.replace(request, limit=2, batch_size=8)
+    outcome = execute_run(demo_db, request, on_progress=on_progress, cancel=cancel)
+    assert (outcome.status, outcome.generated) == ("cancelled", 1)
+    assert len(_generations(demo_db, "small")) == 1
+    assert [runner.batch_step(8, n) for n in (1, 2, 5, 16, 100)] == [1, 1, 3, 8, 8]
 
 
 async def test_x_cancels_the_running_run_within_a_step_of_the_confirmation(

@@ -340,6 +340,13 @@ def _processor_factory(
     return memfree_factory(NgramIndex.build(texts, tokenizer, n=request.memfree_n))
 
 
+def batch_step(batch_size: int, pending: int) -> int:
+    """The batch for `pending` generations: `batch_size`, but at most half of what is
+    left, so that a cancel (which drops the batch in flight) keeps finished work on a
+    small run too (2 cases with batch 8: one at a time)."""
+    return max(1, min(batch_size, -(-pending // 2)))
+
+
 def _generate(
     store: Any,
     run_id: int,
@@ -357,7 +364,7 @@ def _generate(
     meter = ProgressMeter(name, "generate", total, total - len(pending), on_progress)
     meter.advance(0, "resuming" if total - len(pending) else "starting")
     control = DecodingControl(cancel, meter.tokens)
-    step = max(1, request.batch_size)
+    step = batch_step(request.batch_size, len(pending))
     for start in range(0, len(pending), step):
         if cancel.is_set():
             return
