@@ -28,7 +28,7 @@ def test_run_size_counts_prompts_times_templates_after_the_limit() -> None:
     )
     assert run_size("qa", 3, (1,), limit=10).cases == 3
     resumed = run_size("literal", 4, (1, 2), stored=3)
-    assert resumed.describe().endswith("; 3 stored under this name, 5 to go")
+    assert resumed.describe("r").endswith("; resumes run r (3 of 8 done, 5 to go)")
     decop = run_size("decop", 6)  # the passages kept per work, counted in the database
     assert (decop.total, decop.unit) == (144, "prompt")
     assert decop.describe() == "144 prompts (6 passages x 24 option orders)"

@@ -36,8 +36,9 @@ class RunSize:
     def total(self) -> int:
         return self.cases * self.per_case
 
-    def describe(self) -> str:
-        """'120 generations (40 cases x 3 templates); 30 stored, 90 to make'."""
+    def describe(self, run: str | None = None) -> str:
+        """'120 generations (40 cases x 3 templates); resumes run R (30 of 120 done,
+        90 to go)': `run` names the stored run a start would resume."""
         if self.unit == "prompt":
             what = f"{self.cases:,} passages x {self.per_case} option orders"
         else:
@@ -45,7 +46,8 @@ class RunSize:
         text = f"{self.total:,} {self.unit}{_s(self.total)} ({what})"
         if self.stored:
             left = max(self.total - self.stored, 0)
-            text += f"; {self.stored:,} stored under this name, {left:,} to go"
+            resumes = f"resumes run {run}" if run else "resumes the run of this name"
+            text += f"; {resumes} ({self.stored:,} of {self.total:,} done, {left:,} to go)"
         return text
 
 

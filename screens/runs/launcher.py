@@ -259,7 +259,7 @@ class LauncherScreen(Screen[None]):
             estimate.update(plain(f"Size: — ({error})", "dim"))
             return
         line = Text("Size: ", style="bold")
-        line.append_text(plain(self.estimate(request).describe()))
+        line.append_text(plain(self.estimate(request).describe(request.run_name())))
         estimate.update(line)
 
     def estimate(self, request: Any) -> Any:
