@@ -220,3 +220,28 @@ def test_a_model_row_prefers_its_run_without_a_mitigation(tmp_path: Path, cli) -
     )
     assert by_mitigation[(MODEL, "memfree")]["literal"]["run"] == "memfree-literal"
     assert by_mitigation[(MODEL, "none")]["literal"]["run"] == "demo-literal"
+
+
+def test_the_embedded_model_is_one_row_whatever_name_its_runs_give(tmp_path: Path, cli) -> None:
+    """A run made with the spec "default" and outputs imported under the embedded model's
+    display name are one model: one row, under the name a person reads."""
+    from copyaudit.engine.demo import samples_dir
+    from copyaudit.formats import load_generations
+    from copyaudit.models.registry import EMBEDDED_DISPLAY_NAME, EMBEDDED_SPEC
+    from db import Store
+    from db.runs import import_generations
+
+    db = build_two_model_db(tmp_path / "embedded.db")
+    root = samples_dir() / "generations"
+    with Store(db) as store:
+        for run, kind, model in (
+            ("run-literal", "literal", EMBEDDED_SPEC),
+            ("shipped-qa", "qa", EMBEDDED_DISPLAY_NAME),
+        ):
+            rows = list(load_generations(root / f"{kind}.jsonl"))[:3]
+            import_generations(store, run=run, suite=kind, model=model, rows=rows, source="x")
+    rows = _rows(_json(cli, db, "compare", "--format", "json"), "copybench")
+    assert (EMBEDDED_SPEC,) not in rows
+    embedded = rows[(EMBEDDED_DISPLAY_NAME,)]
+    assert embedded["literal"]["run"] == "run-literal"
+    assert embedded["qa_f1"]["run"] == "shipped-qa"

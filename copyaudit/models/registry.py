@@ -15,6 +15,16 @@ from copyaudit.models.base import ChoiceScorer, Generator
 from copyaudit.models.openai_compat import OpenAIChoiceScorer, OpenAIGenerator
 
 BACKENDS: tuple[str, ...] = ("hf", "openai")
+EMBEDDED_SPEC = "default"
+# what a person reads for the embedded model (the demo's shipped outputs say the same)
+EMBEDDED_DISPLAY_NAME = "SmolLM2-135M-Instruct (embedded)"
+
+
+def display_name(spec: str) -> str:
+    """The model's name as a person reads it: the embedded model has one name whether
+    a run named it by its spec or an import by its display name."""
+    return EMBEDDED_DISPLAY_NAME if spec == EMBEDDED_SPEC else spec
+
 
 # Callers (the runner, the CLI) pass one set of options whatever the backend; those
 # that mean nothing to the chosen backend are dropped here.

@@ -9,6 +9,7 @@ from typing import Any
 
 from copyaudit.errors import UserError
 from copyaudit.intervals import interval
+from copyaudit.models.registry import display_name
 from copyaudit.reports.compare.tables import (
     COMPARISONS,
     NOT_JUDGED,
@@ -49,7 +50,10 @@ class _Runs:
     """The selected runs with their reports and judgment coverage, each built once."""
 
     def __init__(self, store: Any, runs: list[dict[str, Any]]) -> None:
-        self.store, self.runs = store, runs
+        # rows group by the model as a person reads it (the embedded model's spec
+        # "default" and its display name are one model); "model" stays as stored
+        self.store = store
+        self.runs = [{**run, "shown_model": display_name(run["model"])} for run in runs]
         self._reports: dict[str, dict[str, Any]] = {}
         self._coverage: dict[str, dict[str, Any]] = {}
         self._data: dict[str, RunData] = {}
@@ -145,9 +149,9 @@ def _level(table: ComparisonTable, part: str) -> str:
 def _row_keys(table: ComparisonTable, runs: list[dict[str, Any]], by: str) -> list[tuple]:
     keys: list[tuple] = []
     for run in runs:
-        key: tuple = (run["model"],)
+        key: tuple = (run["shown_model"],)
         if by == BY_MITIGATION:
-            key = (run["model"], run["mitigation"])
+            key = (run["shown_model"], run["mitigation"])
         if key not in keys:
             keys.append(key)
     if table.part_name and by == table.part_name.replace(" ", "-"):
@@ -177,7 +181,7 @@ def _table(runs: _Runs, table: ComparisonTable, by: str) -> dict[str, Any] | Non
             candidates = [
                 r
                 for r in mine
-                if r["model"] == model
+                if r["shown_model"] == model
                 and r["kind"] == column.kind
                 and (mitigation is None or r["mitigation"] == mitigation)
             ]
@@ -225,7 +229,7 @@ def _distributions(
                     continue
                 hist = dig(runs.report(run), ("histograms", metric))
                 if hist and sum(hist["counts"]) and all(s["run"] != name for s in shown):
-                    shown.append({"run": name, "model": run["model"], **hist})
+                    shown.append({"run": name, "model": run["shown_model"], **hist})
         if shown:
             out.append(
                 {"metric": metric, "label": f"{metric_label(metric)} ({metric})", "runs": shown}
