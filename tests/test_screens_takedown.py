@@ -110,3 +110,16 @@ def test_takedown_snapshot(takedown_db: Path, snap_compare) -> None:
         await _open_takedown(pilot)
 
     assert snap_compare(CopyauditApp(takedown_db), terminal_size=SIZE, run_before=open_takedown)
+
+
+def test_a_method_without_generations_is_left_out_with_a_note(takedown_db: Path) -> None:
+    """A method cancelled before its first generation used to empty every win rate."""
+    with Store(takedown_db) as store:
+        before = takedown_table(store, "lit", "tiny")
+        spec = RunSpec("lit-tiny-rcad", "lit", "hf", "tiny", mitigation="rcad")
+        set_run_status(store, create_or_resume_run(store, spec), "cancelled")
+        after = takedown_table(store, "lit", "tiny")
+    assert [row.method for row in after.rows] == [row.method for row in before.rows]
+    assert [row.win_rates for row in after.rows] == [row.win_rates for row in before.rows]
+    assert all(row.average is not None for row in after.rows)
+    assert any("rcad (lit-tiny-rcad, cancelled) left out" in note for note in after.notes)

@@ -81,6 +81,15 @@ def takedown_table(store: Store, suite: str, model: str) -> TakedownTable:
     values = {
         r["mitigation"]: generation_metrics(store, r["id"], INFRINGEMENT_METRICS) for r in runs
     }
+    # a method with nothing to compare (cancelled before its first generation, or not
+    # judged) is left out, not allowed to empty every other method's win rates
+    for run in [r for r in runs if not values[r["mitigation"]]]:
+        notes.append(
+            f"{run['mitigation']} ({run['name']}, {run['status']}) left out: no generation "
+            "with the eight metrics"
+        )
+        del values[run["mitigation"]]
+    runs = [r for r in runs if r["mitigation"] in values]
     keys = set.intersection(*(set(v) for v in values.values())) if values else set()
     full = len(INFRINGEMENT_METRICS)
     complete = sorted(k for k in keys if all(len(v[k]) == full for v in values.values()))
