@@ -107,7 +107,7 @@ def test_html_dossier_has_every_section_and_escapes_everything(case_db: Path, cl
     assert len(marked) >= 2 and all("continuation number 1 follows here" in m for m in marked)
     assert '<table class="side">' in html and "Reference continuation" in html
     # Every judge figure with threshold and provenance.
-    assert "rougeL" in html and "<td>0.8</td>" in html
+    assert "rougeL" in html and "<td>0.800</td>" in html  # the threshold, as screens write it
     with Store(case_db) as store:
         judge_hash, version = store.query("SELECT hash, version FROM judge_configs")[0]
         uuids = [
@@ -138,6 +138,10 @@ def test_markdown_dossier_escapes_markup_and_bolds_evidence(case_db: Path, cli) 
     assert "\\<b\\>copied\\</b\\> \\*see\\* line 2" in md
     assert "<b>" not in md
     assert "rev-abc123" in md and "escalated" in md and file_sha256(case_db) in md
+    judges = md.split("\n## Judges\n")[1].split("\n## ")[0]
+    rows = [line for line in judges.splitlines() if "| rougeL |" in line]
+    assert rows and all(re.search(r"\| \d\.\d{3} \|", row) for row in rows)  # 0.840
+    assert not re.search(r"\d\.\d{5,}", judges)  # no raw float (0.8396946564885496)
 
 
 def test_write_dossier_function_and_output_file(case_db: Path, tmp_path: Path, cli) -> None:

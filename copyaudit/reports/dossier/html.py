@@ -23,7 +23,7 @@ from copyaudit.render.html import (
     run_provenance,
 )
 from copyaudit.render.html import table as html_table
-from copyaudit.reports.dossier.model import Dossier, flag_text, verdict_text
+from copyaudit.reports.dossier.model import Dossier, flag_text, judgment_figures, verdict_text
 from copyaudit.verification.quality import quality_line
 from db.content import EARLIER_VERSION
 
@@ -156,8 +156,7 @@ def _judges(d: Dossier) -> str:
             esc(j["judge_version"]),
             f"<code>{esc(j['judge_hash'])}</code>",
             esc(j["metric"]),
-            esc(j["value"]),
-            esc(j["evidence"].get("threshold")),
+            *(esc(figure) for figure in judgment_figures(j)),
             flag_text(j["flagged"]) if j["evidence"].get("threshold") is not None else "—",
             esc(j["evidence"].get("error")),
             folded_json(j["judge_config"]),

@@ -17,7 +17,7 @@ from copyaudit.hashing import stable_json
 from copyaudit.items import item_name, item_number
 from copyaudit.render.highlight import Segment
 from copyaudit.render.markdown import table
-from copyaudit.reports.dossier.model import Dossier, flag_text, verdict_text
+from copyaudit.reports.dossier.model import Dossier, flag_text, judgment_figures, verdict_text
 from copyaudit.untrusted import visible_bidi
 from copyaudit.verification.quality import quality_line
 from db.content import with_version
@@ -140,8 +140,7 @@ def _judges(d: Dossier) -> list[str]:
                 j["judge_version"],
                 j["judge_hash"],
                 j["metric"],
-                j["value"],
-                j["evidence"].get("threshold"),
+                *judgment_figures(j),
                 flag_text(j["flagged"]) if j["evidence"].get("threshold") is not None else "—",
                 j["evidence"].get("error"),
             )

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from copyaudit.render.highlight import Segment
+from copyaudit.render.metrics_format import format_metric
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,14 @@ class Dossier:
     integrity: dict[str, Any] = field(default_factory=dict)
     # each judge figure's measured P/R/F1 against people (verification.quality)
     quality: list[dict[str, Any]] = field(default_factory=list)
+
+
+def judgment_figures(judgment: dict[str, Any]) -> tuple[str, str]:
+    """A judgment's value and threshold as every screen writes its metric (the raw
+    floats stay exact in the dossier's JSON)."""
+    metric, threshold = judgment["metric"], judgment["evidence"].get("threshold")
+    shown = format_metric(metric, threshold) if isinstance(threshold, int | float) else ""
+    return format_metric(metric, judgment["value"]), shown if threshold is not None else ""
 
 
 def flag_text(flagged: bool | None) -> str:
