@@ -34,6 +34,17 @@ def esc(value: Any) -> str:
     return "" if value is None else escape(visible_bidi(str(value)), quote=True)
 
 
+def markdown_html(text: str) -> str:
+    """Markdown that copyaudit wrote (headings, tables, lists, fenced blocks) as HTML
+    (Python-Markdown). The source is HTML-escaped first, so whatever text it carries
+    (run and work names, notes) stays text; a `<`, `>` or `&` inside a code span or
+    block then shows as its entity, never as markup."""
+    import markdown  # deferred: only HTML reports need it
+
+    source = escape(visible_bidi(text), quote=False)
+    return markdown.markdown(source, extensions=["tables", "fenced_code"])
+
+
 def code(value: Any) -> str:
     """`value` escaped in a <code> element (names, hashes, ids)."""
     return f"<code>{esc(value)}</code>"

@@ -18,6 +18,7 @@ from copyaudit.render.html import (
     esc,
     folded_json,
     integrity_html,
+    markdown_html,
     page,
     run_provenance,
     table,
@@ -175,7 +176,7 @@ def report_html(
     if report.get("decop") is not None:
         from copyaudit.studies.decop.report import decop_markdown  # deferred: loads scipy
 
-        body = f"<pre>{esc(decop_markdown(report))}</pre>"
+        body = markdown_html(decop_markdown(report))
     else:
         body = _headline_table(report)
         if report["fluency_unparseable"]:
@@ -188,10 +189,10 @@ def report_html(
             body += _template_table(report)
         if report.get("notice") is not None:
             notice = "\n".join(notice_markdown(report["notice"]))
-            body += f"<h2>Notice study</h2><pre>{esc(notice)}</pre>"
+            body += f"<h2>Notice study</h2>{markdown_html(notice)}"
         copying = copying_markdown(report)
         if copying:
-            body += f"<h2>Copying</h2><pre>{esc(chr(10).join(copying))}</pre>"
+            body += f"<h2>Copying</h2>{markdown_html(chr(10).join(copying))}"
         body += _histograms(report, thresholds)
     if provenance is not None:
         body += f'<section class="facts"><h2>Provenance</h2>{_provenance(*provenance)}</section>'
