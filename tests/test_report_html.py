@@ -164,3 +164,15 @@ def test_the_database_file_is_hashed_only_when_asked(
     assert heads and all(h in integrity for h in heads.values())
     refused = cli("report", "r", "--format", "md", "--file-hash")
     assert refused.code == 2 and "--file-hash is for --format html" in refused.err
+
+
+def test_study_sections_render_as_html_and_keep_names_as_text() -> None:
+    """The Markdown a report writes becomes HTML (a table, not '|---|' inside <pre>);
+    markup in a name stays text."""
+    from copyaudit.render.html import markdown_html
+
+    source = "## Longest verbatim run <b>x</b>\n\n| run | rate |\n|---|---|\n| a<script> | 1 |\n"
+    html = markdown_html(source)
+    assert "<table>" in html and "<td>1</td>" in html and "|---|" not in html
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
