@@ -139,7 +139,10 @@ def _planning(result: Any, queue: Mapping[str, Any], labelled: int, n: int) -> d
     more = more_labels(needed, labelled)
     room = len(queue["items"]) - labelled
     if more is None:
-        line = f"±{points} points cannot be reached: the judge's own spread is wider"
+        line = (
+            f"±{points} points cannot be reached with this run's {n} generations: the "
+            "judge's figure over them alone varies more"
+        )
     elif needed is not None and needed > n:
         line = (
             f"±{points} points would need about {labelled + more} labelled generations, "
@@ -229,7 +232,7 @@ def people_estimates(
     for rate in rates:
         metric = METRIC[rate.headline.metric]
         if metric.summary != "flagged" or rate.target is None:
-            out[rate.key] = {"reason": f"people do not label {metric.label}: no estimate"}
+            out[rate.key] = {"reason": f"people do not label {metric.label}"}
             continue
         rows = generation_judgments(store, run, metric.name)
         judge = _one_judge(rows)
@@ -241,15 +244,3 @@ def people_estimates(
         decisions = _decisions(rate, rows, mine, references, run)
         out[rate.key] = estimate_rate(rate, decisions, queues, run)
     return out
-
-
-def estimate_line(judge_text: str, estimate: Mapping[str, Any]) -> str:
-    """ "judge: 54.5% · people, estimated from 20 labelled of 60: 38% [24–52%]", or the
-    judge's figure with the reason there is no estimate."""
-    if "reason" in estimate:
-        return f"judge: {judge_text} · people: no estimate ({estimate['reason']})"
-    low, high = estimate["ci"]
-    return (
-        f"judge: {judge_text} · people, estimated from {estimate['n_labelled']} labelled of "
-        f"{estimate['n']}: {estimate['estimate']:.0%} [{low * 100:.0f}–{high * 100:.0f}%]"
-    )

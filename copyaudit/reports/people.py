@@ -1,0 +1,70 @@
+"""The people-level estimates of a run report (copyaudit.verification.estimates) in
+words: one plain line per rate, for Markdown, HTML, comparisons, dossiers and screens."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from copyaudit.render.text import DASH, headline_text, percent
+from copyaudit.verification.estimates import RATES
+
+RATE = {rate.key: rate for rate in RATES}
+
+
+def rate_label(key: str) -> str:
+    """A rate's column title, or for an item-level share "share of reference events"."""
+    rate = RATE.get(key)
+    if rate is None:
+        return key
+    if rate.item_level:
+        return f"share of reference {rate.target}s copied"
+    return rate.headline.column
+
+
+def judge_text(key: str, report: Mapping[str, Any]) -> str:
+    """The judge's own figure for a rate, as the report prints it."""
+    rate = RATE.get(key)
+    estimate = (report.get("people_estimates") or {}).get(key) or {}
+    if rate is not None and not rate.item_level and key in report:
+        return headline_text(rate.headline, report[key])
+    return percent(estimate["judge_rate"]) if "judge_rate" in estimate else DASH
+
+
+def estimate_text(judge: str, estimate: Mapping[str, Any]) -> str:
+    """ "judge: 54.5% · people, estimated from 20 labelled of 60: 38% [24–52%]", or the
+    judge's figure and why there is no estimate."""
+    if "reason" in estimate:
+        return f"judge: {judge} · people: no estimate ({estimate['reason']})"
+    low, high = estimate["ci"]
+    return (
+        f"judge: {judge} · people, estimated from {estimate['n_labelled']} labelled of "
+        f"{estimate['n']}: {estimate['estimate']:.0%} [{low * 100:.0f}–{high * 100:.0f}%]"
+    )
+
+
+def people_line(key: str, report: Mapping[str, Any], planning: bool = True) -> str:
+    """One rate's line: its label, the judge's figure, the estimate (or the reason), the
+    Rogan–Gladen correction beside it and, with `planning`, the labels still needed."""
+    estimate = report["people_estimates"][key]
+    line = f"{rate_label(key)}: {estimate_text(judge_text(key, report), estimate)}"
+    corrected = estimate.get("rogan_gladen")
+    if corrected:
+        where = "inside" if corrected["within_ppi_interval"] else "outside"
+        line += f" (Rogan–Gladen: {corrected['estimate']:.0%}, {where} the interval)"
+    if planning and "planning" in estimate:
+        line += f"; {estimate['planning']['line']}"
+    return line
+
+
+def people_markdown(report: Mapping[str, Any]) -> list[str]:
+    """The section of a run report (none when the run has no rates)."""
+    estimates = report.get("people_estimates") or {}
+    if not estimates:
+        return []
+    method = next((e["method"] for e in estimates.values() if "method" in e), None)
+    lines = ["", "## What people would say (estimated)", ""]
+    lines += [f"- {people_line(key, report)}" for key in estimates]
+    if method:
+        lines += ["", "95% intervals by prediction-powered inference (PPI++) on a random sample."]
+    return lines
