@@ -7,9 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from copyaudit.render.text import DASH, headline_text, percent
-from copyaudit.verification.estimates import RATES
+from copyaudit.verification.estimates import RATES, people_estimates
+from db.case_file import run_judges
 
 RATE = {rate.key: rate for rate in RATES}
+PEOPLE_TITLE = "The run's rates as people would give them (estimated)"
 
 
 def rate_label(key: str) -> str:
@@ -63,8 +65,16 @@ def people_markdown(report: Mapping[str, Any]) -> list[str]:
     if not estimates:
         return []
     method = next((e["method"] for e in estimates.values() if "method" in e), None)
-    lines = ["", "## What people would say (estimated)", ""]
+    lines = ["", f"## {PEOPLE_TITLE}", ""]
     lines += [f"- {people_line(key, report)}" for key in estimates]
     if method:
         lines += ["", "95% intervals by prediction-powered inference (PPI++) on a random sample."]
     return lines
+
+
+def run_people_lines(store: Any, run: str, kind: str) -> list[str]:
+    """A run's people lines without its whole report (a dossier's run summary): the
+    judge's figure is the rate over the generations it judged."""
+    judged = {m: 1 for config in run_judges(store, run) for m in config["metrics"]}
+    report = {"people_estimates": people_estimates(store, run, kind, judged)}
+    return [people_line(key, report) for key in report["people_estimates"]]
