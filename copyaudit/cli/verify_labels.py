@@ -16,7 +16,9 @@ from copyaudit.items import item_number
 from copyaudit.render.markdown import table
 from copyaudit.render.metrics_format import format_figure
 from copyaudit.reports.anchor import current_anchor
+from copyaudit.reports.people import rate_label, run_people_estimates
 from copyaudit.verification.agreement import agreement_report
+from copyaudit.verification.estimates import NOT_LABELLED
 from copyaudit.verification.label_files import fold_label_file
 from copyaudit.verification.quality import quality_figures
 from db.content import EARLIER_VERSION
@@ -404,9 +406,17 @@ def queue_show_cmd(obj: Any, name: str, fmt: str) -> None:
     with obj.store() as store:
         info = queue_info(store, name)
         rows = queue_item_rows(store, name)
-    info["valid_for_estimates"] = info["design"] in ESTIMATE_DESIGNS
+        info["valid_for_estimates"] = info["design"] in ESTIMATE_DESIGNS
+        planning = queue_planning(store, info) if info["valid_for_estimates"] else {}
     if fmt == "json":
-        print_json({**info, "generations": [r["generation"] for r in rows], "items": rows})
+        print_json(
+            {
+                **info,
+                "planning": planning,
+                "generations": [r["generation"] for r in rows],
+                "items": rows,
+            }
+        )
         return
     click.echo(
         f"design {info['design']}, seed {info['seed']}"
@@ -414,6 +424,22 @@ def queue_show_cmd(obj: Any, name: str, fmt: str) -> None:
         + ("" if info["valid_for_estimates"] else f" ({NOT_FOR_ESTIMATES})")
     )
     print_table(rows, ["position", "generation", "stratum", "inclusion_prob"], f"Queue {name}")
+    for key, line in planning.items():
+        click.echo(f"{rate_label(key)}: {line}")
+
+
+def queue_planning(store: Any, info: dict[str, Any]) -> dict[str, str]:
+    """Rate key -> the planning line of the run's estimates made from this queue, or
+    why there is none (the estimates use the run's newest random or stratified queue)."""
+    estimates = run_people_estimates(store, info["run"])
+    mine = f"(queue {info['name']}, "
+    return {
+        key: estimate["planning"]["line"]
+        if mine in estimate.get("design", "")
+        else estimate.get("reason", f"estimated from another queue: {estimate.get('design')}")
+        for key, estimate in estimates.items()
+        if not estimate.get("reason", "").startswith(NOT_LABELLED)
+    }
 
 
 # ---------------------------------------------------------------------------

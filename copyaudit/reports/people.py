@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from copyaudit.render.text import DASH, headline_text, percent
-from copyaudit.verification.estimates import RATES, people_estimates
+from copyaudit.verification.estimates import NOT_LABELLED, RATES, people_estimates
 from db.case_file import run_judges
+from db.queries import run_overview
 
 RATE = {rate.key: rate for rate in RATES}
 PEOPLE_TITLE = "The run's rates as people would give them (estimated)"
@@ -72,9 +73,42 @@ def people_markdown(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def run_people_lines(store: Any, run: str, kind: str) -> list[str]:
-    """A run's people lines without its whole report (a dossier's run summary): the
-    judge's figure is the rate over the generations it judged."""
+def run_people_estimates(store: Any, run: str, kind: str | None = None) -> dict[str, Any]:
+    """A run's people_estimates without its whole report (the judged metrics read from
+    its judge configurations; `kind` looked up when not given)."""
+    if kind is None:
+        kind = run_overview(store, run).get("kind") or ""
     judged = {m: 1 for config in run_judges(store, run) for m in config["metrics"]}
-    report = {"people_estimates": people_estimates(store, run, kind, judged)}
+    return people_estimates(store, run, kind, judged)
+
+
+def run_people_lines(store: Any, run: str, kind: str | None = None) -> list[str]:
+    """A run's people lines (a dossier's run summary): the judge's figure is its rate
+    over the generations it judged."""
+    report = {"people_estimates": run_people_estimates(store, run, kind)}
     return [people_line(key, report) for key in report["people_estimates"]]
+
+
+def arrow_text(key: str, estimate: Mapping[str, Any]) -> str:
+    """ "events % 22.7% → 53% [27–79%] (11 of 22 labelled)": the judge's rate, then
+    people's estimated rate and interval (for a screen's narrow lines)."""
+    low, high = estimate["ci"]
+    return (
+        f"{rate_label(key)} {percent(estimate['judge_rate'])} → {estimate['estimate']:.0%} "
+        f"[{low * 100:.0f}–{high * 100:.0f}%] ({estimate['n_labelled']} of {estimate['n']} "
+        "labelled)"
+    )
+
+
+def summary_lines(run: str, estimates: Mapping[str, Any]) -> list[str]:
+    """For a screen: the run's estimated rates on one line (judge → people [interval])
+    and the planning line of its first, or one line saying why the run has none."""
+    made = {k: e for k, e in estimates.items() if "reason" not in e}
+    if made:
+        first = next(iter(made))
+        return [
+            f"{run}: " + " · ".join(arrow_text(k, e) for k, e in made.items()),
+            f"  {rate_label(first)}: {made[first]['planning']['line']}",
+        ]
+    reasons = [e["reason"] for e in estimates.values() if not e["reason"].startswith(NOT_LABELLED)]
+    return [f"{run}: no estimate ({reasons[0] if reasons else 'no rate people label'})"]

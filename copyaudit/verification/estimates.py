@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 MIN_LABELLED = 10  # fewer: the normal-approximation interval is not to be trusted
 PLAN_HALF_WIDTH = 0.05  # the planning line's target: +-5 points
+NOT_LABELLED = "people do not label"  # the reason of a figure no label checks
 CREATE_HINT = "copyaudit queue create NAME --run {run} --design random --size 60"
 
 
@@ -85,6 +86,7 @@ class _Decisions:
 
     judge: dict[int, float]
     people: dict[int, float]
+    partly: int = 0  # generations with labels on some items only (or ties, unsure)
 
 
 def _decisions(
@@ -100,6 +102,7 @@ def _decisions(
             needed[v.generation_id].append(v)
     judge: dict[int, float] = {}
     people: dict[int, float] = {}
+    partly = 0
     for row in rows:
         g = int(row["generation_id"])
         if row["flagged"] is None:
@@ -113,6 +116,7 @@ def _decisions(
             judge[g] = float(row["flagged"])
         refs = [references.get((run, g, v.target, v.item_index)) for v in items]
         if not items or any(r is None or r.label is None for r in refs):
+            partly += any(r is not None for r in refs)
             continue
         yes = sum(r.label == YES for r in refs)
         if rate.item_level:
@@ -121,7 +125,7 @@ def _decisions(
             people[g] = float(yes >= float(row["threshold"]))
         else:
             people[g] = float(yes == 1)
-    return _Decisions(judge, people)
+    return _Decisions(judge, people, partly)
 
 
 def _design_text(queue: Mapping[str, Any]) -> str:
@@ -173,9 +177,16 @@ def estimate_rate(
     if not queues:
         labelled = len(decisions.people)
         hint = f"create one: {CREATE_HINT.format(run=run)}"
-        if not labelled:
+        partly = (
+            f" ({decisions.partly} more with items not decided: unlabelled, tied or unsure)"
+            if decisions.partly
+            else ""
+        )
+        if not labelled and not partly:
             return {"reason": f"no labelled generations and no random sample ({hint})"}
-        return {"reason": f"{labelled} labelled generations, none from a random sample ({hint})"}
+        return {
+            "reason": f"{labelled} labelled generations{partly}, none from a random sample ({hint})"
+        }
     queue = queues[0]
     sampled = [g for g in queue["items"] if g in decisions.judge]
     labelled = [g for g in sampled if g in decisions.people]
@@ -186,6 +197,11 @@ def estimate_rate(
         }
     everything = list(decisions.judge.values())
     y = [decisions.people[g] for g in labelled]
+    if len(set(y)) == 1:  # the normal interval would have no width at all
+        return {
+            "reason": f"people give every one of the {len(y)} labelled generations of queue "
+            f"{queue['name']} the same value ({y[0]:.0%}): no interval from so few; label more"
+        }
     f = [decisions.judge[g] for g in labelled]
     weights = None
     method = "PPI++ (ppi_py.ppi_mean_ci, power-tuned"
@@ -232,7 +248,7 @@ def people_estimates(
     for rate in rates:
         metric = METRIC[rate.headline.metric]
         if metric.summary != "flagged" or rate.target is None:
-            out[rate.key] = {"reason": f"people do not label {metric.label}"}
+            out[rate.key] = {"reason": f"{NOT_LABELLED} {metric.label}"}
             continue
         rows = generation_judgments(store, run, metric.name)
         judge = _one_judge(rows)
