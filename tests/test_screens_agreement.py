@@ -91,7 +91,7 @@ async def _open_agreement(pilot: Any) -> AgreementScreen:
     screen = pilot.app.screen
     assert isinstance(screen, AgreementScreen)
     await wait_until(pilot, lambda: screen.report is not None)
-    await wait_until(pilot, lambda: screen.estimates is not None)
+    await wait_until(pilot, lambda: screen.estimates is not None, timeout=60)  # loads ppi_py
     await settle(pilot)
     return screen
 
