@@ -11,11 +11,11 @@ import pytest
 
 from copyaudit.reports.run_report import report_markdown
 from db import Store
-from db.events import append_label
 from db.labels import judge_verdicts
 from db.queues import queue_items
 from screens.app import CopyauditApp
 from tests.conftest import database_fingerprint
+from tests.label_fixtures import label_like_judge
 from tests.test_screens_data import build_demo_like_db, settle, wait_until
 
 RUN = "demo-nonliteral"
@@ -41,17 +41,7 @@ def _label_queue(path: Path, name: str, flagged_only: bool = False) -> int:
                 for r in store.query("SELECT generation_id FROM judgments WHERE flagged = 1")
             }
             ids &= flagged
-        for number, v in enumerate(verdicts):
-            if v.generation_id in ids and not v.excluded and v.verdict is not None:
-                said = v.verdict if number % 7 else not v.verdict
-                append_label(
-                    store,
-                    generation_id=v.generation_id,
-                    annotator="ann",
-                    target=v.target,
-                    item_index=v.item_index,
-                    label="yes" if said else "no",
-                )
+        label_like_judge(store, verdicts, ids, flip_every=7)
     return len(ids)
 
 

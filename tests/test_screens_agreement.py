@@ -27,7 +27,7 @@ from screens.review.agreement_view import (
     with_interval,
 )
 from screens.review.annotation import AnnotationScreen
-from tests.label_fixtures import label, literal_copies_run
+from tests.label_fixtures import label, label_like_judge, literal_copies_run
 from tests.test_screens_data import build_demo_like_db, settle, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -235,18 +235,7 @@ def _random_queue_labelled(path: Path, size: int = 12) -> None:
     with Store(path) as store:
         create_queue(store, "sample", run="demo-nonliteral", design="random", size=size, seed=4)
         ids = set(queue_items(store, "sample"))
-        for number, verdict in enumerate(judge_verdicts(store, run="demo-nonliteral")):
-            if verdict.generation_id not in ids or verdict.excluded or verdict.verdict is None:
-                continue
-            said = verdict.verdict if number % 4 else not verdict.verdict
-            append_label(
-                store,
-                generation_id=verdict.generation_id,
-                annotator="ann",
-                target=verdict.target,
-                item_index=verdict.item_index,
-                label="yes" if said else "no",
-            )
+        label_like_judge(store, judge_verdicts(store, run="demo-nonliteral"), ids, flip_every=4)
 
 
 async def test_the_estimate_line_shows_judge_and_people(labelled_db: Path) -> None:
