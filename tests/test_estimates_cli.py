@@ -45,7 +45,7 @@ def _label_queue(path: Path, name: str, flagged_only: bool = False) -> int:
     return len(ids)
 
 
-def test_report_estimates_from_a_random_queue_only(demo: Path, cli) -> None:
+def test_report_estimates_from_a_random_queue_only(demo: Path, cli, tmp_path: Path) -> None:
     assert cli("queue", "create", "flagged", "--run", RUN, "--per-value", "2", db=demo).code == 0
     labelled = _label_queue(demo, "flagged", flagged_only=True)
     report = json.loads(cli("report", RUN, "--format", "json", db=demo).out)
@@ -71,6 +71,12 @@ def test_report_estimates_from_a_random_queue_only(demo: Path, cli) -> None:
         assert estimate["method"].startswith("PPI++ (ppi_py.ppi_mean_ci, power-tuned λ")
     text = report_markdown(report)  # what `report` prints, from the same dict
     assert "- events %: judge: " in text and "· people, estimated from " in text
+    compared = cli("compare", db=demo).out
+    assert "· events % ↓: judge: " in compared and "people, estimated from " in compared
+    key = json.loads(cli("queue", "show", "sample", "--format", "json", db=demo).out)
+    dossier = tmp_path / "case.md"
+    assert cli("dossier", key["generations"][0], "-o", str(dossier), db=demo).code == 0
+    assert "- characters %: judge: " in dossier.read_text(encoding="utf-8")
 
 
 def test_queue_show_json_lists_design_seed_and_keys(demo: Path, cli) -> None:

@@ -11,10 +11,11 @@ a stratified one, normalised by ppi_py to sum n), the estimate is
 (with w_i = 1/pi_i normalised to sum n, the second term is sum_i (Y_i - lam f_i)/pi_i
 divided by sum_i 1/pi_i: the Hajek-weighted difference estimator), and the 95% interval
 theta +- 1.96 * sqrt(var_N(lam * f) / N + var_n(w * (Y - lam * f)) / n), variances
-with divisor N and n. lam is PPI++'s power tuning: clip(cov_n(w(Y - t), w(f - t)) /
-((1 + n/N) * var_{n+N}(w f)), 0, 1) at the untuned (lam = 1) estimate t, as ppi_py
-computes it; lam = 0 is the labels alone, so the interval is never much wider than
-theirs. The weighted variance treats the weighted terms as independent draws (the
+with divisor N and n. lam is PPI++'s power tuning, as ppi_py computes it at the
+untuned (lam = 1) estimate t: clip(c / ((1 + n/N) * v), 0, 1), c the covariance (divisor
+n) of w_i(Y_i - t) and w_i(f_i - t), v the variance (divisor n + N - 1) of the n + N
+values w_i(f_i - t) and f_j - t; lam = 0 is the labels alone, so the interval is never
+much wider than theirs. The weighted variance treats the weighted terms as independent draws (the
 with-replacement approximation), which does not use the strata and errs wide.
 
 The judge's values on all N units include the labelled ones: the estimate is the
