@@ -16,7 +16,11 @@ untuned (lam = 1) estimate t: clip(c / ((1 + n/N) * v), 0, 1), c the covariance 
 n) of w_i(Y_i - t) and w_i(f_i - t), v the variance (divisor n + N - 1) of the n + N
 values w_i(f_i - t) and f_j - t; lam = 0 is the labels alone, so the interval is never
 much wider than theirs. The weighted variance treats the weighted terms as independent draws (the
-with-replacement approximation), which does not use the strata and errs wide.
+with-replacement approximation, not using the strata). Measured (tests/test_estimates.py):
+with 100 + 100 drawn from the judge's flagged and unflagged generations, the interval
+covers the run's own people rate in about 95% of draws, the rate of the process that
+made the run somewhat less (91-94%): the unflagged stratum's few, heavily weighted
+positives make the normal approximation rough.
 
 The judge's values on all N units include the labelled ones: the estimate is the
 difference estimator of the rate over the run's generations.
