@@ -202,6 +202,22 @@ def judge_verdicts(
     return out
 
 
+def generation_judgments(store: Store, run: str, metric: str) -> list[dict[str, Any]]:
+    """Every judgment of `metric` on a generation of `run`: generation_id, judge, value,
+    flagged (None where the judge failed) and the threshold its evidence names."""
+    return [
+        dict(row)
+        for row in store.conn.execute(
+            "SELECT j.generation_id, j.judge, j.value, j.flagged, "
+            "json_extract(j.evidence, '$.threshold') AS threshold "
+            "FROM judgments j JOIN generations g ON g.id = j.generation_id "
+            "JOIN runs r ON r.id = g.run_id WHERE r.name = ? AND j.metric = ? "
+            "ORDER BY j.generation_id, j.judge",
+            (run, metric),
+        )
+    ]
+
+
 def _verdicts_of(row: dict[str, Any]) -> list[JudgeVerdict]:
     evidence = json.loads(row["evidence"])
     target = str(evidence["target"])

@@ -893,6 +893,16 @@ def migrate_bulk_writes(db: sqlite_utils.Database) -> None:
         db.execute(sql)
 
 
+def m018_queue_designs(db: sqlite_utils.Database) -> None:
+    """Queues record their sampling design (db.queues): 'per-value' (every queue made
+    before, CopyBench's draw), 'random' or 'stratified', the size asked for, and each
+    queued generation's inclusion probability (NULL for per-value: not a design with
+    known probabilities over the run)."""
+    db.execute("ALTER TABLE queues ADD COLUMN design TEXT NOT NULL DEFAULT 'per-value'")
+    db.execute("ALTER TABLE queues ADD COLUMN size INTEGER")
+    db.execute("ALTER TABLE queue_items ADD COLUMN inclusion_prob REAL")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
@@ -911,6 +921,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     migrate_run_names,  # generation keys read one way: no '/' in run names
     migrate_event_heads,  # verify: deleting a chain's last events
     migrate_bulk_writes,  # db.bulk: bulk inserts keep FTS and totals per chunk
+    m018_queue_designs,  # queue designs for people-level estimates (random, stratified)
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

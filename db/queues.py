@@ -10,6 +10,13 @@ re-judged, and the same seed on the same judgments draws the same sample.
 The queue is shown in a shuffled order (the same seed) so that annotators do not
 see the judge's scores in the order of the items.
 
+That is the 'per-value' design: it over-represents rare values on purpose, so its
+labels say how good a judge is but not what share of the run people would flag. The
+'random' and 'stratified' designs (db.queue_designs) draw with known inclusion
+probabilities, stored per queued generation, for the people-level estimates
+(copyaudit.verification.estimates). A random queue stores no metric or judge ('') and
+per_value 0; its stratum is 0.
+
 Progress of an annotator on a queue: a generation counts as `labelled` when they
 have at least one current label on it, and as `complete` when they have a current
 label (yes, no or unsure) on every item a judge gave a verdict on for that
@@ -22,7 +29,7 @@ from __future__ import annotations
 import math
 import random
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +38,7 @@ from db.clock import now
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
 from db.labels import current_labels, judge_verdicts
+from db.queue_designs import DESIGNS, NO_VERDICT, Drawn, random_sample, stratified_design
 from db.runs import run_row
 
 
@@ -72,11 +80,15 @@ class QueueSummary:
     items: int
     strata: dict[float, int]  # stratum -> generations drawn
     unscored: int  # generations of the run without a value for the metric
+    design: str = "per-value"
+    size: int | None = None  # asked for (random, stratified)
 
 
-def _metric_values(
+def _metric_rows(
     store: Store, run_id: int, metric: str, judge: str | None
-) -> tuple[str, dict[str, tuple[int, float]], int]:
+) -> tuple[str, list[Any]]:
+    """The judge of `metric` (the only one, or `judge`) and every generation of the run
+    with its id, key and that judge's value and flag (None where it has none)."""
     judges = [
         r["judge"]
         for r in store.conn.execute(
@@ -94,14 +106,58 @@ def _metric_values(
     elif judge not in judges:
         raise UserError(f"judge '{judge}' has no '{metric}' judgments in this run")
     rows = store.conn.execute(
-        f"SELECT g.id, {GENERATION_KEY_SQL} AS key, j.value FROM generations g "
+        f"SELECT g.id, {GENERATION_KEY_SQL} AS key, j.value, j.flagged FROM generations g "
         "JOIN runs r ON r.id = g.run_id JOIN cases c ON c.id = g.case_pk "
         "LEFT JOIN judgments j ON j.generation_id = g.id AND j.metric = ? AND j.judge = ? "
         "WHERE g.run_id = ?",
         (metric, judge, run_id),
     ).fetchall()
-    values = {r["key"]: (int(r["id"]), float(r["value"])) for r in rows if r["value"] is not None}
-    return judge, values, len(rows) - len(values)
+    return judge, rows
+
+
+def _run_generation_ids(store: Store, run_id: int) -> dict[str, int]:
+    return {
+        r["key"]: int(r["id"])
+        for r in store.conn.execute(
+            f"SELECT g.id, {GENERATION_KEY_SQL} AS key FROM generations g "
+            "JOIN runs r ON r.id = g.run_id JOIN cases c ON c.id = g.case_pk WHERE g.run_id = ?",
+            (run_id,),
+        )
+    }
+
+
+def _stratum(row: Any, bin_width: float | None) -> float:
+    """A generation's stratum in the stratified design: its flag (1 / 0), its value's bin
+    with a bin width, or NO_VERDICT (db.queue_designs)."""
+    if bin_width is not None:
+        return NO_VERDICT if row["value"] is None else stratum_of(row["value"], bin_width)
+    return NO_VERDICT if row["flagged"] is None else float(row["flagged"])
+
+
+def _draw(
+    store: Store,
+    run_id: int,
+    design: str,
+    metric: str,
+    judge: str | None,
+    per_value: int,
+    seed: int,
+    bin_width: float | None,
+    size: int | None,
+) -> tuple[str, str, list[Drawn], dict[str, int], int]:
+    """(metric, judge, the sample, generation id per key, generations without a value)."""
+    if design == "random":
+        ids = _run_generation_ids(store, run_id)
+        return "", "", random_sample(list(ids), size or 0, seed), ids, 0
+    judge, rows = _metric_rows(store, run_id, metric, judge)
+    ids = {r["key"]: int(r["id"]) for r in rows}
+    unscored = sum(r["value"] is None for r in rows)
+    if design == "stratified":
+        strata = {r["key"]: _stratum(r, bin_width) for r in rows}
+        return metric, judge, stratified_design(strata, size or 0, seed), ids, unscored
+    values = {r["key"]: float(r["value"]) for r in rows if r["value"] is not None}
+    sample = stratified_sample(values, per_value, seed, bin_width)
+    return metric, judge, [Drawn(k, h, None) for k, h in sample], ids, unscored
 
 
 def create_queue(
@@ -114,38 +170,53 @@ def create_queue(
     per_value: int = 10,
     seed: int = 0,
     bin_width: float | None = None,
+    design: str = "per-value",
+    size: int | None = None,
 ) -> QueueSummary:
     """Draw and store a queue (one transaction); the name must be new."""
     if not name.strip():
         raise UserError("a queue name is required")
+    if design not in DESIGNS:
+        raise UserError(f"unknown design '{design}' (one of: {', '.join(DESIGNS)})")
     with store.transaction():
         if store.scalar("SELECT 1 FROM queues WHERE name = ?", (name,)):
             raise UserError(f"a queue named '{name}' already exists")
         run_id = int(run_row(store, run)["id"])
-        judge, values, unscored = _metric_values(store, run_id, metric, judge)
-        sample = stratified_sample(
-            {key: value for key, (_, value) in values.items()}, per_value, seed, bin_width
+        metric, judge, sample, ids, unscored = _draw(
+            store, run_id, design, metric, judge, per_value, seed, bin_width, size
         )
         if not sample:
-            raise UserError(f"no generation of run '{run}' has a '{metric}' value to sample")
+            what = "generations" if design == "random" else f"a '{metric}' value"
+            raise UserError(f"run '{run}' has no {what} to sample")
         queue_id = store.conn.execute(
             "INSERT INTO queues (name, run_id, metric, judge, per_value, seed, bin_width, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (name, run_id, metric, judge, per_value, seed, bin_width, now()),
+            "created_at, design, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                name,
+                run_id,
+                metric,
+                judge,
+                per_value if design == "per-value" else 0,
+                seed,
+                bin_width,
+                now(),
+                design,
+                size,
+            ),
         ).lastrowid
         store.conn.executemany(
-            "INSERT INTO queue_items (queue_id, generation_id, position, stratum) "
-            "VALUES (?, ?, ?, ?)",
+            "INSERT INTO queue_items (queue_id, generation_id, position, stratum, "
+            "inclusion_prob) VALUES (?, ?, ?, ?, ?)",
             [
-                (queue_id, values[key][0], position, stratum)
-                for position, (key, stratum) in enumerate(sample)
+                (queue_id, ids[d.key], position, d.stratum, d.inclusion_prob)
+                for position, d in enumerate(sample)
             ],
         )
     strata: dict[float, int] = defaultdict(int)
-    for _, stratum in sample:
-        strata[stratum] += 1
+    for drawn in sample:
+        strata[drawn.stratum] += 1
     return QueueSummary(
-        name, run, metric, judge, len(sample), dict(sorted(strata.items())), unscored
+        name, run, metric, judge, len(sample), dict(sorted(strata.items())), unscored, design, size
     )
 
 
@@ -168,12 +239,14 @@ def queue_items(store: Store, name: str) -> list[int]:
 
 
 def queue_item_rows(store: Store, name: str) -> list[dict[str, Any]]:
-    """Position, generation id and key, and stratum of each queued generation."""
+    """Position, generation id and key, stratum and inclusion probability (None for a
+    per-value queue) of each queued generation."""
     return [
         dict(r)
         for r in store.conn.execute(
             f"SELECT q.position, q.generation_id, {GENERATION_KEY_SQL} AS generation, "
-            "q.stratum FROM queue_items q JOIN generations g ON g.id = q.generation_id "
+            "q.stratum, q.inclusion_prob FROM queue_items q "
+            "JOIN generations g ON g.id = q.generation_id "
             "JOIN runs r ON r.id = g.run_id JOIN cases c ON c.id = g.case_pk "
             "WHERE q.queue_id = ? ORDER BY q.position",
             (_queue_id(store, name),),
@@ -210,8 +283,50 @@ def queue_progress(store: Store, name: str) -> list[dict[str, Any]]:
 def list_queues(store: Store) -> list[dict[str, Any]]:
     """Every queue with its parameters, size and each annotator's progress."""
     rows = store.conn.execute(
-        "SELECT q.name, r.name AS run, q.metric, q.judge, q.per_value, q.seed, q.bin_width, "
-        "q.created_at, (SELECT COUNT(*) FROM queue_items i WHERE i.queue_id = q.id) AS items "
+        "SELECT q.name, r.name AS run, q.design, q.size, q.metric, q.judge, q.per_value, "
+        "q.seed, q.bin_width, q.created_at, "
+        "(SELECT COUNT(*) FROM queue_items i WHERE i.queue_id = q.id) AS items "
         "FROM queues q JOIN runs r ON r.id = q.run_id ORDER BY q.id"
     ).fetchall()
     return [{**dict(r), "progress": queue_progress(store, r["name"])} for r in rows]
+
+
+_QUEUE_SQL = (
+    "SELECT q.id, q.name, r.name AS run, q.design, q.size, q.seed, q.metric, q.judge, "
+    "q.per_value, q.bin_width, q.created_at FROM queues q JOIN runs r ON r.id = q.run_id"
+)
+
+
+def _without_id(row: Any) -> dict[str, Any]:
+    return {k: v for k, v in dict(row).items() if k != "id"}
+
+
+def queue_info(store: Store, name: str) -> dict[str, Any]:
+    """A queue's parameters: name, run, design, size, seed, metric, judge, per_value,
+    bin_width, created_at."""
+    row = store.conn.execute(_QUEUE_SQL + " WHERE q.id = ?", (_queue_id(store, name),)).fetchone()
+    return _without_id(row)
+
+
+def design_queues(store: Store, run: str, designs: Iterable[str]) -> list[dict[str, Any]]:
+    """The queues of `run` drawn with one of `designs`, newest first, each with its
+    parameters (as queue_info) and `items`: generation id -> inclusion probability."""
+    wanted = sorted(set(designs))
+    marks = ", ".join("?" for _ in wanted)
+    rows = store.conn.execute(
+        _QUEUE_SQL + f" WHERE r.name = ? AND q.design IN ({marks}) ORDER BY q.id DESC",
+        (run, *wanted),
+    ).fetchall()
+    out = []
+    for row in rows:
+        items = store.conn.execute(
+            "SELECT generation_id, inclusion_prob FROM queue_items WHERE queue_id = ?",
+            (row["id"],),
+        )
+        out.append(
+            {
+                **_without_id(row),
+                "items": {int(i["generation_id"]): i["inclusion_prob"] for i in items},
+            }
+        )
+    return out

@@ -8,7 +8,7 @@ from pathlib import Path
 from copyaudit.types import ItemVerdict, Score
 from db import Store
 from db.events import append_label
-from db.labels import generation_ids_by_key
+from db.labels import JudgeVerdict, generation_ids_by_key
 from db.runs import JudgeIdentity, save_judgments
 from tests.conftest import write_jsonl
 from tests.factories import literal_record, nonliteral_record
@@ -107,6 +107,23 @@ def label(
         label=value,
         note=note,
     )
+
+
+def label_like_judge(
+    store: Store,
+    verdicts: Sequence[JudgeVerdict],
+    generation_ids: set[int],
+    flip_every: int,
+    annotator: str = "ann",
+) -> None:
+    """Label each judged item of `verdicts` on `generation_ids` as the judge says, the
+    `flip_every`-th verdict of the list (counted over all of it) the other way."""
+    for number, v in enumerate(verdicts):
+        if v.generation_id not in generation_ids or v.excluded or v.verdict is None:
+            continue
+        said = v.verdict if number % flip_every else not v.verdict
+        item = {"generation_id": v.generation_id, "target": v.target, "item_index": v.item_index}
+        append_label(store, annotator=annotator, label="yes" if said else "no", **item)
 
 
 def judge(store: Store, identity: JudgeIdentity, scores: dict[str, Score]) -> None:

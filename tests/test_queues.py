@@ -121,7 +121,8 @@ def test_progress_per_annotator(store: Store, cli) -> None:
     table = cli("queue", "list")
     assert table.code == 0 and "ann 1/7 (1 complete)" in table.out
     shown = json.loads(cli("queue", "show", "q", "--format", "json").out)
-    assert [row["generation_id"] for row in shown] == queue_items(store, "q")
+    assert [row["generation_id"] for row in shown["items"]] == queue_items(store, "q")
+    assert shown["design"] == "per-value" and shown["valid_for_estimates"] is False
 
 
 def test_queue_errors(store: Store, cli) -> None:

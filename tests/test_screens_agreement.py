@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import Static
 
 from db import Store
 from db.case_file import run_judges
 from db.events import append_label
 from db.labels import current_labels, judge_verdicts
+from db.queues import create_queue, queue_items
 from screens.app import CopyauditApp
 from screens.generations.generation_view import GenerationScreen
 from screens.review.agreement_view import (
@@ -25,7 +27,7 @@ from screens.review.agreement_view import (
     with_interval,
 )
 from screens.review.annotation import AnnotationScreen
-from tests.label_fixtures import label, literal_copies_run
+from tests.label_fixtures import label, label_like_judge, literal_copies_run
 from tests.test_screens_data import build_demo_like_db, settle, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -89,6 +91,7 @@ async def _open_agreement(pilot: Any) -> AgreementScreen:
     screen = pilot.app.screen
     assert isinstance(screen, AgreementScreen)
     await wait_until(pilot, lambda: screen.report is not None)
+    await wait_until(pilot, lambda: screen.estimates is not None, timeout=60)  # loads ppi_py
     await settle(pilot)
     return screen
 
@@ -224,6 +227,38 @@ async def test_command_palette_opens_the_agreement_screen(labelled_db: Path) -> 
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, AgreementScreen)
+
+
+def _random_queue_labelled(path: Path, size: int = 12) -> None:
+    """A random-sample queue on the nonliteral run, every judged item of it labelled
+    by ann (the judge's verdict, every fourth item the other way)."""
+    with Store(path) as store:
+        create_queue(store, "sample", run="demo-nonliteral", design="random", size=size, seed=4)
+        ids = set(queue_items(store, "sample"))
+        label_like_judge(store, judge_verdicts(store, run="demo-nonliteral"), ids, flip_every=4)
+
+
+async def test_the_estimate_line_shows_judge_and_people(labelled_db: Path) -> None:
+    _random_queue_labelled(labelled_db)
+    app = CopyauditApp(labelled_db, annotator="judy")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_agreement(pilot)
+        shown = str(screen.query_one("#agreement-estimates", Static).render())
+        assert "demo-nonliteral: events % 22.7% → 53% [27–79%] (11 of 22 labelled)" in shown
+        # the planning line of the first rate estimated
+        assert "  events %: ±5 points cannot be reached with this run's 22 generations" in shown
+        assert "characters % " not in shown  # people said yes on all 11: no interval
+        assert "demo-literal: no estimate (6 labelled generations, none from a random" in shown
+
+
+def test_agreement_estimates_snapshot(labelled_db: Path, snap_compare) -> None:
+    _random_queue_labelled(labelled_db)
+
+    async def open_agreement(pilot) -> None:
+        await _open_agreement(pilot)
+
+    app = CopyauditApp(labelled_db, annotator="judy")
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_agreement)
 
 
 def test_agreement_snapshot(labelled_db: Path, snap_compare) -> None:

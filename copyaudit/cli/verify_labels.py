@@ -10,21 +10,27 @@ import click
 from copyaudit.anchors import anchor_markdown
 from copyaudit.cli.options import POSITIVE_INT, SEED, FiniteFloat, skip_invalid_option
 from copyaudit.cli.output import echo, echo_skipped, echo_warnings, print_json, print_table
+from copyaudit.errors import UserError
 from copyaudit.identity import config_path, resolve_annotator
 from copyaudit.items import item_number
 from copyaudit.render.markdown import table
 from copyaudit.render.metrics_format import format_figure
 from copyaudit.reports.anchor import current_anchor
+from copyaudit.reports.people import rate_label, run_people_estimates
 from copyaudit.verification.agreement import agreement_report
+from copyaudit.verification.estimates import NOT_LABELLED
 from copyaudit.verification.label_files import fold_label_file
 from copyaudit.verification.quality import quality_figures
 from db.content import EARLIER_VERSION
 from db.labels import current_labels, import_labels
-from db.queues import create_queue, list_queues, queue_item_rows
+from db.queue_designs import DESIGNS, ESTIMATE_DESIGNS
+from db.queues import create_queue, list_queues, queue_info, queue_item_rows
 
 MAX_DISAGREEMENTS_SHOWN = 20
 MAX_STRATA_SHOWN = 12
 MAX_PER_VALUE = 1_000_000  # generations drawn per metric value: a queue people label
+MAX_SIZE = 1_000_000  # generations drawn by a random or stratified design
+NOT_FOR_ESTIMATES = "not valid for estimates: drawn per value, not with known probabilities"
 # a narrower bin gives every value its own stratum anyway; far narrower ones overflow
 MIN_BIN_WIDTH = 1e-6
 
@@ -261,6 +267,20 @@ def queue_group() -> None:
 @queue_group.command("create")
 @click.argument("name")
 @click.option("--run", "run_name", required=True, help="Run to sample generations from.")
+@click.option(
+    "--design",
+    type=click.Choice(DESIGNS),
+    default="per-value",
+    show_default=True,
+    help="per-value: up to --per-value generations per value of --metric (judge quality, "
+    "not valid for estimates); random: --size generations uniformly; stratified: --size "
+    "split equally over the --metric judge's verdicts (or --bin-width bins), weighted back.",
+)
+@click.option(
+    "--size",
+    type=click.IntRange(1, MAX_SIZE),
+    help="Generations to draw (--design random or stratified).",
+)
 @click.option("--metric", default="events", show_default=True, help="Judge metric to stratify by.")
 @click.option("--judge", help="Judge of the metric, when several produce it.")
 @click.option(
@@ -281,14 +301,24 @@ def queue_create_cmd(
     obj: Any,
     name: str,
     run_name: str,
+    design: str,
+    size: int | None,
     metric: str,
     judge: str | None,
     per_value: int,
     seed: int,
     bin_width: float | None,
 ) -> None:
-    """Create queue NAME: up to --per-value generations of RUN per value of --metric."""
+    """Create queue NAME: generations of RUN drawn by --design (default: up to
+    --per-value generations per value of --metric)."""
 
+    if design == "per-value" and size is not None:
+        raise UserError(
+            "--size applies to --design random or stratified (per-value draws "
+            "--per-value generations per value)"
+        )
+    if design != "per-value" and size is None:
+        raise UserError(f"--design {design} needs --size (the generations to draw)")
     with obj.store() as store:
         summary = create_queue(
             store,
@@ -299,7 +329,15 @@ def queue_create_cmd(
             per_value=per_value,
             seed=seed,
             bin_width=bin_width,
+            design=design,
+            size=size,
         )
+    if design == "random":
+        click.echo(
+            f"queue {summary.name}: {summary.items} generations of {summary.run} drawn at "
+            f"random (design random, size {size}); seed {seed}"
+        )
+        return
     shown = list(summary.strata.items())
     strata = ", ".join(f"{value:g}: {count}" for value, count in shown[:MAX_STRATA_SHOWN])
     if len(shown) > MAX_STRATA_SHOWN:
@@ -308,13 +346,30 @@ def queue_create_cmd(
         f"queue {summary.name}: {summary.items} generations of {summary.run} by "
         f"{summary.judge}/{summary.metric} ({strata}); seed {seed}"
         + (f"; {summary.unscored} without a value left out" if summary.unscored else "")
+        if design == "per-value"
+        else f"queue {summary.name}: {summary.items} generations of {summary.run} stratified "
+        f"by {summary.judge}/{summary.metric} (stratum: drawn {strata}; -1: no verdict); "
+        f"seed {seed}"
     )
+    if design == "per-value":
+        click.echo(f"note: {NOT_FOR_ESTIMATES} (use --design random)", err=True)
     if bin_width is None and len(shown) > MAX_STRATA_SHOWN:
         click.echo(
             f"note: {len(shown)} distinct values of {summary.metric}; for a continuous "
             "metric, --bin-width groups them (e.g. 0.1)",
             err=True,
         )
+
+
+def _sampling(queue: dict[str, Any]) -> str:
+    """How a queue was drawn, in a few words."""
+    bins = f" (bins {queue['bin_width']:g})" if queue["bin_width"] else ""
+    seed = f", seed {queue['seed']}"
+    if queue["design"] == "random":
+        return f"random, size {queue['size']}{seed}"
+    if queue["design"] == "stratified":
+        return f"stratified by {queue['judge']}/{queue['metric']}{bins}, size {queue['size']}{seed}"
+    return f"{queue['judge']}/{queue['metric']} ≤{queue['per_value']} per value{bins}{seed}"
 
 
 @queue_group.command("list")
@@ -330,11 +385,7 @@ def queue_list_cmd(obj: Any, fmt: str) -> None:
         print_json(queues)
         return
     for queue in queues:
-        queue["sampling"] = (
-            f"{queue['judge']}/{queue['metric']} ≤{queue['per_value']} per value"
-            + (f" (bins {queue['bin_width']:g})" if queue["bin_width"] else "")
-            + f", seed {queue['seed']}"
-        )
+        queue["sampling"] = _sampling(queue)
         queue["annotators"] = (
             "; ".join(
                 f"{p['annotator']} {p['labelled']}/{p['total']} ({p['complete']} complete)"
@@ -350,14 +401,45 @@ def queue_list_cmd(obj: Any, fmt: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
 @click.pass_obj
 def queue_show_cmd(obj: Any, name: str, fmt: str) -> None:
-    """The generations of queue NAME in labelling order."""
+    """The generations of queue NAME in labelling order, with its design and seed."""
 
     with obj.store() as store:
+        info = queue_info(store, name)
         rows = queue_item_rows(store, name)
+        info["valid_for_estimates"] = info["design"] in ESTIMATE_DESIGNS
+        planning = queue_planning(store, info) if info["valid_for_estimates"] else {}
     if fmt == "json":
-        print_json(rows)
-    else:
-        print_table(rows, ["position", "generation", "stratum"], f"Queue {name}")
+        print_json(
+            {
+                **info,
+                "planning": planning,
+                "generations": [r["generation"] for r in rows],
+                "items": rows,
+            }
+        )
+        return
+    click.echo(
+        f"design {info['design']}, seed {info['seed']}"
+        + (f", size {info['size']}" if info["size"] is not None else "")
+        + ("" if info["valid_for_estimates"] else f" ({NOT_FOR_ESTIMATES})")
+    )
+    print_table(rows, ["position", "generation", "stratum", "inclusion_prob"], f"Queue {name}")
+    for key, line in planning.items():
+        click.echo(f"{rate_label(key)}: {line}")
+
+
+def queue_planning(store: Any, info: dict[str, Any]) -> dict[str, str]:
+    """Rate key -> the planning line of the run's estimates made from this queue, or
+    why there is none (the estimates use the run's newest random or stratified queue)."""
+    estimates = run_people_estimates(store, info["run"])
+    mine = f"(queue {info['name']}, "
+    return {
+        key: estimate["planning"]["line"]
+        if mine in estimate.get("design", "")
+        else estimate.get("reason", f"estimated from another queue: {estimate.get('design')}")
+        for key, estimate in estimates.items()
+        if not estimate.get("reason", "").startswith(NOT_LABELLED)
+    }
 
 
 # ---------------------------------------------------------------------------

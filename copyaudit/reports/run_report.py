@@ -8,8 +8,10 @@ from typing import Any
 from copyaudit.render.markdown import table
 from copyaudit.render.text import headline_text, judged_caption, suite_note_lines
 from copyaudit.reports.copying import copying_blocks, copying_markdown
+from copyaudit.reports.people import people_markdown
 from copyaudit.reports.scores import MetricScores, histogram, scores_from_store
 from copyaudit.studies.notice.report import notice_markdown, notice_report
+from copyaudit.verification.estimates import people_estimates
 from copyaudit.verification.quality import judge_quality, quality_line
 from copyaudit.vocabulary import HEADLINES, report_headlines
 from db.cases import run_import_note, suite_import_note
@@ -74,6 +76,8 @@ def build_report(
         # each judge figure's precision / recall / F1 against people, or "not verified"
         "judge_quality": judge_quality(store, run),
     }
+    # each headline rate as people would give it, or why that cannot be estimated
+    report["people_estimates"] = people_estimates(store, run, report["kind"], report["judged"])
     if report["kind"] == "decop":
         from copyaudit.studies.decop.report import decop_report  # deferred: loads scipy
 
@@ -124,6 +128,7 @@ def report_markdown(report: dict[str, Any]) -> str:
             "and are left out of the mean."
         )
     lines += quality_markdown(report)
+    lines += people_markdown(report)
     columns = [h for h in headlines if h.by_template]
     if len(report["by_template"]) > 1 and columns:
         lines += ["", "## By prompt template", ""]

@@ -25,6 +25,7 @@ from copyaudit.render.html import (
 )
 from copyaudit.render.text import headline_text, import_notes, judged_caption
 from copyaudit.reports.copying import copying_markdown
+from copyaudit.reports.people import people_markdown
 from copyaudit.studies.notice.report import notice_markdown
 from copyaudit.verification.quality import quality_line
 from copyaudit.vocabulary import report_headlines
@@ -93,6 +94,15 @@ def _quality(report: dict[str, Any]) -> str:
         return ""
     items = "".join(f"<li>{esc(quality_line(e))}</li>" for e in entries)
     return f"<h2>Judges against people</h2><ul>{items}</ul>"
+
+
+def _people(report: dict[str, Any]) -> str:
+    lines = people_markdown(report)
+    if not lines:
+        return ""
+    items = "".join(f"<li>{esc(line[2:])}</li>" for line in lines if line.startswith("- "))
+    notes = "".join(f"<p>{esc(line)}</p>" for line in lines[4:] if line and line[0] != "-")
+    return f"<h2>{esc(lines[1][3:])}</h2><ul>{items}</ul>{notes}"
 
 
 def _template_table(report: dict[str, Any]) -> str:
@@ -185,6 +195,7 @@ def report_html(
                 "and are left out of the mean.</p>"
             )
         body += _quality(report)
+        body += _people(report)
         if len(report["by_template"]) > 1:
             body += _template_table(report)
         if report.get("notice") is not None:

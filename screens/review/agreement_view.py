@@ -5,7 +5,10 @@ Tables: judges against the human reference (n, accuracy, precision, recall, F1 w
 bootstrap intervals; the highlighted judge's confusion matrix, CopyBench Table 3
 figures, threshold advice and what was left out below it), agreement between
 annotators (Krippendorff's alpha, pairwise Cohen's kappa, how the reference was
-decided) and the disagreements, most disputed first. Enter on a disagreement opens the
+decided), each labelled run's rates as people would give them (judge figure -> PPI++
+estimate [95% interval] from a random-sample queue, and the labels still needed:
+copyaudit.verification.estimates, computed after the report in the same worker) and
+the disagreements, most disputed first. Enter on a disagreement opens the
 generation view (n/p walk the disputed generations); `d` adjudicates: annotation mode
 on that generation under the adjudicator name the report reads; `c` calibrates the
 highlighted score judge on its run's labels (copyaudit judge RUN --calibrate-from-labels:
@@ -26,6 +29,7 @@ from textual.widgets import DataTable, Static
 from copyaudit.errors import UserError
 from copyaudit.items import item_number
 from copyaudit.render.metrics_format import format_figure
+from copyaudit.reports.people import run_people_estimates, summary_lines
 from copyaudit.verification.agreement import agreement_report
 from copyaudit.verification.calibration import calibrate_run, options_for_run, outcome_lines
 from copyaudit.verification.quality import quality_figures
@@ -164,6 +168,14 @@ class AgreementLoaded(Message):
         self.report = report
 
 
+class EstimatesLoaded(Message):
+    """Per labelled run, its people-level estimate lines."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+
 class CalibrationDone(Message):
     """A calibration's outcome lines, or the reason it was refused."""
 
@@ -187,6 +199,7 @@ class AgreementScreen(Screen[None]):
     #agreement-confusion { width: 34; padding: 0 1; }
     #agreement-detail { width: 1fr; padding: 0 1; }
     #agreement-people { height: 5; }
+    #agreement-estimates { height: auto; max-height: 6; padding: 0 1; }
     #agreement-disputes { height: 1fr; }
     """
 
@@ -195,6 +208,7 @@ class AgreementScreen(Screen[None]):
         self.report: dict[str, Any] | None = None
         self.disputes: list[dict[str, Any]] = []
         self.calibration_lines: list[str] = []  # the last calibration's outcome
+        self.estimates: list[str] | None = None  # people-level estimate lines, once computed
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Agreement & judge quality", style="bold"), classes="title-bar")
@@ -207,6 +221,11 @@ class AgreementScreen(Screen[None]):
         with Horizontal(id="agreement-detail-row"):
             yield Static(id="agreement-confusion")
             yield Static(id="agreement-detail")
+        yield Static(
+            Text("Rates as people would give them (PPI++, random-sample queues)", style="bold"),
+            classes="section",
+        )
+        yield Static(Text("computing…", style="italic dim"), id="agreement-estimates")
         yield Static(Text("Agreement between annotators", style="bold"), classes="section")
         people = OpenTable(id="agreement-people")
         for key, label in PEOPLE_COLUMNS:
@@ -236,7 +255,14 @@ class AgreementScreen(Screen[None]):
         def work() -> None:
             with app.data.background() as store:
                 report = agreement_report(store)
-            self.post_message(AgreementLoaded(report))
+                self.post_message(AgreementLoaded(report))
+                runs = dict.fromkeys(r["run"] for r in report["references"])
+                lines = [
+                    line
+                    for run in runs
+                    for line in summary_lines(run, run_people_estimates(store, run))
+                ]
+            self.post_message(EstimatesLoaded(lines))
 
         app.start_worker(work, group="agreement", description="computing the agreement report")
 
@@ -260,6 +286,11 @@ class AgreementScreen(Screen[None]):
         self._fill_judges(report["judges"])
         self._fill_people(report)
         self._fill_disputes(report["disagreements"])
+
+    def on_estimates_loaded(self, message: EstimatesLoaded) -> None:
+        self.estimates = message.lines
+        text = "\n".join(message.lines) or "no labelled run"
+        self.query_one("#agreement-estimates", Static).update(plain(text))
 
     def _fill_judges(self, rows: list[dict[str, Any]]) -> None:
         table = self.query_one("#agreement-judges", DataTable)

@@ -1,5 +1,8 @@
 """Runs dashboard: every run (kind, model, status, live progress, headline figures) and
-every suite. Enter opens a run's generations, or the launcher for a suite."""
+every suite. Enter opens a run's generations, or the launcher for a suite. Under the
+runs, for the highlighted run with a random-sample queue: its rates as people would
+give them (judge -> estimate [interval], copyaudit.verification.estimates), computed in
+the loading worker; the line is hidden for other runs."""
 
 from __future__ import annotations
 
@@ -12,9 +15,12 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from copyaudit.reports.people import run_people_estimates, summary_lines
 from copyaudit.vocabulary import HEADLINE, Headline
 from db.browse import dashboard_runs
 from db.queries import suites_summary
+from db.queue_designs import ESTIMATE_DESIGNS
+from db.queues import design_queues
 from screens.destinations import Comparison, ReviewQueue, Takedown
 from screens.plain import DASH, middle_cut, number, one_line, percent, plain
 from screens.runs.run_control import ActiveRun
@@ -64,6 +70,12 @@ def load_dashboard(store: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any
 
     runs = dashboard_runs(store)
     for row in runs:
+        # people-level estimates only where a random-sample queue makes them possible
+        row["people"] = (
+            summary_lines(row["name"], run_people_estimates(store, row["name"], row["kind"]))
+            if design_queues(store, row["name"], ESTIMATE_DESIGNS)
+            else None
+        )
         row["auc"] = None
         if row["kind"] == "decop" and row["generations"]:
             from copyaudit.studies.decop.report import decop_report  # deferred: loads scipy
@@ -113,6 +125,8 @@ class DashboardScreen(Screen[None]):
         Binding("t", "takedown", "Takedown", id="dashboard.takedown"),
     ]
 
+    DEFAULT_CSS = "#run-people { height: auto; max-height: 4; padding: 0 1; }"
+
     def __init__(self) -> None:
         super().__init__()
         self._runs: list[dict[str, Any]] = []
@@ -126,6 +140,9 @@ class DashboardScreen(Screen[None]):
         for key, label in RUN_COLUMNS:
             runs.add_column(label, key=key)
         yield runs
+        people = Static(id="run-people")
+        people.display = False
+        yield people
         yield Static(Text("Suites (Enter: new run on the suite)", style="bold"), classes="section")
         suites = OpenTable(id="suites")
         for key, label in SUITE_COLUMNS:
@@ -193,6 +210,18 @@ class DashboardScreen(Screen[None]):
             )
         if self._runs:
             table.move_cursor(row=min(cursor, len(self._runs) - 1))
+        self._show_people(table.cursor_row)
+
+    def _show_people(self, index: int) -> None:
+        """The highlighted run's people-level estimates, hidden when it has none."""
+        lines = self._runs[index].get("people") if 0 <= index < len(self._runs) else None
+        widget = self.query_one("#run-people", Static)
+        widget.display = bool(lines)
+        widget.update(plain("\n".join(lines or ()), "dim"))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "runs":
+            self._show_people(event.cursor_row)
 
     def _run_changed(self, run: ActiveRun) -> None:
         """Live progress of runs started in this app; a new or finished run reloads."""

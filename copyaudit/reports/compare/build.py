@@ -138,7 +138,21 @@ def _cell(
         cell["n"] = len(counted) if isinstance(counted, list) else counted
     if value is None:
         cell["reason"] = _empty_reason(runs, run, column, samples)
+    people = _people(report, column, segments)
+    if people is not None:
+        cell["people"] = people
     return cell
+
+
+def _people(
+    report: Mapping[str, Any], column: Column, segments: Sequence[str]
+) -> dict[str, Any] | None:
+    """The people-level estimate of a cell whose figure is a whole run's headline rate
+    (copyaudit.verification.estimates); None for any other figure."""
+    if segments or len(column.figure) != 1:
+        return None
+    estimate = (report.get("people_estimates") or {}).get(column.figure[0])
+    return None if estimate is None or "not_a_rate" in estimate else estimate
 
 
 def _level(table: ComparisonTable, part: str) -> str:

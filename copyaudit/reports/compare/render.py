@@ -10,6 +10,7 @@ from typing import Any
 
 from copyaudit.render.markdown import table
 from copyaudit.reports.compare.takedown import from_dict
+from copyaudit.reports.people import estimate_text
 from copyaudit.studies.takedown.render import takedown_markdown
 from copyaudit.untrusted import csv_row
 
@@ -69,6 +70,23 @@ def row_runs(row: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(c["run"] for c in row["cells"].values() if c.get("run")))
 
 
+def people_lines(block: Mapping[str, Any]) -> list[str]:
+    """Per model and rate, the judge's figure and people's estimate (the second line of
+    a Table 2 cell), or why there is none."""
+    lines = []
+    for row in block["rows"]:
+        for column in block["columns"]:
+            cell = row["cells"][column["key"]]
+            if "people" in cell:
+                value = cell["value"]
+                judge = "—" if value is None else figure_text(value, column["shown_as"])
+                text = estimate_text(judge, cell["people"])
+                lines.append(f"- {group_text(row['group'])} · {column['label']}: {text}")
+    if not lines:
+        return []
+    return ["", "People-level estimates (PPI++ on a random sample of labels):", *lines]
+
+
 def comparison_markdown(comparison: Mapping[str, Any]) -> str:
     lines = [
         "# Model comparison",
@@ -93,6 +111,7 @@ def comparison_markdown(comparison: Mapping[str, Any]) -> str:
                 for row in block["rows"]
             ],
         )
+        lines += people_lines(block)
         notes = sorted(
             {c["note"] for row in block["rows"] for c in row["cells"].values() if c.get("note")}
         )

@@ -25,6 +25,7 @@ from copyaudit.reports.dossier.html import dossier_html
 from copyaudit.reports.dossier.markdown import dossier_markdown
 from copyaudit.reports.dossier.model import Dossier, ReferenceBlock
 from copyaudit.reports.output_file import write_output
+from copyaudit.reports.people import run_people_lines
 from copyaudit.runs.lifecycle import code_version
 from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.spec import payload_reference
@@ -153,7 +154,8 @@ def case_file(store: Store, generation_id: int, *, quality: bool = True) -> Doss
     """Every section of the dossier but the integrity figures (the database hash and
     chain heads, which read the whole file): what the reviewer's case view shows.
     Without `quality` the judges' quality against people (case_quality: it reads the
-    whole run's labels and verdicts) is left empty, for the caller to add."""
+    whole run's labels and verdicts) and the run's people-level estimates are left
+    empty, for the caller to add."""
 
     record = generation_record(store, generation_id)
     record["suite_note"] = suite_import_note(store, suite_id(store, record["suite"]))
@@ -177,6 +179,7 @@ def case_file(store: Store, generation_id: int, *, quality: bool = True) -> Doss
         review=current_review(store, generation_id),
         history=[asdict(e) for e in case_history(store, generation_id)],
         quality=case_quality(store, record["run"], judgments) if quality else [],
+        people=run_people_lines(store, record["run"], record["kind"]) if quality else [],
     )
 
 

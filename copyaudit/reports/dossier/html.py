@@ -24,6 +24,7 @@ from copyaudit.render.html import (
 )
 from copyaudit.render.html import table as html_table
 from copyaudit.reports.dossier.model import Dossier, flag_text, judgment_figures, verdict_text
+from copyaudit.reports.people import PEOPLE_TITLE
 from copyaudit.verification.quality import quality_line
 from db.content import EARLIER_VERSION
 
@@ -144,7 +145,11 @@ def _quality(d: Dossier) -> str:
     if not d.quality:
         return ""
     items = "".join(f"<li>{esc(quality_line(q))}</li>" for q in d.quality)
-    return f"<p>Measured against people (the whole run):</p><ul>{items}</ul>"
+    html = f"<p>Measured against people (the whole run):</p><ul>{items}</ul>"
+    if d.people:
+        people = "".join(f"<li>{esc(line)}</li>" for line in d.people)
+        html += f"<p>{esc(PEOPLE_TITLE)}:</p><ul>{people}</ul>"
+    return html
 
 
 def _judges(d: Dossier) -> str:

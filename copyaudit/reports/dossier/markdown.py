@@ -18,6 +18,7 @@ from copyaudit.items import item_name, item_number
 from copyaudit.render.highlight import Segment
 from copyaudit.render.markdown import table
 from copyaudit.reports.dossier.model import Dossier, flag_text, judgment_figures, verdict_text
+from copyaudit.reports.people import PEOPLE_TITLE
 from copyaudit.untrusted import visible_bidi
 from copyaudit.verification.quality import quality_line
 from db.content import with_version
@@ -150,6 +151,9 @@ def _judges(d: Dossier) -> list[str]:
     if d.quality:
         lines += ["", "Measured against people (the whole run):", ""]
         lines += [f"- {md_escape(quality_line(q))}" for q in d.quality]
+    if d.people:
+        lines += ["", f"{PEOPLE_TITLE}:", ""]
+        lines += [f"- {md_escape(line)}" for line in d.people]
     configs = {j["judge_hash"]: (j["judge"], j["judge_config"]) for j in d.judgments}
     for judge_hash, (name, config) in sorted(configs.items(), key=lambda kv: str(kv[0])):
         lines += ["", f"Config of {md_escape(name)} ({md_escape(judge_hash)}):", "", *_json(config)]

@@ -32,6 +32,8 @@ class Dossier:
     integrity: dict[str, Any] = field(default_factory=dict)
     # each judge figure's measured P/R/F1 against people (verification.quality)
     quality: list[dict[str, Any]] = field(default_factory=list)
+    # the run's rates as people would give them (reports.people.run_people_lines)
+    people: list[str] = field(default_factory=list)
 
 
 def judgment_figures(judgment: dict[str, Any]) -> tuple[str, str]:
