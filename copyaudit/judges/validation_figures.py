@@ -2,11 +2,13 @@
 as `python -m copyaudit.verification.event_validation --write-figures` measured them: what
 the app and reports show beside a judge's rate when a run has no labels of its own.
 
-The file: {judge name: {version, config_hash, accuracy, precision, recall, f1, auc,
-n_pairs, n_stories, ci: {metric: [low, high]}, run_level_right}, "validation_sha256":
-the validation file's hash}; the baselines ("always yes", "always no") have no
-config_hash. A figure belongs to a judge only when its version and configuration hash
-match (a calibrated or re-weighted judge is another judge).
+The file: {judge name: {version, config_hash, threshold, accuracy, precision, recall,
+f1, auc, n_pairs, n_stories, ci: {metric: [low, high]}, run_level_right},
+"validation_sha256": the validation file's hash}; the baselines ("always yes", "always
+no") have no config_hash. `config_hash` is the measuring machine's (the embedder's
+provenance holds its install path), so a figure is matched to a judge by name, version,
+score threshold and being uncalibrated (`figures_for`): a calibrated judge is another
+judge.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+
+from copyaudit.judges.base import Judge
+from copyaudit.judges.registry import score_threshold
 
 FIGURES_FILE = Path(__file__).with_name("validation_figures.json")
 DIGEST_KEY = "validation_sha256"
@@ -27,12 +32,13 @@ def shipped_figures(path: Path = FIGURES_FILE) -> dict[str, dict[str, Any]]:
     return {name: value for name, value in data.items() if name != DIGEST_KEY}
 
 
-def figures_for(
-    name: str, version: str, config_hash: str, path: Path = FIGURES_FILE
-) -> dict[str, Any] | None:
-    """The shipped figures of exactly this judge (name, version and configuration), or
-    None when the judge measured was another one."""
-    found = shipped_figures(path).get(name)
-    if found is None or found.get("version") != version or found.get("config_hash") != config_hash:
+def figures_for(judge: Judge, path: Path = FIGURES_FILE) -> dict[str, Any] | None:
+    """The shipped figures of this judge as it was measured: same name and version, not
+    calibrated, the same score threshold; None for any other judge."""
+    found = shipped_figures(path).get(judge.name)
+    if found is None or judge.calibration is not None or found.get("version") != judge.version:
+        return None
+    key = score_threshold(judge.name)
+    if key is not None and judge.config().get(key) != found.get("threshold"):
         return None
     return found

@@ -35,7 +35,7 @@ from copyaudit.judges.base import Judge
 from copyaudit.judges.event_training import FLAG_AT, RETELLING, SAMPLES, written_as
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.presets import build_judges
-from copyaudit.judges.registry import JUDGES
+from copyaudit.judges.registry import JUDGES, score_threshold
 from copyaudit.judges.validation_figures import FIGURES_FILE
 from copyaudit.models.base import Embedder
 from copyaudit.models.embedding import load_embedder
@@ -57,7 +57,7 @@ KINDS: dict[str, int] = {  # pair kind -> its gold label (1: the story tells the
 }
 EVENTS_PER_STORY = (15, 20)
 WORDS_PER_STORY = (300, 1000)
-LENGTH_BANDS = ((300, 500), (500, 650), (650, 1000))  # words, upper bound inclusive
+LENGTH_BANDS = ((300, 499), (500, 649), (650, 1000))  # words, both bounds inclusive
 BASELINES = {"always yes": True, "always no": False}
 METRICS = ("accuracy", "precision", "recall", "f1")
 RESAMPLES, SEED = 1000, 31
@@ -153,6 +153,7 @@ class Judged:
     name: str
     version: str
     config_hash: str | None
+    threshold: float | None  # the score threshold that decides a verdict
     verdicts: tuple[tuple[bool, ...], ...]
     scores: tuple[tuple[float, ...], ...]
 
@@ -189,13 +190,17 @@ def judge_stories(judge: Judge, stories: Sequence[tuple[Sequence[str], str]]) ->
         ordered = sorted(score.items, key=lambda v: v.index)
         verdicts.append(tuple(bool(v.verdict) for v in ordered))
         scores.append(tuple(float(v.verdict if v.score is None else v.score) for v in ordered))
-    return Judged(judge.name, judge.version, judge.config_hash(), tuple(verdicts), tuple(scores))
+    key = score_threshold(judge.name)
+    threshold = None if key is None else judge.config().get(key)
+    return Judged(
+        judge.name, judge.version, judge.config_hash(), threshold, tuple(verdicts), tuple(scores)
+    )
 
 
 def baseline(name: str, answer: bool, stories: Sequence[tuple[Sequence[str], str]]) -> Judged:
     verdicts = tuple((answer,) * len(events) for events, _ in stories)
     scores = tuple((float(answer),) * len(events) for events, _ in stories)
-    return Judged(name, "-", None, verdicts, scores)
+    return Judged(name, "-", None, None, verdicts, scores)
 
 
 def _auc(scores: np.ndarray, gold: np.ndarray) -> float | None:
@@ -251,23 +256,29 @@ def story_bootstrap(
 
 
 def overall(judged: Judged, stories: Sequence[Story], resamples: int) -> dict[str, Any]:
-    """The figures `figures.json` ships for one judge."""
+    """The figures shipped for one judge (`validation_figures`), to 4 decimals."""
     gold = [s.labels for s in stories]
     pred = [v for verdicts in judged.verdicts for v in verdicts]
     flat_gold = [bool(g) for labels in gold for g in labels]
     metrics = binary_metrics(pred, flat_gold)
     scores = np.array([x for row in judged.scores for x in row])
     right = sum(f == s.copied for f, s in zip(judged.flags(), stories, strict=True))
+    ci = story_bootstrap(judged, gold, resamples)
     return {
         "version": judged.version,
         "config_hash": judged.config_hash,
-        **{m: metrics[m] for m in METRICS},
-        "auc": _auc(scores, np.array(flat_gold)),
+        "threshold": judged.threshold,
+        **{m: _round(metrics[m]) for m in METRICS},
+        "auc": _round(_auc(scores, np.array(flat_gold))),
         "n_pairs": len(pred),
         "n_stories": len(stories),
-        "ci": story_bootstrap(judged, gold, resamples),
+        "ci": {m: None if c is None else [_round(c[0]), _round(c[1])] for m, c in ci.items()},
         "run_level_right": right,
     }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _f(value: float | None) -> str:
