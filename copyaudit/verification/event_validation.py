@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from copyaudit.errors import InputError, UserError
+from copyaudit.errors import UserError
 from copyaudit.formats import load_cases, load_generations
 from copyaudit.judges.base import Judge
 from copyaudit.judges.event_training import FLAG_AT, RETELLING, SAMPLES, written_as
@@ -39,6 +39,7 @@ from copyaudit.judges.registry import JUDGES, score_threshold
 from copyaudit.judges.validation_figures import FIGURES_FILE
 from copyaudit.models.base import Embedder
 from copyaudit.models.embedding import load_embedder
+from copyaudit.records import Record, read_json_records
 from copyaudit.types import JudgeInput
 from copyaudit.verification.roc import roc_points, trapezoid_area
 from copyaudit.verification.stats import binary_metrics
@@ -89,61 +90,52 @@ class ValidationSet:
     digest: str  # sha256 of the file
 
 
-def _field(path: Path, line: int, record: dict[str, Any], name: str) -> str:
-    value = record.get(name)
+def _field(record: Record, data: dict[str, Any], name: str) -> str:
+    value = data.get(name)
     if not isinstance(value, str) or not value.strip():
-        raise InputError(path, line, name, "expected a non-empty string")
+        raise record.error(name, "expected a non-empty string")
     return value
 
 
-def _events(path: Path, line: int, value: Any) -> list[tuple[str, int, str]]:
+def _events(record: Record) -> list[tuple[str, int, str]]:
     low, high = EVENTS_PER_STORY
+    value = record.data.get("events")
     if not isinstance(value, list) or not low <= len(value) <= high:
-        raise InputError(path, line, "events", f"expected a list of {low}-{high} events")
+        raise record.error("events", f"expected a list of {low}-{high} events")
     out = []
     for k, event in enumerate(value):
         where = f"events[{k}]"
         if not isinstance(event, dict):
-            raise InputError(path, line, where, "expected an object {text, label, kind}")
+            raise record.error(where, "expected an object {text, label, kind}")
         kind = event.get("kind")
         if kind not in KINDS:
-            raise InputError(path, line, f"{where}.kind", f"expected one of {', '.join(KINDS)}")
+            raise record.error(f"{where}.kind", f"expected one of {', '.join(KINDS)}")
         if event.get("label") != KINDS[kind]:
-            raise InputError(path, line, f"{where}.label", f"a {kind} pair has label {KINDS[kind]}")
-        out.append((_field(path, line, event, "text"), KINDS[kind], kind))
+            raise record.error(f"{where}.label", f"a {kind} pair has label {KINDS[kind]}")
+        out.append((_field(record, event, "text"), KINDS[kind], kind))
     return out
 
 
 def load_validation(path: Path = VALIDATION_FILE) -> ValidationSet:
     """The validation stories; InputError (file, line, field) on a bad record."""
-    raw = path.read_bytes()
     stories: list[Story] = []
-    for line, text in enumerate(raw.decode("utf-8").splitlines(), 1):
-        if not text.strip():
-            continue
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise InputError(path, line, None, f"not JSON ({error.msg})") from error
-        if not isinstance(record, dict):
-            raise InputError(path, line, None, "expected a JSON object")
-        events = _events(path, line, record.get("events"))
+    for record in read_json_records(path):
+        events = _events(record)
+        text = [_field(record, record.data, f) for f in ("story_id", "voice", "source_work")]
         story = Story(
-            _field(path, line, record, "story_id"),
-            _field(path, line, record, "voice"),
-            _field(path, line, record, "source_work"),
-            _field(path, line, record, "story"),
+            *text,
+            _field(record, record.data, "story"),
             tuple(e for e, _, _ in events),
             tuple(label for _, label, _ in events),
             tuple(kind for _, _, kind in events),
         )
         low, high = WORDS_PER_STORY
         if not low <= story.words <= high:
-            raise InputError(path, line, "story", f"{story.words} words, expected {low}-{high}")
+            raise record.error("story", f"{story.words} words, expected {low}-{high}")
         if any(s.story_id == story.story_id for s in stories):
-            raise InputError(path, line, "story_id", f"duplicate {story.story_id!r}")
+            raise record.error("story_id", f"duplicate {story.story_id!r}")
         stories.append(story)
-    return ValidationSet(tuple(stories), hashlib.sha256(raw).hexdigest())
+    return ValidationSet(tuple(stories), hashlib.sha256(path.read_bytes()).hexdigest())
 
 
 @dataclass(frozen=True)
