@@ -105,3 +105,51 @@ def test_long_run_names_are_cut_in_the_middle() -> None:
     assert len(cut) == 32 and cut.startswith("notice-default-") and cut.endswith("repeat_warning")
     assert "…" in cut and middle_cut("short-name", 32).plain == "short-name"
     assert middle_cut("[b]x[/b]" * 6, 11).plain == "[b]x[…x[/b]"  # still plain text
+
+
+def _judged_as_shipped(path: Path, run: str) -> None:
+    """`run`: the demo's nonliteral outputs, judged under the configuration the shipped
+    validation figures were measured on (the events judge, version and threshold)."""
+    from copyaudit.engine.demo import samples_dir
+    from copyaudit.formats import load_generations
+    from copyaudit.judges.validation_figures import shipped_figures
+    from copyaudit.types import Score
+    from db.runs import JudgeIdentity, import_generations, save_judgments
+
+    measured = shipped_figures()["events"]
+    rows = list(load_generations(samples_dir() / "generations" / "nonliteral.jsonl"))[:3]
+    identity = JudgeIdentity(
+        "events", measured["version"], {"entailment_threshold": measured["threshold"]}, "ev"
+    )
+    with Store(path) as store:
+        import_generations(store, run=run, suite="nonliteral", model="m", rows=rows, source="x")
+        ids = [r["id"] for r in store.query(
+            "SELECT g.id FROM generations g JOIN runs r ON r.id = g.run_id WHERE r.name = ?",
+            (run,),
+        )]  # fmt: skip
+        save_judgments(store, identity, [(i, [Score("events", 6.0, flagged=True)]) for i in ids])
+
+
+async def test_the_highlighted_runs_judges_show_how_far_to_trust_them(demo_db: Path) -> None:
+    """Where a rate is read, its judge's measured quality: with no labels of the run,
+    the shipped validation set's F1 beside the always-yes baseline's, for the judge
+    configuration measured there (any other is only "not verified")."""
+    from copyaudit.judges.validation_figures import shipped_figures
+
+    _judged_as_shipped(demo_db, "checked-nonliteral")
+    app = CopyauditApp(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        runs = app.screen.query_one("#runs")
+        shown = {}
+        for run in ("demo-nonliteral", "checked-nonliteral"):
+            runs.move_cursor(row=runs.get_row_index(run))
+            await pilot.pause()
+            shown[run] = str(app.screen.query_one("#run-people").render())
+    figures = shipped_figures()
+    assert "characters: not verified against people" in shown["demo-nonliteral"]
+    assert "events: not verified against people" in shown["demo-nonliteral"]  # another config
+    assert (
+        f"events: 0 labels of this run; F1 {figures['events']['f1']:.3f} on the shipped "
+        f"validation set (always yes {figures['always yes']['f1']:.3f})"
+    ) in shown["checked-nonliteral"]

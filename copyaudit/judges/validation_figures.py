@@ -35,10 +35,24 @@ def shipped_figures(path: Path = FIGURES_FILE) -> dict[str, dict[str, Any]]:
 def figures_for(judge: Judge, path: Path = FIGURES_FILE) -> dict[str, Any] | None:
     """The shipped figures of this judge as it was measured: same name and version, not
     calibrated, the same score threshold; None for any other judge."""
-    found = shipped_figures(path).get(judge.name)
-    if found is None or judge.calibration is not None or found.get("version") != judge.version:
+    return figures_for_config(judge.name, judge.version, judge.config(), path)
+
+
+def figures_for_config(
+    name: str, version: str | None, config: dict[str, Any] | None, path: Path = FIGURES_FILE
+) -> dict[str, Any] | None:
+    """`figures_for` from a stored judge configuration (its name, version and config, as
+    a run's judgments record them)."""
+    found = shipped_figures(path).get(name)
+    config = config or {}
+    if found is None or config.get("calibration") is not None or found.get("version") != version:
         return None
-    key = score_threshold(judge.name)
-    if key is not None and judge.config().get(key) != found.get("threshold"):
+    key = score_threshold(name)
+    if key is not None and config.get(key) != found.get("threshold"):
         return None
     return found
+
+
+def baseline_f1(path: Path = FIGURES_FILE) -> float | None:
+    """The always-yes baseline's F1 on the same set: what a judge must beat."""
+    return shipped_figures(path).get("always yes", {}).get("f1")

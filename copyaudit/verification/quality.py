@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from copyaudit.judges.validation_figures import baseline_f1, figures_for_config
 from copyaudit.render.metrics_format import format_figure
 from copyaudit.verification.agreement import (
     DEFAULT_ADJUDICATORS,
@@ -72,8 +73,20 @@ def judge_quality(
             else:
                 reason = "no labels" if target else "no human label for this metric"
                 entry |= {"verified": False, "basis": f"{NOT_VERIFIED} ({reason})"}
+                if target is not None and len(rows) == 1:
+                    entry["validation"] = _shipped(judge, rows[0])
             out.append(entry)
     return out
+
+
+def _shipped(judge: str, config: dict[str, Any]) -> dict[str, Any] | None:
+    """The judge's figures on the shipped validation set, when this run's configuration
+    is the one measured there (copyaudit.judges.validation_figures)."""
+    found = figures_for_config(judge, config["version"], config["config"])
+    if found is None:
+        return None
+    keep = ("f1", "precision", "recall", "auc", "n_pairs", "n_stories", "ci")
+    return {k: found.get(k) for k in keep} | {"always_yes_f1": baseline_f1()}
 
 
 def _with_interval(value: float | None, interval: list[float] | None) -> str:
@@ -95,11 +108,47 @@ def quality_figures(entry: dict[str, Any]) -> str:
 
 def quality_line(entry: dict[str, Any]) -> str:
     """One judge figure's quality in a sentence, for Markdown, HTML and the screens."""
-    name = (
+    name = quality_name(entry)
+    if not entry["verified"]:
+        shipped = entry.get("validation")
+        if shipped:
+            return f"{name}: validated on 0 labels of this run; {validation_text(shipped)}"
+        return f"{name}: {entry['basis']}"
+    return f"{name}: {quality_figures(entry)}, {entry['basis']}"
+
+
+def validation_text(shipped: dict[str, Any]) -> str:
+    """ "on the shipped validation set F1 0.700 [0.54–0.81] (336 pairs, 20 stories;
+    always yes 0.590)": a judge's figure on data it was not designed on."""
+    f1 = _with_interval(shipped["f1"], (shipped.get("ci") or {}).get("f1"))
+    text = f"on the shipped validation set F1 {f1} ({shipped['n_pairs']} pairs, "
+    text += f"{shipped['n_stories']} stories"
+    if shipped.get("always_yes_f1") is not None:
+        text += f"; always yes {format_figure(shipped['always_yes_f1'])}"
+    return text + ")"
+
+
+def quality_brief(entry: dict[str, Any]) -> str:
+    """quality_line without intervals, for a screen's one line: "events: F1 0.620 on 40
+    labelled items of this run" or "events: 0 labels of this run; F1 0.700 on the
+    shipped validation set (always yes 0.588)"."""
+    name = quality_name(entry)
+    if entry["verified"]:
+        return f"{name}: F1 {format_figure(entry['f1'])} on {entry['n']} labelled items"
+    shipped = entry.get("validation")
+    if not shipped:
+        return f"{name}: {NOT_VERIFIED}"
+    text = f"{name}: 0 labels of this run; F1 {format_figure(shipped['f1'])} on the shipped "
+    text += "validation set"
+    if shipped.get("always_yes_f1") is not None:
+        text += f" (always yes {format_figure(shipped['always_yes_f1'])})"
+    return text
+
+
+def quality_name(entry: dict[str, Any]) -> str:
+    """ "events" for a judge named after its metric, else "judge/metric"."""
+    return (
         entry["judge"]
         if entry["judge"] == entry["metric"]
         else (f"{entry['judge']}/{entry['metric']}")
     )
-    if not entry["verified"]:
-        return f"{name}: {entry['basis']}"
-    return f"{name}: {quality_figures(entry)}, {entry['basis']}"

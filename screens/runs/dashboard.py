@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from copyaudit.reports.people import run_people_estimates, summary_lines
+from copyaudit.verification.quality import judge_quality, quality_brief
 from copyaudit.vocabulary import HEADLINE, Headline
 from db.browse import dashboard_runs
 from db.queries import suites_summary
@@ -76,6 +77,8 @@ def load_dashboard(store: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any
             if design_queues(store, row["name"], ESTIMATE_DESIGNS)
             else None
         )
+        # how far to trust each headline's judge, where its rate is read
+        row["quality"] = [quality_brief(q) for q in judge_quality(store, row["name"])]
         row["auc"] = None
         if row["kind"] == "decop" and row["generations"]:
             from copyaudit.studies.decop.report import decop_report  # deferred: loads scipy
@@ -125,7 +128,7 @@ class DashboardScreen(Screen[None]):
         Binding("t", "takedown", "Takedown", id="dashboard.takedown"),
     ]
 
-    DEFAULT_CSS = "#run-people { height: auto; max-height: 4; padding: 0 1; }"
+    DEFAULT_CSS = "#run-people { height: auto; max-height: 6; padding: 0 1; }"
 
     def __init__(self) -> None:
         super().__init__()
@@ -213,8 +216,10 @@ class DashboardScreen(Screen[None]):
         self._show_people(table.cursor_row)
 
     def _show_people(self, index: int) -> None:
-        """The highlighted run's people-level estimates, hidden when it has none."""
-        lines = self._runs[index].get("people") if 0 <= index < len(self._runs) else None
+        """The highlighted run's judges' measured quality and its people-level estimates
+        (when it has a random-sample queue); hidden when it has neither."""
+        run = self._runs[index] if 0 <= index < len(self._runs) else {}
+        lines = [*(run.get("quality") or ()), *(run.get("people") or ())]
         widget = self.query_one("#run-people", Static)
         widget.display = bool(lines)
         widget.update(plain("\n".join(lines or ()), "dim"))

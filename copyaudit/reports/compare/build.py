@@ -21,6 +21,7 @@ from copyaudit.reports.compare.tables import (
 )
 from copyaudit.reports.compare.takedown import takedown_tables
 from copyaudit.reports.run_report import build_report
+from copyaudit.verification.quality import quality_line
 from copyaudit.vocabulary import FRACTION_METRICS, metric_label
 from db.compare import comparison_runs, metric_coverage
 
@@ -141,6 +142,11 @@ def _cell(
     people = _people(report, column, segments)
     if people is not None:
         cell["people"] = people
+    quality = [
+        quality_line(q) for q in report.get("judge_quality") or [] if q["metric"] == column.metric
+    ]
+    if quality:  # how far to trust the judge behind the figure, where it is read
+        cell["judge_quality"] = quality
     return cell
 
 

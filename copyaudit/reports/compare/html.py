@@ -10,7 +10,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from copyaudit.render.html import anchor_html, esc, page, table
-from copyaudit.reports.compare.render import cell_text, group_text, people_lines, row_runs
+from copyaudit.reports.compare.render import (
+    cell_text,
+    group_text,
+    people_lines,
+    quality_lines,
+    row_runs,
+)
 from copyaudit.reports.compare.takedown import from_dict
 from copyaudit.studies.takedown.render import cells
 from db.compare import comparison_runs
@@ -107,10 +113,10 @@ def _block(block: Mapping[str, Any]) -> str:
     ]
     html = f"<h2>{esc(block['title'])} ({esc(block['paper'])})</h2><p>{esc(block['note'])}</p>"
     html += table([*block["group"], *(c["label"] for c in columns)], rows)
-    people = people_lines(block)
-    if people:
-        items = "".join(f"<li>{esc(line[2:])}</li>" for line in people[2:])
-        html += f"<p>{esc(people[1])}</p><ul>{items}</ul>"
+    for lines in (people_lines(block), quality_lines(block)):
+        if lines:
+            items = "".join(f"<li>{esc(line[2:])}</li>" for line in lines[2:])
+            html += f"<p>{esc(lines[1])}</p><ul>{items}</ul>"
     figures = []
     for column in columns:
         filled = [r for r in block["rows"] if r["cells"][column["key"]]["value"] is not None]

@@ -87,6 +87,21 @@ def people_lines(block: Mapping[str, Any]) -> list[str]:
     return ["", "People-level estimates (PPI++ on a random sample of labels):", *lines]
 
 
+QUALITY_TITLE = "How far to trust each judge (this run's labels, else the shipped validation set):"
+
+
+def quality_lines(block: Mapping[str, Any]) -> list[str]:
+    """Per model, the measured quality of each judge behind the table's figures."""
+    lines = [
+        f"- {group_text(row['group'])} · {line}"
+        for row in block["rows"]
+        for cell in row["cells"].values()
+        for line in cell.get("judge_quality", ())
+    ]
+    lines = list(dict.fromkeys(lines))
+    return ["", QUALITY_TITLE, *lines] if lines else []
+
+
 def comparison_markdown(comparison: Mapping[str, Any]) -> str:
     lines = [
         "# Model comparison",
@@ -112,6 +127,7 @@ def comparison_markdown(comparison: Mapping[str, Any]) -> str:
             ],
         )
         lines += people_lines(block)
+        lines += quality_lines(block)
         notes = sorted(
             {c["note"] for row in block["rows"] for c in row["cells"].values() if c.get("note")}
         )
