@@ -43,7 +43,7 @@ from copyaudit.items import item_label
 from copyaudit.render.metrics_format import format_metric
 from copyaudit.reports.dossier.build import case_file, case_quality, write_dossier
 from copyaudit.reports.dossier.model import Dossier, flag_text
-from copyaudit.verification.quality import quality_figures
+from copyaudit.verification.quality import quality_figures, validation_text
 from db.browse import GenerationDetail, JudgmentView, detail_from_row
 from db.content import EARLIER_VERSION, with_version
 from db.events import append_review
@@ -151,6 +151,10 @@ def judges_text(
             said = measured["basis"]  # "not verified against people (…)" when unverified
             if measured["verified"]:
                 said = f"against people: {quality_figures(measured)}, {said}"
+            elif measured.get("validation"):
+                said = (
+                    f"validated on 0 labels of this run; {validation_text(measured['validation'])}"
+                )
             out.append_text(plain(f"  {said}\n", "dim"))
     g, template = case.generation, case.template
     out.append_text(_section("Provenance"))
