@@ -9,6 +9,7 @@ from copyaudit.render.markdown import table
 from copyaudit.render.text import headline_text, judged_caption, suite_note_lines
 from copyaudit.reports.copying import copying_blocks, copying_markdown
 from copyaudit.reports.scores import MetricScores, histogram, scores_from_store
+from copyaudit.reports.unreadable import unreadable_counts, unreadable_warnings
 from copyaudit.studies.notice.report import notice_markdown, notice_report
 from copyaudit.verification.quality import judge_quality, quality_line
 from copyaudit.vocabulary import HEADLINES, report_headlines
@@ -74,6 +75,8 @@ def build_report(
         # each judge figure's precision / recall / F1 against people, or "not verified"
         "judge_quality": judge_quality(store, run),
     }
+    report["unreadable"] = unreadable_counts(store, run_id)
+    report["warnings"] = unreadable_warnings(report["unreadable"], report["judged"])
     if report["kind"] == "decop":
         from copyaudit.studies.decop.report import decop_report  # deferred: loads scipy
 
@@ -108,6 +111,7 @@ def report_markdown(report: dict[str, Any]) -> str:
         f"status {report['status']}; {report['n']} generations"
         + (f", {report['failed']} failed" if report["failed"] else ""),
         *suite_note_lines(report),
+        *(f"\n**Warning:** {warning}" for warning in report.get("warnings", ())),
         "",
         *(
             table(
