@@ -100,6 +100,10 @@ class EventJudge(Judge):
         that flags a story stays)."""
         self.model.threshold = value
 
+    def set_count_threshold(self, value: int) -> None:
+        """How many supported events flag a story."""
+        self.threshold = value
+
     def judge(self, items: Sequence[JudgeInput]) -> list[list[Score]]:
         events_per_item: list[list[str] | None] = []
         windows_per_item: list[list[Window]] = []
