@@ -226,3 +226,8 @@ def test_judge_config_refuses_other_options_and_bad_files(
     assert refused.code != 0 and "judges[0]: field 'config_hash' must be a str" in refused.err
     unknown = cli("judge", "r2", *judging, "--judge-config", "nosuchhash")
     assert unknown.code != 0 and "neither a file nor a judge configuration hash" in unknown.err
+
+
+def test_too_few_fully_labelled_stories_leave_the_decision_unmeasured() -> None:
+    with pytest.raises(CalibrationError, match="needs at least 5 stories with every event"):
+        _decision(STORIES[:4], _decision_fit(DECIDE_AT), 5, 0, DECIDE_AT, None)

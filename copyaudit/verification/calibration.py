@@ -387,8 +387,14 @@ def _fitted(
         fitted = cross_validate(target.items, folds, seed)
         if current is None or not target.stories:
             return fitted
-        item_fit = _item_fit(current.count)
-        fitted["decision"] = _decision(target.stories, item_fit, folds, seed, decide_at, current)
+        try:
+            decision = _decision(
+                target.stories, _item_fit(current.count), folds, seed, decide_at, current
+            )
+        except _DecisionUnmeasured as why:
+            fitted["decision"] = {"not_measured": str(why)}
+        else:
+            fitted["decision"] = decision
         return fitted
     decision = _decision(target.stories, _decision_fit(decide_at), folds, seed, decide_at, current)
     return {
@@ -420,6 +426,10 @@ def _decision_fit(decide_at: int) -> Callable[[Sequence[LabelledStory]], Decisio
     return lambda stories: fit_decision(stories, decide_at)
 
 
+class _DecisionUnmeasured(CalibrationError):
+    """Too few fully labelled stories (or one kind only) to measure the decision."""
+
+
 def _decision(
     stories: list[LabelledStory],
     fit: Callable[[Sequence[LabelledStory]], DecisionConfig],
@@ -432,7 +442,7 @@ def _decision(
     they cannot be fitted or the advice flags everything)."""
     groups = {story.group for story in stories}
     if len(groups) < folds:
-        raise CalibrationError(
+        raise _DecisionUnmeasured(
             f"{len(stories)} fully labelled generations from {len(groups)} stories; the "
             f"decision's {folds}-fold cross-validation needs at least {folds} stories with "
             "every event labelled"
@@ -440,7 +450,7 @@ def _decision(
     people = {story.people_flag(decide_at) for story in stories}
     if len(people) < 2:
         which = "all" if people == {True} else "none"
-        raise CalibrationError(
+        raise _DecisionUnmeasured(
             f"people flag {which} of the {len(stories)} fully labelled generations at "
             f"{decide_at} events; the decision needs both kinds"
         )
@@ -513,7 +523,9 @@ def outcome_lines(outcome: CalibrationOutcome) -> list[str]:
         f"{figures_line(cal['in_sample'])}",
     ]
     decision = cal.get("decision")
-    if decision:
+    if decision and "not_measured" in decision:
+        lines.append(f"  run-level decision not measured: {decision['not_measured']}")
+    elif decision:
         lines.append(
             f"  run-level decision (>= {decision['decide_at']} events by people): held out "
             f"{decision_line(decision['cross_validated']['decision'])}; in-sample "
