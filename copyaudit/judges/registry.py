@@ -134,6 +134,7 @@ JUDGES: dict[str, JudgeSpec] = {
             GENERATION_KINDS,
             presets=("offline",),
             offline="multilingual refusal cues at the opening + a learned combiner",
+            score_threshold="threshold",  # the combiner's probability, 0.5 by default
         ),
         JudgeSpec(
             "refusal",
