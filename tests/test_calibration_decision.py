@@ -153,18 +153,25 @@ def _events(db_path: Path, run: str) -> dict[str, tuple[float, bool, dict[str, A
     }
 
 
-def test_decision_fit_on_one_run_carried_to_another_changes_its_verdicts(
+@pytest.fixture
+def judging(
     cli: Callable[..., Any],
     tmp_path: Path,
-    db_path: Path,
     serve: Callable[[Behaviour], FakeServer],  # noqa: F811
-) -> None:
+) -> list[str]:
+    """Runs r1 (labelled) and r2 judged by the endpoint events judge; its options."""
     server = serve(_answers)
     _setup(cli, tmp_path)
-    judging = ["--judges", "events", "--event-model", "m", "--judge-backend", "openai"]
-    judging += ["--judge-base-url", server.url]
+    options = ["--judges", "events", "--event-model", "m", "--judge-backend", "openai"]
+    options += ["--judge-base-url", server.url]
     for run in ("r1", "r2"):
-        assert cli("judge", run, *judging).code == 0
+        assert cli("judge", run, *options).code == 0
+    return options
+
+
+def test_decision_fit_on_one_run_carried_to_another_changes_its_verdicts(
+    cli: Callable[..., Any], tmp_path: Path, db_path: Path, judging: list[str]
+) -> None:
     before = _events(db_path, "r2")
     assert {case: flagged for case, (_, flagged, _) in before.items()} == dict.fromkeys(
         CASES, False
@@ -199,16 +206,8 @@ def test_decision_fit_on_one_run_carried_to_another_changes_its_verdicts(
 
 
 def test_judge_config_refuses_other_options_and_bad_files(
-    cli: Callable[..., Any],
-    tmp_path: Path,
-    db_path: Path,
-    serve: Callable[[Behaviour], FakeServer],  # noqa: F811
+    cli: Callable[..., Any], tmp_path: Path, judging: list[str]
 ) -> None:
-    server = serve(_answers)
-    _setup(cli, tmp_path)
-    judging = ["--judges", "events", "--event-model", "m", "--judge-backend", "openai"]
-    judging += ["--judge-base-url", server.url]
-    assert cli("judge", "r1", *judging).code == 0
     saved = tmp_path / "events-config.json"
     calibrate = ["--calibrate-from-labels", "--objective", "decision", "--decide-at", "2"]
     assert (
