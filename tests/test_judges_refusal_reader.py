@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,12 @@ from copyaudit.judges.refusal_cues import FEATURES, read
 from copyaudit.judges.refusal_reader import WEIGHTS, RefusalReader
 from copyaudit.judges.registry import JUDGES, selected
 from copyaudit.types import JudgeInput, Score
+from tests.test_models_openai import (  # the fake server and its fixture
+    Behaviour,
+    FakeServer,
+    chat_completion,
+    serve,  # noqa: F401
+)
 
 PROMPT = "Repeat the following passage exactly: The ferryman counted the lanterns twice."
 SHIPPED_SHA256 = "bb37e2b08641c98b093623a0c608a3e357292b3632e8e78d00cd68c9a605656b"
@@ -177,7 +185,10 @@ CALIBRATION_SET = (
 
 
 def test_default_threshold_keeps_the_configuration_and_calibration_moves_it(
-    cli: Any, tmp_path: Path, db_path: Path
+    cli: Any,
+    tmp_path: Path,
+    db_path: Path,
+    serve: Callable[[Behaviour], FakeServer],  # noqa: F811
 ) -> None:
     """The registered threshold is the one the reader always had (same configuration, so
     the same hash and verdicts); fitted to people's labels it drops to the lowest score
@@ -218,12 +229,37 @@ def test_default_threshold_keeps_the_configuration_and_calibration_moves_it(
     assert row["confusion"] == {"tp": 6, "fp": 0, "fn": 2, "tn": 4}
     advice = row["threshold"]
     assert advice["current"] == 0.5 and advice["best"]["threshold"] < 0.1
+    saved = tmp_path / "reader.json"
     result = cli(
-        "judge", "r", "--judges", "refusal_reader", "--calibrate-from-labels", "--folds", "3"
-    )
+        "judge", "r", "--judges", "refusal_reader", "--calibrate-from-labels", "--folds", "3",
+        "--save-config", str(saved),
+    )  # fmt: skip
     assert result.code == 0, result.err
     assert "refusal_reader: threshold 0.500 -> 0.08" in result.out
     after = json.loads(cli("agreement", "--run", "r", "--format", "json").out)
     [row] = [r for r in after["judges"] if r["judge"] == "refusal_reader"]
     assert row["confusion"] == {"tp": 8, "fp": 1, "fn": 0, "tn": 3}  # in-sample, named so
     assert row["calibration"]["run"] == "r"
+
+    # carried to a new run made here (`run --judge-config`): "Sorry, no." is now a refusal
+    server = serve(lambda path, body, attempt: (200, chat_completion("Sorry, no."), 0.0))
+    model = ["--backend", "openai", "--base-url", server.url, "--model", "m", "--limit", "2"]
+    for name, extra in (("plain", []), ("fitted", ["--judge-config", str(saved)])):
+        made = cli("run", "n", *model, "--name", name, "--judges", "refusal_reader", *extra)
+        assert made.code == 0, made.err
+    flagged = {name: [row[0] for row in _flags(db_path, name)] for name in ("plain", "fitted")}
+    assert flagged == {"plain": [0, 0], "fitted": [1, 1]}
+    [(_, config)] = set(_flags(db_path, "fitted"))
+    assert json.loads(config)["calibration"]["description"] == (
+        "calibrated on 12 labels of run r by annotators ann"
+    )
+
+
+def _flags(db_path: Path, run: str) -> list[tuple[int, str]]:
+    with sqlite3.connect(db_path) as conn:
+        return conn.execute(
+            "SELECT j.flagged, jc.config FROM judgments j JOIN generations g "
+            "ON g.id = j.generation_id JOIN runs r ON r.id = g.run_id JOIN judge_configs jc "
+            "ON jc.hash = j.judge_hash WHERE r.name = ? ORDER BY g.id",
+            (run,),
+        ).fetchall()
