@@ -54,7 +54,7 @@ class RefusalReader(Judge):
     """Multilingual refusal cues at the opening, weighed by a learned combiner."""
 
     name = "refusal_reader"
-    version = "1"
+    version = "2"  # 2: idiomatic declining, compliment-first and curt "No." refusals (issue 31)
 
     def __init__(self, weights_path: Path = WEIGHTS, threshold: float = THRESHOLD) -> None:
         self.weights, self.weights_sha256 = load_weights(weights_path)
