@@ -226,6 +226,8 @@ def test_forced_answer_pass_gives_the_step_by_step_tokens(tmp_path: Path) -> Non
                 assert loop == reference  # the loop itself is generate()'s
             for answer in answers:
                 assert greedy_until_settled(*args, limit, settled, answer) == loop, (answer, limit)
+                both = greedy_until_settled(*args, limit, settled, answers[0], [answer])
+                assert both == loop, (answer, limit)
 
 
 def test_forced_answer_pass_is_one_decoder_call_when_rows_settle(trained_t5: Path) -> None:
@@ -245,6 +247,16 @@ def test_forced_answer_pass_is_one_decoder_call_when_rows_settle(trained_t5: Pat
     assert [tokenizer.decode(ids) for ids in forced] == ["attributable", "not"]
     assert steps == [1] * (len(answer) + 1)  # one token per call, EOS after the answer
     assert calls == [len(answer) + 1]  # start and the answer, in one call
+
+
+def test_both_answers_settle_in_two_forced_calls(trained_t5: Path) -> None:
+    """The judge's rule (either answer can still be reached): "not attributable" rows
+    are read by a second forced pass, not stepped token by token."""
+    model, tokenizer = _load_t5(trained_t5)
+    judge = Seq2SeqAttributable(model, tokenizer, batch_size=4)
+    calls = _decoder_calls(model)
+    assert judge.score([SUPPORTED, UNSUPPORTED]) == [1.0, 0.0]
+    assert calls == [len(judge.answer_ids) + 1, len(judge.other_answer_ids) + 1]
 
 
 def test_unpadded_encoder_gives_each_row_its_own_encoding(tmp_path: Path) -> None:

@@ -138,8 +138,9 @@ class Seq2SeqAttributable:
         self.batches_run = 0  # forward/generate calls made (for tests and benchmarks)
         if scoring == "first_token":
             self._choice_ids = choice_ids(tokenizer, "attributable", "not")
-        # read in one teacher-forced decoder pass; empty: decoded one token per call
+        # read in one teacher-forced decoder pass each; empty: decoded one token per call
         self.answer_ids = answer_ids(tokenizer, ATTRIBUTABLE)
+        self.other_answer_ids = answer_ids(tokenizer, NOT_ATTRIBUTABLE)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -178,6 +179,7 @@ class Seq2SeqAttributable:
                 self.max_new_tokens,
                 lambda ids: not could_become_answer(self._decode(ids)),
                 self.answer_ids,
+                (self.other_answer_ids,),
             )
             return [exact_answer_score(self._decode(ids)) for ids in generated_ids]
         with torch.inference_mode():
