@@ -58,10 +58,12 @@ class Span:
 
 @dataclass(frozen=True)
 class ItemVerdict:
-    """The judge's verdict on one reference item (an event or a character)."""
+    """The judge's verdict on one reference item (an event or a character); verdict None:
+    the judge could not decide it (its model's answers were unreadable), a judge error
+    for that item, never a "no"."""
 
     index: int
-    verdict: bool
+    verdict: bool | None
     score: float | None = None
 
     def to_json(self) -> dict[str, Any]:

@@ -110,3 +110,18 @@ def checkpoint(store: Store) -> bool:
     them; never waits. True when complete (a reader elsewhere may hold some back)."""
     busy, frames, copied = store.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
     return busy == 0 and frames == copied
+
+
+def judge_config(store: Store, config_hash: str) -> dict[str, Any] | None:
+    """The stored judge configuration with this hash: name, version, hash, config."""
+    row = store.conn.execute(
+        "SELECT hash, name, version, config FROM judge_configs WHERE hash = ?", (config_hash,)
+    ).fetchone()
+    if row is None:
+        return None
+    return {
+        "judge": row["name"],
+        "version": row["version"],
+        "judge_hash": row["hash"],
+        "config": _config(row["config"]),
+    }

@@ -247,7 +247,7 @@ def _verdicts_of(row: dict[str, Any]) -> list[JudgeVerdict]:
         JudgeVerdict(
             **common,
             item_index=int(item["index"]),
-            verdict=bool(item["verdict"]),
+            verdict=None if item["verdict"] is None else bool(item["verdict"]),
             score=item.get("score"),
             threshold=item_threshold,
             excluded=int(item["index"]) in excluded,

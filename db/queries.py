@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from copyaudit.types import Case
@@ -175,3 +175,17 @@ def run_models(store: Store) -> list[tuple[str, str | None]]:
     return [
         (r["name"], r["model"]) for r in store.query("SELECT name, model FROM runs ORDER BY name")
     ]
+
+
+def errors_starting(store: Store, run_id: int, prefixes: Sequence[str]) -> dict[str, int]:
+    """metric -> the run's judgments without a value whose stored error starts with one
+    of `prefixes` (metrics with none are absent)."""
+    if not prefixes:
+        return {}
+    likes = " OR ".join("json_extract(j.evidence, '$.error') LIKE ? || '%'" for _ in prefixes)
+    rows = store.conn.execute(
+        "SELECT j.metric, COUNT(*) FROM judgments j JOIN generations g ON g.id = j.generation_id "
+        f"WHERE g.run_id = ? AND j.value IS NULL AND ({likes}) GROUP BY j.metric ORDER BY j.metric",
+        (run_id, *prefixes),
+    )
+    return {str(metric): int(count) for metric, count in rows}

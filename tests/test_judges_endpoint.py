@@ -349,3 +349,44 @@ def test_cli_refuses_a_base_url_with_credentials(tmp_path: Path, cli: Any, db_pa
     )  # fmt: skip
     assert result.code == 2 and "credentials" in result.err
     assert db_path.read_bytes() == before
+
+
+def test_cli_garbage_answers_are_judge_errors_for_every_event_in_agreement(
+    tmp_path: Path,
+    cli: Any,
+    db_path: Path,
+    serve: Callable[[Behaviour], FakeServer],  # noqa: F811
+) -> None:
+    """An endpoint judge that answers neither "attributable" nor "not attributable":
+    each event item is stored undecided (verdict null), `agreement` counts every labelled
+    event under judge_error (none judged "no"), and the report warns that the events
+    metric is mostly unreadable."""
+    server = serve(_answering("Purple monkey dishwasher."))
+    cases = write_jsonl(tmp_path / "cases.jsonl", [nonliteral_record(i) for i in (1, 2, 3)])
+    assert cli("import", "nonliteral", str(cases), "--suite", "s").code == 0
+    stories = [{"case_id": f"nl-{i}", "output": STORY} for i in (1, 2, 3)]
+    generations = write_jsonl(tmp_path / "g.jsonl", stories)
+    assert cli("import-generations", str(generations), "--run", "garbled", "--suite", "s").code == 0
+    endpoint = ["--judge-backend", "openai", "--judge-base-url", server.url]
+    result = cli("judge", "garbled", "--judges", "events", "--event-model", "m", *endpoint)
+    assert result.code == 0, result.err
+    stored = _judge_exchanges(db_path)
+    assert [value for _, value, _ in stored] == [None] * 3
+    assert all(i["verdict"] is None for _, _, e in stored for i in e["items"])
+    labels = [
+        {"annotator": "ann", "generation": f"garbled/nl-{i}/1", "target": "event", "index": e}
+        | {"label": "yes" if e == 0 else "no"}
+        for i in (1, 2, 3)
+        for e in (0, 1)
+    ]
+    assert cli("import-labels", str(write_jsonl(tmp_path / "l.jsonl", labels))).code == 0
+    agreement = json.loads(cli("agreement", "--run", "garbled", "--format", "json").out)
+    [row] = [r for r in agreement["judges"] if r["judge"] == "events"]
+    assert row["n"] == 0 and row["excluded"]["judge_error"] == 6
+    report = json.loads(cli("report", "garbled", "--format", "json").out)
+    assert report["unreadable"] == {"events": 3}
+    assert report["warnings"] == [
+        "events: 3 of 3 judgments unreadable (the judge model's answers could not be read "
+        "or its requests failed); its figures leave them out and rest on the rest"
+    ]
+    assert "**Warning:** events: 3 of 3" in cli("report", "garbled").out

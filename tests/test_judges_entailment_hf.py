@@ -9,6 +9,7 @@ random tiny models (plumbing, padding, batching, the not-asked-again rule).
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from copyaudit.judges.entailment_hf import (
     NLICrossEncoder,
     Seq2SeqAttributable,
     entailment_label_index,
+    exact_answer_score,
 )
 from copyaudit.judges.events import EventJudge
 from copyaudit.judges.loading import load_entailment_model, split_spec
@@ -91,6 +93,20 @@ def _load_t5(directory: Path) -> tuple[Any, Any]:
 
     model = AutoModelForSeq2SeqLM.from_pretrained(directory, use_safetensors=True)
     return model, AutoTokenizer.from_pretrained(directory)
+
+
+def _same(scores: list[float], expected: list[float]) -> bool:
+    """Equal scores, NaN (unreadable) matching NaN."""
+    return len(scores) == len(expected) and all(
+        a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(scores, expected, strict=True)
+    )
+
+
+def test_an_answer_other_than_the_two_is_unreadable_not_no() -> None:
+    assert exact_answer_score("attributable") == 1.0
+    assert exact_answer_score("not attributable") == 0.0
+    for garbage in ("", "attribut", "yes", "not", "attributable attributable"):
+        assert math.isnan(exact_answer_score(garbage)), garbage
 
 
 def test_prompt_is_the_papers() -> None:
@@ -210,6 +226,8 @@ def test_forced_answer_pass_gives_the_step_by_step_tokens(tmp_path: Path) -> Non
                 assert loop == reference  # the loop itself is generate()'s
             for answer in answers:
                 assert greedy_until_settled(*args, limit, settled, answer) == loop, (answer, limit)
+                both = greedy_until_settled(*args, limit, settled, answers[0], [answer])
+                assert both == loop, (answer, limit)
 
 
 def test_forced_answer_pass_is_one_decoder_call_when_rows_settle(trained_t5: Path) -> None:
@@ -229,6 +247,16 @@ def test_forced_answer_pass_is_one_decoder_call_when_rows_settle(trained_t5: Pat
     assert [tokenizer.decode(ids) for ids in forced] == ["attributable", "not"]
     assert steps == [1] * (len(answer) + 1)  # one token per call, EOS after the answer
     assert calls == [len(answer) + 1]  # start and the answer, in one call
+
+
+def test_both_answers_settle_in_two_forced_calls(trained_t5: Path) -> None:
+    """The judge's rule (either answer can still be reached): "not attributable" rows
+    are read by a second forced pass, not stepped token by token."""
+    model, tokenizer = _load_t5(trained_t5)
+    judge = Seq2SeqAttributable(model, tokenizer, batch_size=4)
+    calls = _decoder_calls(model)
+    assert judge.score([SUPPORTED, UNSUPPORTED]) == [1.0, 0.0]
+    assert calls == [len(judge.answer_ids) + 1, len(judge.other_answer_ids) + 1]
 
 
 def test_unpadded_encoder_gives_each_row_its_own_encoding(tmp_path: Path) -> None:
@@ -267,15 +295,16 @@ def test_seq2seq_verdicts_equal_generate_batched_and_per_pair(trained_t5: Path) 
         *(("Mara", SUPPORTED[1]), UNSUPPORTED, SUPPORTED, ("", ""), ("boat " * 30, "sea")),
     ]
     prompts = [ATTRIBUTION_PROMPT.format(claim=c, passage=p) for c, p in pairs]
-    expected = [
-        1.0 if tokenizer.decode(ids, skip_special_tokens=True) == "attributable" else 0.0
+    decoded = [
+        tokenizer.decode(ids, skip_special_tokens=True)
         for ids in _generate_tokens(model, tokenizer, prompts)
     ]
-    assert 0 < sum(expected) < len(expected)
+    expected = [exact_answer_score(text) for text in decoded]
+    assert {"attributable", "not attributable"} <= set(decoded)
     batched = Seq2SeqAttributable(model, tokenizer, batch_size=8)
     single = Seq2SeqAttributable(model, tokenizer, batch_size=1)
-    assert batched.score(pairs) == expected
-    assert single.score(pairs) == expected
+    assert _same(batched.score(pairs), expected)
+    assert _same(single.score(pairs), expected)
     assert (batched.batches_run, single.batches_run) == (1, len(pairs))
 
 

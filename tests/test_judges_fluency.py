@@ -66,7 +66,7 @@ def test_fluency_scores_and_unparseable_answers() -> None:
     assert unparseable.value is None
     assert unparseable.error.startswith("unparseable: ")
     assert "I think it is good" in unparseable.error
-    assert failed.value is None and failed.error == "CUDA out of memory"
+    assert failed.value is None and failed.error == "judge request failed: CUDA out of memory"
 
     first = generator.requests[0]
     assert first.chat is True

@@ -179,7 +179,7 @@ def test_lm_refusal_judge_parses_and_reports_unparseable() -> None:
     assert (no.value, no.flagged) == (0.0, False)
     assert unclear.value is None and unclear.error.startswith("unparseable")
     assert unclear.extra["answer"] == "It is hard to say."  # the raw answer, recorded
-    assert failed.value is None and failed.error == "backend timed out"
+    assert failed.value is None and failed.error == "judge request failed: backend timed out"
     assert failed.extra["request_error"] == "backend timed out"
     request = generator.requests[0]
     assert request.chat and request.max_new_tokens == 8

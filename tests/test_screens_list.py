@@ -322,3 +322,27 @@ async def test_the_footer_is_rebuilt_once_per_burst_and_shows_the_keys(
         shown = {b.action for _, b, _, _ in screen.active_bindings.values() if b.show}
         got = {k.action for k in screen.query(FooterKey)}
         assert got - {"command_palette"} == shown, (shown - got, got - shown)
+
+
+async def test_a_run_mostly_unreadable_says_so_above_its_list(
+    cli: Any, tmp_path: Path, db_path: Path
+) -> None:
+    """Two of three events judgments unreadable: the run's list opens with the warning."""
+    from tests.label_fixtures import EVENTS_JUDGE, event_score, judge, make_run
+
+    make_run(cli, tmp_path, "nonliteral", ["nl-1", "nl-2", "nl-3"])
+    unreadable = Score("events", None, target="event", error="unparseable: 2 judge answer(s)")
+    with Store(db_path) as store:
+        judge(
+            store,
+            EVENTS_JUDGE,
+            {"r/nl-1/1": unreadable, "r/nl-2/1": unreadable, "r/nl-3/1": event_score([])},
+        )
+    app = CopyauditApp(db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        warnings = pilot.app.screen.query_one("#warnings")
+        await wait_until(pilot, lambda: warnings.display)
+        assert "events: 2 of 3 judgments unreadable" in str(warnings.render())

@@ -38,7 +38,13 @@ from copyaudit.reports.output_file import check_destination
 from copyaudit.reports.run_report import build_report, report_markdown
 from copyaudit.reports.run_report_html import report_html
 from copyaudit.studies.notice.report import parse_thresholds
-from copyaudit.verification.calibration import calibrate_run, outcome_lines
+from copyaudit.verification.calibration import (
+    DECIDE_AT,
+    OBJECTIVES,
+    calibrate_run,
+    outcome_lines,
+)
+from copyaudit.verification.judge_config import write_judge_config
 from db.case_file import run_judges, run_record
 from db.queries import metric_thresholds
 from db.run_owner import owned
@@ -228,6 +234,29 @@ def run_cmd(
     show_default=True,
     help="With --calibrate-from-labels: the seed of the folds and intervals.",
 )
+@click.option(
+    "--objective",
+    type=click.Choice(OBJECTIVES),
+    default=OBJECTIVES[0],
+    show_default=True,
+    help="With --calibrate-from-labels: fit the item threshold to item F1, or fit the "
+    "events judge's count threshold k with it to the story decision (run-level agreement "
+    "of 'at least k events' with people's, on generations whose every event is labelled).",
+)
+@click.option(
+    "--decide-at",
+    type=POSITIVE_INT,
+    default=DECIDE_AT,
+    show_default=True,
+    help="With --calibrate-from-labels: people's decision flags a story with at least this "
+    "many supported events (CopyBench's 5).",
+)
+@click.option(
+    "--save-config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --calibrate-from-labels: also write the calibrated configuration to this "
+    "JSON file, for --judge-config on another run.",
+)
 @click.pass_obj
 def judge_cmd(
     obj: Any,
@@ -237,19 +266,34 @@ def judge_cmd(
     calibrate_from_labels: bool,
     folds: int,
     seed: int,
+    objective: str,
+    decide_at: int,
+    save_config: Path | None,
 ) -> None:
     """(Re)judge the generations of RUN, generated here or imported."""
 
     progress = RichProgress()
+    if save_config is not None and not calibrate_from_labels:
+        raise click.UsageError("--save-config goes with --calibrate-from-labels")
     if calibrate_from_labels:
         with obj.store() as store, owned(store, run, "judge"), progress.bar:
             outcomes, refused = calibrate_run(
-                store, run, judging, folds=folds, seed=seed, on_progress=progress
+                store,
+                run,
+                judging,
+                folds=folds,
+                seed=seed,
+                on_progress=progress,
+                objective=objective,
+                decide_at=decide_at,
             )
         for judge, reason in refused:
             echo(f"not calibrated {judge}: {reason}", err=True)
         for outcome in outcomes:
             click.echo("\n".join(outcome_lines(outcome)))
+        if save_config is not None:
+            write_judge_config(save_config, outcomes)
+            click.echo(f"calibrated configuration written to {save_config}")
         return
     with obj.store() as store, owned(store, run, "judge"), progress.bar:
         stored, skipped = judge_run(store, run, judging, rejudge=rejudge, on_progress=progress)

@@ -12,8 +12,9 @@ import click
 
 from copyaudit.endpoint_url import check_base_url
 from copyaudit.errors import UserError
-from copyaudit.judges.options import JUDGE_BACKENDS, JudgeOptions, stored_defaults
+from copyaudit.judges.options import JUDGE_BACKENDS, Calibration, JudgeOptions, stored_defaults
 from copyaudit.judges.registry import JUDGE_NAMES, PRESETS
+from copyaudit.verification.judge_config import read_judge_config, stored_judge_config
 from copyaudit.vocabulary import DTYPE_NAMES
 
 MAX_INT64 = 2**63 - 1  # the largest integer the database stores
@@ -79,7 +80,9 @@ def judge_options(command: Callable[..., Any]) -> Any:
     @functools.wraps(command)
     def with_judging(*args: Any, **kwargs: Any) -> Any:
         chosen = {name: kwargs.pop(name) for name in _JUDGE_OPTION_NAMES}
-        return command(*args, judging=JudgeOptions(**chosen), **kwargs)
+        config = kwargs.pop("judge_config")
+        calibrations = _calibrations(config) if config else ()
+        return command(*args, judging=JudgeOptions(**chosen, calibrations=calibrations), **kwargs)
 
     return _apply(
         (
@@ -134,6 +137,14 @@ def judge_options(command: Callable[..., Any]) -> Any:
                 "(no credentials in it).",
             ),
             click.option(
+                "--judge-config",
+                metavar="FILE|NAME",
+                help="Judge with calibrated thresholds: a file `judge RUN "
+                "--calibrate-from-labels --save-config FILE` wrote, or the hash of a "
+                "calibrated configuration in this database (the calibration prints it). The "
+                "judges it names must be built with the options they were fitted with.",
+            ),
+            click.option(
                 "--judge-api-key-env",
                 default=JUDGE_OPTION_DEFAULTS["judge_api_key_env"],
                 show_default=True,
@@ -143,6 +154,15 @@ def judge_options(command: Callable[..., Any]) -> Any:
         ),
         with_judging,
     )
+
+
+def _calibrations(value: str) -> tuple[Calibration, ...]:
+    """--judge-config's calibrations: a file, else a hash looked up in the database."""
+    path = Path(value)
+    if path.is_file():
+        return read_judge_config(path)
+    with click.get_current_context().find_root().obj.store() as store:
+        return (stored_judge_config(store, value),)
 
 
 # one flag per option a run stores (device and downloads are not chosen here)

@@ -121,6 +121,11 @@ def render_markdown(
         )
         notes = {j["threshold"].get("note") for j in advice} - {None}
         out += [f"\nNote: {note}." for note in sorted(notes)]
+        out += [
+            f"\n**Warning** ({j['run']}, {j['judge']}): {j['threshold']['warning']}."
+            for j in advice
+            if j["threshold"].get("warning")
+        ]
         out.append(
             "\nIn-sample: the best threshold is fitted and measured on the same labels. "
             "`copyaudit judge RUN --calibrate-from-labels` fits it with cross-validation "

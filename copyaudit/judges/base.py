@@ -38,10 +38,22 @@ class Judge(ABC):
         registry's `score_threshold`) override this."""
         raise TypeError(f"judge {self.name!r} has no score threshold")
 
-    def calibrate(self, threshold: float, provenance: Mapping[str, Any]) -> None:
-        """Use `threshold`, fitted to people's labels; `provenance` says how."""
+    def set_count_threshold(self, value: int) -> None:
+        """Set how many items flag a generation; counting judges (the registry's
+        `count_threshold`) override this."""
+        raise TypeError(f"judge {self.name!r} has no count threshold")
+
+    def calibrate(
+        self, threshold: float, provenance: Mapping[str, Any], count: int | None = None
+    ) -> None:
+        """Use `threshold` (and, fitted to the story decision, the count threshold
+        `count`), fitted to people's labels; `provenance` says how."""
         self.set_score_threshold(threshold)
+        if count is not None:
+            self.set_count_threshold(count)
         self.calibration = {**provenance, "threshold": threshold}
+        if count is not None:
+            self.calibration["count"] = count
 
     def config_hash(self) -> str:
         blob = json.dumps(

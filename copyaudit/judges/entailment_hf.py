@@ -12,6 +12,7 @@ out-of-memory (`AdaptiveBatcher`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -39,6 +40,20 @@ YES_NO_PROMPT = (
 
 SEQ2SEQ_SCORING = ("generate", "first_token")
 ATTRIBUTABLE = "attributable"  # the reference code's exact-match answer
+NOT_ATTRIBUTABLE = "not attributable"
+# The score of an answer: the two exact answers, anything else unreadable (NaN: the
+# events judge records the event as a judge error, never as "not attributable").
+_ANSWER_SCORES = {ATTRIBUTABLE: 1.0, NOT_ATTRIBUTABLE: 0.0}
+
+
+def exact_answer_score(text: str) -> float:
+    """1.0 for exactly "attributable", 0.0 for exactly "not attributable", else NaN."""
+    return _ANSWER_SCORES.get(text, math.nan)
+
+
+def could_become_answer(text: str) -> bool:
+    """True while greedy decoding can still reach one of the two answers."""
+    return any(answer.startswith(text) for answer in _ANSWER_SCORES)
 
 
 def _model_device(model: Any) -> Any:
@@ -84,8 +99,10 @@ class Seq2SeqAttributable:
 
     scoring="generate" (the paper): greedy decoding of at most `max_new_tokens`
     tokens; the pair scores 1.0 when the decoded text is exactly "attributable"
-    (the reference code's test), else 0.0. Decoding stops for a row at EOS or as soon
-    as its text so far is not a prefix of "attributable" (`seq2seq_greedy`: the same
+    (the reference code's test), 0.0 when it is exactly "not attributable", and NaN
+    (unreadable, a judge error for the event) for anything else, which the reference
+    code counted as 0. Decoding stops for a row at EOS or as soon as its text so far
+    is a prefix of neither answer (`seq2seq_greedy`: the same
     greedy choices as generate(), which is kept for models whose generation config
     changes logits); the answer's tokens are read in one teacher-forced decoder
     pass, and only a row that leaves them on a possible prefix decodes step by step.
@@ -121,8 +138,9 @@ class Seq2SeqAttributable:
         self.batches_run = 0  # forward/generate calls made (for tests and benchmarks)
         if scoring == "first_token":
             self._choice_ids = choice_ids(tokenizer, "attributable", "not")
-        # read in one teacher-forced decoder pass; empty: decoded one token per call
+        # read in one teacher-forced decoder pass each; empty: decoded one token per call
         self.answer_ids = answer_ids(tokenizer, ATTRIBUTABLE)
+        self.other_answer_ids = answer_ids(tokenizer, NOT_ATTRIBUTABLE)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -159,10 +177,11 @@ class Seq2SeqAttributable:
                 inputs["input_ids"],
                 inputs["attention_mask"],
                 self.max_new_tokens,
-                lambda ids: not ATTRIBUTABLE.startswith(self._decode(ids)),
+                lambda ids: not could_become_answer(self._decode(ids)),
                 self.answer_ids,
+                (self.other_answer_ids,),
             )
-            return [1.0 if self._decode(ids) == ATTRIBUTABLE else 0.0 for ids in generated_ids]
+            return [exact_answer_score(self._decode(ids)) for ids in generated_ids]
         with torch.inference_mode():
             if self.scoring == "generate":
                 generated = self.model.generate(
@@ -173,7 +192,7 @@ class Seq2SeqAttributable:
                     num_beams=1,
                 )
                 texts = self.tokenizer.batch_decode(generated, skip_special_tokens=True)
-                return [1.0 if text == ATTRIBUTABLE else 0.0 for text in texts]
+                return [exact_answer_score(text) for text in texts]
             start = self.model.config.decoder_start_token_id
             decoder_input_ids = torch.full(
                 (inputs["input_ids"].shape[0], 1), start, device=inputs["input_ids"].device

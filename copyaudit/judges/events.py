@@ -14,7 +14,8 @@ among the windows asked up to and including the first supporting one.
 
 A backend may score a pair NaN: its answer could not be had or read (a judge LM behind
 an endpoint). The window does not support the event and later windows are still asked;
-an event left unsupported with such a window is unresolved, and a generation with an
+an event left unsupported with such a window is unresolved: its item verdict is None (a
+judge error for that event, which `agreement` counts as such), and a generation with an
 unresolved event gets no count (value None, "unparseable ..."), never a silent "not
 copied". A backend with an `exchange(pair)` method (the raw answer it got) has every
 (event, window) exchange stored in the score's evidence.
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from copyaudit.judges.base import Judge
+from copyaudit.judges.lm_judge import REQUEST_FAILED, UNPARSEABLE
 from copyaudit.judges.windows import (
     WINDOW_TOKENIZERS,
     Window,
@@ -97,6 +99,10 @@ class EventJudge(Judge):
         """The entailment threshold an event's score must reach (the count threshold
         that flags a story stays)."""
         self.model.threshold = value
+
+    def set_count_threshold(self, value: int) -> None:
+        """How many supported events flag a story."""
+        self.threshold = value
 
     def judge(self, items: Sequence[JudgeInput]) -> list[list[Score]]:
         events_per_item: list[list[str] | None] = []
@@ -188,13 +194,14 @@ class EventJudge(Judge):
         for e in range(len(events)):
             state = states[(g, e)]
             supported = state.supporting_window is not None
-            verdicts.append(ItemVerdict(e, supported, state.best))
+            decided = supported or not state.unreadable
+            verdicts.append(ItemVerdict(e, supported if decided else None, state.best))
             if state.supporting_window is not None:
                 window = windows[state.supporting_window]
                 spans.append(
                     Span(window.start, window.end, item=e, note=f"window {state.supporting_window}")
                 )
-        count = sum(v.verdict for v in verdicts)
+        count = sum(v.verdict is True for v in verdicts)
         extra: dict[str, Any] = {"windows": [[w.start, w.end] for w in windows]}
         exchanges = self._exchanges(g, events, windows, states)
         if exchanges:
@@ -208,7 +215,7 @@ class EventJudge(Judge):
             extra.update(supported=count, unresolved_items=unresolved)
             answers = sum(states[(g, e)].unreadable for e in unresolved)
             failed = [x["request_error"] for x in exchanges if "request_error" in x]
-            reason = f"judge request failed ({failed[-1]})" if failed else "unparseable"
+            reason = f"{REQUEST_FAILED} ({failed[-1]})" if failed else UNPARSEABLE
             return Score(
                 "events",
                 None,

@@ -21,6 +21,10 @@ from copyaudit.types import JudgeInput, Score
 
 ANSWER_CHARS = 4000  # the stored raw answer is cut here (a runaway answer stays small)
 UNPARSEABLE = "unparseable"  # how an error of an answer that did not parse starts
+REQUEST_FAILED = "judge request failed"  # how an error of a request that failed for good starts
+# The errors of a judgment whose judge model's answer could not be had or read: reports
+# count them per metric and say so when most of a run's judgments are such.
+UNREADABLE_ERRORS: tuple[str, ...] = (UNPARSEABLE, REQUEST_FAILED)
 
 
 class LMJudge(Judge):
@@ -69,7 +73,7 @@ class LMJudge(Judge):
         if request.system is not None:
             sent = {"system": request.system, **sent}
         if result.error:
-            score = self.unreadable(result.error)
+            score = self.unreadable(f"{REQUEST_FAILED}: {result.error}")
             exchange: dict[str, Any] = {"request": sent, "request_error": result.error}
         else:
             score = self.read(result.text)

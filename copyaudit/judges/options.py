@@ -39,9 +39,21 @@ class Calibration:
     judge: str
     threshold: float
     provenance: str = "{}"
+    count: int | None = None  # the count threshold, when fitted to the story decision
+    # the configuration hash the calibrated judge must reproduce (one carried to another
+    # run: built from other options, it would be another judge's threshold); None: unchecked
+    expected_hash: str | None = None
 
     def record(self) -> dict[str, Any]:
         return json.loads(self.provenance)
+
+    @classmethod
+    def from_stored(cls, judge: str, entry: dict[str, Any]) -> Calibration:
+        """The calibration a judge's stored `calibration` entry describes (the entry
+        `Judge.calibrate` wrote: its provenance, "threshold" and, if fitted, "count")."""
+        count = entry.get("count")
+        rest = {k: v for k, v in entry.items() if k not in ("threshold", "count")}
+        return cls(judge, float(entry["threshold"]), json.dumps(rest), count)
 
 
 @dataclass(frozen=True)

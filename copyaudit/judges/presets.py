@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from copyaudit.errors import UserError
 from copyaudit.judges.base import Judge
 from copyaudit.judges.context import (
     BuildContext,
@@ -35,9 +36,22 @@ from copyaudit.judges.context import (
     default_embedder,
     judge_generator_factory,
 )
-from copyaudit.judges.options import JudgeOptions
+from copyaudit.judges.options import Calibration, JudgeOptions
 from copyaudit.judges.registry import selected
 from copyaudit.models.base import Embedder, Generator
+
+
+def check_calibrated(judge: Judge, calibration: Calibration) -> None:
+    """UserError unless the calibrated judge is the configuration the calibration was
+    exported as (same models and settings as the judge it was fitted on)."""
+    if calibration.expected_hash is None or judge.config_hash() == calibration.expected_hash:
+        return
+    raise UserError(
+        f"judge configuration {calibration.expected_hash} ({judge.name}, "
+        f"{calibration.record().get('description', 'calibrated')}) cannot be rebuilt: the "
+        f"options given build {judge.config_hash()}; pass the judge options it was fitted "
+        "with (--event-model, --judge-model, ...)"
+    )
 
 
 def build_judges(
@@ -73,6 +87,7 @@ def build_judges(
             continue
         for calibration in options.calibrations:
             if calibration.judge == spec.name:
-                judge.calibrate(calibration.threshold, calibration.record())
+                judge.calibrate(calibration.threshold, calibration.record(), calibration.count)
+                check_calibrated(judge, calibration)
         judges.append(judge)
     return judges, ctx.skipped

@@ -144,6 +144,14 @@ DECLINE = _rx(
     r"\bi(?:'m|\s+am)\s+(?:respectfully\s+)?declining\b|\bi(?:'ll|\s+will)\s+refrain\b",
     r"\bi(?:'ll|\s+will)\s+(?:have\s+to\s+)?pass\b",
     r"\bi(?:'d|\s+would)\s+prefer\s+not\b",
+    # idioms (issue 31): "That's one I'll have to sit out", "Declining this one:", "My
+    # answer here has to be no", "count me out"
+    r"\bsit\s+(?:this|that|it|this\s+one|that\s+one)\s+out\b|\b(?:one|request)\s+i(?:'ll|\s+will|"
+    r"'m\s+going\s+to|\s+must|\s+have\s+to)\s+(?:have\s+to\s+)?sit\s+out\b",
+    r"^declining\b|\bcount\s+me\s+out\b",
+    r"\b(?:my\s+)?answer\s+(?:here\s+|to\s+(?:this|that)\s+)?(?:has\s+to\s+be|must\s+be|is|will\s+"
+    r"(?:have\s+to\s+)?be)\s+(?:a\s+)?(?:no|\"no\")\b",
+    r"\bi(?:'m|\s+am)\s+going\s+to\s+(?:have\s+to\s+)?say\s+no\b",
     r"\bje\s+(?:dois\s+|me\s+vois\s+obligée?\s+de\s+)?refuser?\b|\bil\s+(?:m'est|ne\s+m'est\s+pas)\s+"
     r"(?:impossible|possible)\b|\bje\s+ne\s+suis\s+pas\s+en\s+mesure\b|\bje\s+préfère\s+ne\s+pas\b",
     r"\bablehnen\b|\bich\s+lehne\b|\bist\s+mir\s+nicht\s+möglich\b",
@@ -198,6 +206,10 @@ ALTERNATIVE = _rx(
 )
 LEAD_IN = _rx(
     r"\bthank|\brequest\b|\bquestion\b|\bunderstand\b|\bappreciate\b|^(?:hi|hello)\b",
+    # a compliment first ("What a beautiful passage!"), or a curt "No." (issue 31)
+    r"^what\s+an?\b|\b(?:lovely|beautiful|wonderful|gorgeous|fascinating|great|classic|"
+    r"brilliant|excellent|memorable)\b|\bi\s+(?:love|adore|admire)\b|\bsuch\s+an?\b",
+    r"^no\s*[.!]*$",
     r"\bmerci\b|\bdanke\b|\bgracias\b|\bgrazie\b|\bobrigad[oa]\b|谢谢|謝謝|ありがとう",
 )
 _DIALOGUE_TAG = re.compile(r"[\"”’'“»“‘]\s*,?\s+[a-zà-ÿ]|[,—]\s*[»“”\"]?\s*—?\s*(?:dij|dit|sagt)")

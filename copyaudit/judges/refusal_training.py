@@ -199,7 +199,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         if args.eval:
             x, _, possible = design(examples)
             weights = train(args.data)
-            verdicts["refusal_reader v1"] = (probability(weights, x) >= 0.5) & possible
+            verdicts["refusal_reader"] = (probability(weights, x) >= 0.5) & possible
+            verdicts["always yes"] = np.ones(len(examples), dtype=bool)
+            verdicts["always no"] = np.zeros(len(examples), dtype=bool)
         else:
             verdicts["refusal_reader v1 (CV)"] = cross_validate(examples)
         print(_format(table(examples, verdicts)))

@@ -44,6 +44,9 @@ class JudgeSpec:
     # the config key of the score threshold that decides an item's verdict: threshold
     # advice and calibration from labels apply to it; None: a yes/no (or count) judge
     score_threshold: str | None = None
+    # the config key of the count of positive items that flags a generation: calibration
+    # to the story decision fits it with the score threshold; None: not a counting judge
+    count_threshold: str | None = None
 
     def applies(self, kind: str, paper: bool) -> bool:
         if kind == ALL_KINDS:
@@ -94,6 +97,7 @@ JUDGES: dict[str, JudgeSpec] = {
             # events_entail scored below "always yes" (F1 0.44 against this judge's 0.60)
             offline="embedding + lexical overlap",
             score_threshold="entailment_threshold",
+            count_threshold="threshold",
         ),
         JudgeSpec(
             "events_entail",
@@ -105,6 +109,7 @@ JUDGES: dict[str, JudgeSpec] = {
             # not transfer to longer stories by another author (issue 31); by name only
             offline="not in the preset (aligned sentences, negation/role/outcome checks)",
             score_threshold="entailment_threshold",
+            count_threshold="threshold",
         ),
         JudgeSpec(
             "qa",
@@ -129,6 +134,7 @@ JUDGES: dict[str, JudgeSpec] = {
             GENERATION_KINDS,
             presets=("offline",),
             offline="multilingual refusal cues at the opening + a learned combiner",
+            score_threshold="threshold",  # the combiner's probability, 0.5 by default
         ),
         JudgeSpec(
             "refusal",

@@ -64,9 +64,15 @@ def greedy_until_settled(
     max_new_tokens: int,
     settled: Callable[[list[int]], bool],
     expected: Sequence[int] = (),
+    alternatives: Sequence[Sequence[int]] = (),
 ) -> list[list[int]]:
     """Each row's generated token ids (EOS not included), decoded greedily until it
     emits EOS, reaches `max_new_tokens`, or `settled(its tokens so far)` is True.
+
+    `alternatives`: other answers read the same way, each in one more forced pass over
+    the rows the passes before left open (the proof below holds for any forced answer),
+    so a judge with two answers ("attributable", "not attributable") settles both kinds
+    of row without stepping.
 
     With `expected` (the ids of the answer a caller looks for), one teacher-forced
     decoder pass over [start, *expected] first reads, at each position i, the greedy
@@ -95,6 +101,16 @@ def greedy_until_settled(
         tokens, open_rows = _forced_pass(
             model, hidden, attention_mask, max_new_tokens, settled, list(expected)
         )
+        for answer in alternatives:
+            if not open_rows or not answer:
+                continue
+            index = torch.tensor(open_rows, device=hidden.device)
+            again, still_open = _forced_pass(
+                model, hidden[index], attention_mask[index], max_new_tokens, settled, list(answer)
+            )
+            for row, ids in zip(open_rows, again, strict=True):
+                tokens[row] = ids
+            open_rows = [open_rows[k] for k in still_open]
         if open_rows:
             index = torch.tensor(open_rows, device=hidden.device)
             again = _step_by_step(

@@ -10,6 +10,7 @@ from copyaudit.render.text import headline_text, judged_caption, suite_note_line
 from copyaudit.reports.copying import copying_blocks, copying_markdown
 from copyaudit.reports.people import people_markdown
 from copyaudit.reports.scores import MetricScores, histogram, scores_from_store
+from copyaudit.reports.unreadable import unreadable_counts, unreadable_warnings
 from copyaudit.studies.notice.report import notice_markdown, notice_report
 from copyaudit.verification.estimates import people_estimates
 from copyaudit.verification.quality import judge_quality, quality_line
@@ -78,6 +79,8 @@ def build_report(
     }
     # each headline rate as people would give it, or why that cannot be estimated
     report["people_estimates"] = people_estimates(store, run, report["kind"], report["judged"])
+    report["unreadable"] = unreadable_counts(store, run_id)
+    report["warnings"] = unreadable_warnings(report["unreadable"], report["judged"])
     if report["kind"] == "decop":
         from copyaudit.studies.decop.report import decop_report  # deferred: loads scipy
 
@@ -112,6 +115,7 @@ def report_markdown(report: dict[str, Any]) -> str:
         f"status {report['status']}; {report['n']} generations"
         + (f", {report['failed']} failed" if report["failed"] else ""),
         *suite_note_lines(report),
+        *(f"\n**Warning:** {warning}" for warning in report.get("warnings", ())),
         "",
         *(
             table(

@@ -183,6 +183,9 @@ def report_html(
     )
     # a DE-COP body (its Markdown) carries the notes itself
     notes = "" if report.get("decop") else "".join(f"<p>{esc(n)}</p>" for n in import_notes(report))
+    notes += "".join(
+        f"<p><strong>Warning:</strong> {esc(w)}</p>" for w in report.get("warnings", ())
+    )
     if report.get("decop") is not None:
         from copyaudit.studies.decop.report import decop_markdown  # deferred: loads scipy
 

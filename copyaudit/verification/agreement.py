@@ -227,6 +227,15 @@ def _threshold_advice(
         "current": currents.pop() if len(currents) == 1 else None,
         "best": best,
     }
+    if best is not None:
+        flags = sum(score >= best["threshold"] for score, _ in scored)
+        people = sum(gold for _, gold in scored)
+        advice["flags"] = {"advised": flags, "people": people, "of": len(scored)}
+        if flags == len(scored) and people < len(scored):
+            advice["warning"] = (
+                f"this threshold flags {flags} of {len(scored)} labelled items (people "
+                f"flag {people}): it is the always-yes baseline, not a judge"
+            )
     if target == "event":
         advice["note"] = EVENT_SCORE_NOTE
     return advice

@@ -14,6 +14,12 @@ the judgments whose scores were labelled (else the threshold would be fitted to 
 judge's scores); its calibrated configuration gets a new hash, and its `calibration`
 entry says "calibrated on N labels of run R by annotators A, B", with the folds, the
 seed and both figures. Re-judging goes through the engine's judging path.
+
+Objectives: "item-f1" (the default, as above) or "decision" (`decision`: the count
+threshold k fitted together with the item threshold to the run-level "at least k events"
+decision, on fully labelled generations). For a counting judge (the registry's
+`count_threshold`) both report the held-out run-level agreement beside item P/R/F1, and
+both refuse advice that flags every labelled story while people do not.
 """
 
 from __future__ import annotations
@@ -42,6 +48,14 @@ from copyaudit.verification.agreement import (
     judge_figures,
     reference_items,
 )
+from copyaudit.verification.decision import (
+    DecisionConfig,
+    LabelledStory,
+    evaluate,
+    fit_decision,
+    flags_everything,
+    labelled_stories,
+)
 from db.case_file import run_judges
 from db.labels import current_labels, judge_verdicts
 from db.runs import run_row, suite_kind
@@ -54,6 +68,8 @@ MIN_LABELS = 10  # labelled, scored items a judge needs before a threshold is fi
 FOLDS = 5
 SEED = 0
 RESAMPLES = 1000
+OBJECTIVES = ("item-f1", "decision")
+DECIDE_AT = 5  # people's decision: a story with at least 5 supported events (CopyBench)
 
 
 class CalibrationError(UserError):
@@ -214,6 +230,7 @@ class CalibrationOutcome:
     new_hash: str
     calibration: dict[str, Any]  # the judge's stored `calibration` entry
     stored: int  # scores stored by the re-judge
+    version: str = ""  # the judge's version (an exported configuration names it)
 
 
 @dataclass(frozen=True)
@@ -223,6 +240,16 @@ class _Target:
     config: dict[str, Any]
     items: list[LabelledScore]
     annotators: list[str]
+    stories: list[LabelledStory]  # fully labelled generations (counting judges only)
+
+    def current(self) -> DecisionConfig | None:
+        """The count and item thresholds the labelled scores were judged with."""
+        spec = JUDGES[self.judge]
+        count = self.config.get(spec.count_threshold) if spec.count_threshold else None
+        threshold = self.config.get(spec.score_threshold) if spec.score_threshold else None
+        if not isinstance(count, int) or not isinstance(threshold, int | float):
+            return None
+        return DecisionConfig(count, float(threshold))
 
 
 def _targets(
@@ -265,8 +292,13 @@ def _targets(
             refused.append((spec.name, "ran without a score threshold (a yes/no verdict)"))
             continue
         labelled, people = labelled_scores(own, items, references)
+        stories = (
+            labelled_stories(own, references, story_of) if spec.count_threshold is not None else []
+        )
         targets.append(
-            _Target(spec.name, config["judge_hash"], config["config"] or {}, labelled, people)
+            _Target(
+                spec.name, config["judge_hash"], config["config"] or {}, labelled, people, stories
+            )
         )
     return targets, refused
 
@@ -289,17 +321,21 @@ def calibrate_run(
     adjudicators: Sequence[str] = DEFAULT_ADJUDICATORS,
     embedder_factory: Callable[[], Any] | None = None,
     on_progress: Any = None,
+    objective: str = "item-f1",
+    decide_at: int = DECIDE_AT,
 ) -> tuple[list[CalibrationOutcome], list[tuple[str, str]]]:
     """Calibrate each selected judge with a score threshold on the run's labels, store
     its new configuration and re-judge the run with it. Returns the outcomes and
     (judge, why it was not calibrated); CalibrationError when none could be."""
+    if objective not in OBJECTIVES:
+        raise CalibrationError(f"objective must be one of {', '.join(OBJECTIVES)}")
     row = run_row(store, run)
     kind = str(suite_kind(store, row["suite_id"]))
     targets, refused = _targets(store, run, judging, adjudicators)
     outcomes = []
     for target in targets:
         try:
-            fitted = cross_validate(target.items, folds, seed)
+            fitted = _fitted(target, objective, folds, seed, decide_at)
         except CalibrationError as error:
             refused.append((target.judge, str(error).removeprefix("calibration: ")))
             continue
@@ -317,7 +353,7 @@ def calibrate_run(
             **{k: v for k, v in fitted.items() if k != "threshold"},
         }
         provenance["description"] = describe(provenance)
-        judge.calibrate(fitted["threshold"], provenance)
+        judge.calibrate(fitted["threshold"], provenance, fitted.get("count"))
         stored = score_with(store, run, [judge], rejudge=True, on_progress=on_progress)
         outcomes.append(
             CalibrationOutcome(
@@ -327,12 +363,103 @@ def calibrate_run(
                 judge.config_hash(),
                 dict(judge.calibration or {}),
                 stored,
+                judge.version,
             )
         )
     if not outcomes:
         reasons = "; ".join(f"{name}: {why}" for name, why in refused) or "no judge selected"
         raise CalibrationError(f"nothing calibrated on run {run}: {reasons}")
     return outcomes, refused
+
+
+def _fitted(
+    target: _Target, objective: str, folds: int, seed: int, decide_at: int
+) -> dict[str, Any]:
+    """The fitted threshold (and, for the decision, count) with its figures: item
+    cross-validation, and for a counting judge the run-level decision beside it."""
+    spec = JUDGES[target.judge]
+    if objective == "decision" and spec.count_threshold is None:
+        raise CalibrationError(
+            "has no count threshold: only a counting judge (events) fits the decision"
+        )
+    current = target.current()
+    if objective == "item-f1":
+        fitted = cross_validate(target.items, folds, seed)
+        if current is None or not target.stories:
+            return fitted
+        try:
+            decision = _decision(
+                target.stories, _item_fit(current.count), folds, seed, decide_at, current
+            )
+        except _DecisionUnmeasured as why:
+            fitted["decision"] = {"not_measured": str(why)}
+        else:
+            fitted["decision"] = decision
+        return fitted
+    decision = _decision(target.stories, _decision_fit(decide_at), folds, seed, decide_at, current)
+    return {
+        "threshold": decision["threshold"],
+        "count": decision["count"],
+        "objective": "decision",
+        "folds": folds,
+        "seed": seed,
+        "grouped_by": "story",
+        "per_fold": decision["per_fold"],
+        "cross_validated": decision["cross_validated"]["items"],
+        "in_sample": decision["in_sample"]["items"],
+        "decision": decision,
+    }
+
+
+def _item_fit(count: int) -> Callable[[Sequence[LabelledStory]], DecisionConfig]:
+    """The item-F1 threshold on the training stories, at the judge's own count."""
+
+    def fit(stories: Sequence[LabelledStory]) -> DecisionConfig:
+        scores = [score for s in stories for score in s.scores]
+        best = stats.best_threshold(scores, [g for s in stories for g in s.golds])
+        return DecisionConfig(count, math.inf if best is None else best["threshold"])
+
+    return fit
+
+
+def _decision_fit(decide_at: int) -> Callable[[Sequence[LabelledStory]], DecisionConfig]:
+    return lambda stories: fit_decision(stories, decide_at)
+
+
+class _DecisionUnmeasured(CalibrationError):
+    """Too few fully labelled stories (or one kind only) to measure the decision."""
+
+
+def _decision(
+    stories: list[LabelledStory],
+    fit: Callable[[Sequence[LabelledStory]], DecisionConfig],
+    folds: int,
+    seed: int,
+    decide_at: int,
+    current: DecisionConfig | None,
+) -> dict[str, Any]:
+    """Run-level figures of `fit` on the fully labelled stories (CalibrationError when
+    they cannot be fitted or the advice flags everything)."""
+    groups = {story.group for story in stories}
+    if len(groups) < folds:
+        raise _DecisionUnmeasured(
+            f"{len(stories)} fully labelled generations from {len(groups)} stories; the "
+            f"decision's {folds}-fold cross-validation needs at least {folds} stories with "
+            "every event labelled"
+        )
+    people = {story.people_flag(decide_at) for story in stories}
+    if len(people) < 2:
+        which = "all" if people == {True} else "none"
+        raise _DecisionUnmeasured(
+            f"people flag {which} of the {len(stories)} fully labelled generations at "
+            f"{decide_at} events; the decision needs both kinds"
+        )
+    fold_of = grouped_folds([story.group for story in stories], folds, seed)
+    evaluation = evaluate(stories, fit, fold_of, folds, decide_at, seed, current)
+    refusal = flags_everything(evaluation)
+    if refusal is not None:
+        raise CalibrationError(refusal)
+    return evaluation
 
 
 def _current_threshold(target: _Target) -> float | None:
@@ -349,13 +476,7 @@ def _rebuilt(
     options = replace(judging, judges=target.judge, calibrations=())
     earlier = target.config.get("calibration")
     if isinstance(earlier, dict) and "threshold" in earlier:
-        rest = {k: v for k, v in earlier.items() if k != "threshold"}
-        options = replace(
-            options,
-            calibrations=(
-                Calibration(target.judge, float(earlier["threshold"]), json.dumps(rest)),
-            ),
-        )
+        options = replace(options, calibrations=(Calibration.from_stored(target.judge, earlier),))
     built, skipped = build_judges(options, kind, embedder_factory=embedder_factory)
     if not built:
         why = "; ".join(reason for _, reason in skipped) or "not built"
@@ -380,17 +501,44 @@ def figures_line(figures: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
+def decision_line(figures: dict[str, Any]) -> str:
+    """ "12/20 stories decided as people decide (judge flags 7, people 12)"."""
+    return (
+        f"{figures['agreed']}/{figures['stories']} stories decided as people decide "
+        f"(judge flags {figures['judge_flags']}, people {figures['people_flag']})"
+    )
+
+
 def outcome_lines(outcome: CalibrationOutcome) -> list[str]:
     """What a calibration did, as the command and the agreement screen print it."""
     cal = outcome.calibration
-    return [
+    count = f", count threshold {cal['count']}" if cal.get("count") is not None else ""
+    lines = [
         f"{outcome.judge}: threshold {format_figure(outcome.previous_threshold)} -> "
-        f"{format_figure(cal['threshold'])}, {cal['description']} "
+        f"{format_figure(cal['threshold'])}{count}, {cal['description']} "
         f"({cal['folds']}-fold cross-validation grouped by {cal['grouped_by']}, "
-        f"seed {cal['seed']})",
+        f"seed {cal['seed']}; objective {cal.get('objective', 'item-f1')})",
         f"  cross-validated (held out): {figures_line(cal['cross_validated'])}",
         f"  in-sample (fitted and measured on the same labels, optimistic): "
         f"{figures_line(cal['in_sample'])}",
-        f"  configuration {outcome.previous_hash} -> {outcome.new_hash}; "
-        f"{outcome.stored} scores stored",
     ]
+    decision = cal.get("decision")
+    if decision and "not_measured" in decision:
+        lines.append(f"  run-level decision not measured: {decision['not_measured']}")
+    elif decision:
+        lines.append(
+            f"  run-level decision (>= {decision['decide_at']} events by people): held out "
+            f"{decision_line(decision['cross_validated']['decision'])}; in-sample "
+            f"{decision_line(decision['in_sample']['decision'])}"
+        )
+        if "current" in decision:
+            lines.append(
+                f"  before (count {decision['current']['count']}, threshold "
+                f"{format_figure(decision['current']['threshold'])}): "
+                f"{decision_line(decision['current']['decision'])}"
+            )
+    lines.append(
+        f"  configuration {outcome.previous_hash} -> {outcome.new_hash}; "
+        f"{outcome.stored} scores stored"
+    )
+    return lines

@@ -19,6 +19,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Checkbox, DataTable, Input, Select, Static
 
+from copyaudit.reports.unreadable import run_warnings
 from db.browse import (
     ANY_FLAG,
     GenerationFilter,
@@ -78,9 +79,16 @@ class LabelCountsLoaded(Message):
 
 
 class MetaLoaded(Message):
-    def __init__(self, metrics: list[MetricKey], works: list, templates: list[int]) -> None:
+    def __init__(
+        self,
+        metrics: list[MetricKey],
+        works: list,
+        templates: list[int],
+        warnings: list[str] | None = None,
+    ) -> None:
         super().__init__()
         self.metrics, self.works, self.templates = metrics, works, templates
+        self.warnings = warnings or []
 
 
 class GenerationListScreen(PagedTableScreen):
@@ -115,6 +123,7 @@ class GenerationListScreen(PagedTableScreen):
         title = Text.assemble(("Run ", "bold"), plain(run["name"], "bold"), " · ")
         title.append_text(plain(f"{run['kind']} · suite {run['suite']} · model {run['model']}"))
         yield Static(title, classes="title-bar")
+        yield Static(id="warnings")
         with Horizontal(classes="filter-row"):
             yield Input(
                 id="search",
@@ -151,6 +160,7 @@ class GenerationListScreen(PagedTableScreen):
                     run_metrics(store, run_id),
                     run_works(store, run_id),
                     run_templates(store, run_id),
+                    run_warnings(store, run_id),
                 )
             self.post_message(meta)
 
@@ -160,6 +170,11 @@ class GenerationListScreen(PagedTableScreen):
 
     def on_meta_loaded(self, message: MetaLoaded) -> None:
         self.metrics = message.metrics
+        warnings = self.query_one("#warnings", Static)
+        warnings.update(
+            Text("\n").join(plain(f"warning: {w}", "bold yellow") for w in message.warnings)
+        )
+        warnings.display = bool(message.warnings)
         ambiguous = {
             m.metric for m in self.metrics if sum(k.metric == m.metric for k in self.metrics) > 1
         }

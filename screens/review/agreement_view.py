@@ -147,6 +147,8 @@ def judge_detail(row: dict[str, Any]) -> Text:
         out.append(f" · {advice['n_scored']} scored")
         if advice.get("note"):
             out.append(" (approximate: see copyaudit agreement)", style="italic dim")
+        if advice.get("warning"):
+            out.append(f"\nWarning: {advice['warning']}", style="bold yellow")
     calibration = row.get("calibration")
     if calibration:
         out.append("\nCalibrated: ", style="dim")

@@ -43,11 +43,12 @@ def _literal_reference(detail: GenerationDetail) -> Text:
     return Text.assemble(_section("Reference"), reference)
 
 
-def _verdicts(detail: GenerationDetail, target: str) -> dict[int, bool]:
+def _verdicts(detail: GenerationDetail, target: str) -> dict[int, bool | None]:
+    """Item index -> the judge's verdict (None: the judge could not read its answer)."""
     for judgment in detail.judgments:
         if judgment.target == target:
             return {
-                int(i["index"]): bool(i.get("verdict"))
+                int(i["index"]): None if i.get("verdict") is None else bool(i["verdict"])
                 for i in judgment.evidence.get("items") or []
             }
     return {}
@@ -58,7 +59,7 @@ def _nonliteral_reference(detail: GenerationDetail) -> Text:
     out.append_text(_section("Reference events"))
     verdicts = _verdicts(detail, "event")
     for index, event in enumerate(detail.payload.get("reference_events") or []):
-        mark = "✓" if verdicts.get(index) else " "
+        mark = {True: "✓", None: "?"}.get(verdicts.get(index, False), " ")
         out.append(f"{mark} [{index + 1}] ", style="bold #87afff")
         out.append_text(plain(event))
         out.append("\n")
