@@ -73,8 +73,9 @@ def judge_quality(
             else:
                 reason = "no labels" if target else "no human label for this metric"
                 entry |= {"verified": False, "basis": f"{NOT_VERIFIED} ({reason})"}
-                if target is not None and len(rows) == 1:
-                    entry["validation"] = _shipped(judge, rows[0])
+                shipped = _shipped(judge, rows[0]) if target and len(rows) == 1 else None
+                if shipped is not None:
+                    entry["validation"] = shipped
             out.append(entry)
     return out
 
