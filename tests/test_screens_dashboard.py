@@ -153,3 +153,17 @@ async def test_the_highlighted_runs_judges_show_how_far_to_trust_them(demo_db: P
         f"events: 0 labels of this run; F1 {figures['events']['f1']:.3f} on the shipped "
         f"validation set (always yes {figures['always yes']['f1']:.3f})"
     ) in shown["checked-nonliteral"]
+
+
+def test_the_report_and_compare_read_the_shipped_figures_beside_the_rate(
+    demo_db: Path, cli
+) -> None:
+    """The same figures where a reviewer reads the rate in a report or a comparison."""
+    _judged_as_shipped(demo_db, "checked-nonliteral")
+    line = "events: validated on 0 labels of this run; on the shipped validation set F1 "
+    report = cli("report", "checked-nonliteral", db=demo_db)
+    assert report.code == 0 and line in report.out
+    compared = cli("compare", "checked-nonliteral", db=demo_db)
+    assert compared.code == 0 and f"m · {line}" in compared.out
+    other = cli("report", "demo-nonliteral", db=demo_db).out  # a configuration not measured
+    assert "events: not verified against people (no labels)" in other and line not in other
