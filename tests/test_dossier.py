@@ -203,3 +203,28 @@ def test_demo_case_dossier(cli, tmp_path: Path) -> None:
     assert "<td>character 2</td>" in html_text
     assert escape(f"[2] {' / '.join(second)}") in html_text and "[0]" not in html_text
     assert "\\[0\\]" not in md_text
+
+
+def test_the_exhibit_gives_full_hashes_of_its_texts_and_who_exported_it(
+    case_db: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each hash is sha256 of the stored text itself (UTF-8), so a reader can check the
+    output, the prompt and the reference against their sources without copyaudit."""
+    import hashlib
+
+    monkeypatch.setattr("getpass.getuser", lambda: "clerk")
+    with Store(case_db) as store:
+        row = store.conn.execute(
+            "SELECT g.output, g.prompt, c.payload FROM generations g "
+            "JOIN cases c ON c.id = g.case_pk WHERE g.id = ?",
+            (resolve_generation(store, KEY),),
+        ).fetchone()
+    reference = json.loads(row["payload"])["reference"]
+    md = cli("dossier", KEY).out
+    html = cli("dossier", KEY, "--format", "html").out
+    for name, text in (("output", row["output"]), ("prompt", row["prompt"]),
+                       ("Reference continuation", reference)):  # fmt: skip
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        assert f"| SHA-256 of the {name} | {digest} |" in md
+        assert digest in html
+    assert "| exported by | clerk |" in md and "exported by" in html

@@ -142,6 +142,11 @@ def integrity_html(i: Mapping[str, Any]) -> str:
             ("audit chains", verified),
             ("exported at", esc(i["exported_at"])),
             ("exported with", esc(i["exported_with"])),
+            *([("exported by", esc(i["exported_by"]))] if i.get("exported_by") else []),
+            *(
+                (f"SHA-256 of the {name}", f'<span class="hash">{esc(digest)}</span>')
+                for name, digest in (i.get("text_sha256") or {}).items()
+            ),
             *([("anchor", anchor_html(i["anchor"]))] if i.get("anchor") else []),
         ]
     ) + ("<h3>Chain heads</h3>" + heads if i["chain_heads"] else "<p>No events yet.</p>")

@@ -11,6 +11,8 @@ copyaudit.reports.dossier.html and .markdown; every stored text is escaped).
 
 from __future__ import annotations
 
+import getpass
+import hashlib
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from copyaudit import __version__
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
+from copyaudit.identity import remembered_annotator
 from copyaudit.prompts import describe_templates
 from copyaudit.render.highlight import output_marks, segments
 from copyaudit.reports.anchor import current_anchor
@@ -147,7 +150,25 @@ def build_dossier(store: Store, generation_id: int, db_path: Path | None = None)
     """Gather every section of one generation's dossier (reads only)."""
     dossier = case_file(store, generation_id)
     dossier.integrity = integrity_figures(store, Path(db_path or store.path))
+    dossier.integrity["exported_by"] = exporter()
+    dossier.integrity["text_sha256"] = text_hashes(dossier)
     return dossier
+
+
+def exporter() -> str:
+    """Who exported: the remembered annotator name, and the system user it ran as."""
+    user = getpass.getuser()
+    name = remembered_annotator()
+    return f"{name} (system user {user})" if name and name != user else user
+
+
+def text_hashes(dossier: Dossier) -> dict[str, str]:
+    """The full SHA-256 (UTF-8) of each text the exhibit shows: the output, the prompt
+    and every reference text, so a reader can check each against its source."""
+    texts = {"output": dossier.generation["output"] or "", "prompt": dossier.prompt}
+    for block in dossier.reference:
+        texts[block.title] = "".join(segment.text for segment in block.segments)
+    return {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in texts.items()}
 
 
 def case_file(store: Store, generation_id: int, *, quality: bool = True) -> Dossier:

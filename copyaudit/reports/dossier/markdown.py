@@ -246,6 +246,8 @@ def _integrity(d: Dossier) -> list[str]:
             ("audit chains", verified),
             ("exported at", i["exported_at"]),
             ("exported with", i["exported_with"]),
+            *([("exported by", i["exported_by"])] if i.get("exported_by") else []),
+            *((f"SHA-256 of the {n}", d) for n, d in (i.get("text_sha256") or {}).items()),
         ],
     )
     if i.get("anchor"):
