@@ -128,6 +128,23 @@ def decop_score_rows(store: Store, run_id: int) -> list[dict[str, Any]]:
     return out
 
 
+def scored_passages(store: Store, run_id: int) -> list[dict[str, Any]]:
+    """The verbatim passage of every passage the run scored, in case order: title,
+    author, membership, year (None where the work has none), verbatim."""
+    rows = store.conn.execute(
+        "SELECT c.payload, w.title, w.author, w.membership, w.year FROM decop_scores d "
+        "JOIN cases c ON c.id = d.case_pk JOIN works w ON w.id = c.work_id "
+        "WHERE d.run_id = ? ORDER BY c.id",
+        (run_id,),
+    ).fetchall()
+    out = []
+    for r in rows:
+        payload = json.loads(r["payload"])
+        row = {k: r[k] for k in ("title", "author", "membership", "year")}
+        out.append({**row, "verbatim": payload["options"][int(payload["answer"])]})
+    return out
+
+
 def iter_export_rows(store: Store, run_id: int) -> Iterator[dict[str, Any]]:
     """Every stored passage of the run in case order, one at a time, with its case
     payload: case_id, title, author, membership, payload (dict), probs (NaN where
