@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from copyaudit.render.html import anchor_html, esc, page, table
-from copyaudit.reports.compare.render import cell_text, group_text, row_runs
+from copyaudit.reports.compare.render import cell_text, flag_notes, group_text, row_runs
 from copyaudit.reports.compare.takedown import from_dict
 from copyaudit.studies.takedown.render import cells
 from db.compare import comparison_runs
@@ -107,6 +107,8 @@ def _block(block: Mapping[str, Any]) -> str:
     ]
     html = f"<h2>{esc(block['title'])} ({esc(block['paper'])})</h2><p>{esc(block['note'])}</p>"
     html += table([*block["group"], *(c["label"] for c in columns)], rows)
+    flags = "".join(f"<li>{esc(note)}</li>" for note in flag_notes(block))
+    html += f"<ul>{flags}</ul>" if flags else ""
     figures = []
     for column in columns:
         filled = [r for r in block["rows"] if r["cells"][column["key"]]["value"] is not None]

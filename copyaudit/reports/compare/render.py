@@ -27,6 +27,9 @@ CSV_FIELDS = (
 )
 
 
+FLAG = "⚑"
+
+
 def figure_text(value: Any, shown_as: str) -> str:
     """A figure as its column prints it (a rate as 12.5%, an AUC with three decimals...)."""
     if shown_as == "mean_std":
@@ -56,7 +59,19 @@ def cell_text(cell: Mapping[str, Any], shown_as: str, with_n: bool = True) -> st
         text += f" [{_bound(bounds[0], shown_as)}–{_bound(bounds[1], shown_as)}]"
     if with_n and cell.get("n") is not None:
         text += f" n={cell['n']}"
+    if cell.get("flag"):
+        text += f" {FLAG}"
     return text
+
+
+def flag_notes(block: Mapping[str, Any]) -> list[str]:
+    """One line per flagged cell of a table: '⚑ model · column: why'."""
+    return [
+        f"{FLAG} {group_text(row['group'])} · {column['label']}: {cell['flag']}"
+        for row in block["rows"]
+        for column in block["columns"]
+        if (cell := row["cells"][column["key"]]).get("flag")
+    ]
 
 
 def group_text(group: Mapping[str, Any]) -> str:
@@ -95,7 +110,7 @@ def comparison_markdown(comparison: Mapping[str, Any]) -> str:
         )
         notes = sorted(
             {c["note"] for row in block["rows"] for c in row["cells"].values() if c.get("note")}
-        )
+        ) + flag_notes(block)
         lines += [""] + [f"- {note}" for note in notes] if notes else []
     for data in comparison.get("takedown", ()):
         lines += ["", takedown_markdown(from_dict(data)).rstrip()]
