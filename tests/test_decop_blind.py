@@ -18,11 +18,13 @@ import functools
 import io
 import json
 import random
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
+from rich.console import Console
 
 from copyaudit.cli.main import main
 from copyaudit.formats import load_cases
@@ -31,7 +33,10 @@ from copyaudit.studies.decop.method import ANSWER_LETTERS
 from copyaudit.studies.decop.run import DecopRequest, execute_decop
 from db import Store
 from db.cases import import_cases
+from screens.app import CopyauditApp
+from screens.decop.run_view import DecopScreen
 from tests.factories import write_decop_csv
+from tests.test_screens_data import settle
 
 WORDS = [
     "river",
@@ -246,3 +251,37 @@ def test_too_few_works_a_date_cue_and_determinism() -> None:
     assert once["date_cue"]["auc"] == 1.0 and once["date_cue"]["separates"]
     undated = blind_baseline(passages, labels, {**years, "w0": None})
     assert undated["date_cue"] == {"reason": "1 of 6 works carry no year"}
+
+
+def _plain(renderable: object) -> str:
+    console = Console(width=120, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("suite", ["cue", "no-cue"])
+async def test_the_decop_view_shows_the_blind_baseline(
+    suites: dict[str, Path], tmp_path: Path, suite: str
+) -> None:
+    path = Path(shutil.copy(suites[suite], tmp_path / "decop.db"))
+    blind = json.loads(_report(suites[suite], "json"))["decop"]["blind_baseline"]
+    async with CopyauditApp(path).run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        pilot.app.open_run("r")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, DecopScreen) and screen.view is not None
+        methods = _plain(screen.query_one("#decop-methods").content).splitlines()
+    row = next(x for x in methods if x.strip().startswith("Blind (passages only)"))
+    assert f"{blind['auc']:.3f}" in row and f"{blind['ci'][0]:.3f}–{blind['ci'][1]:.3f}" in row
+    decop = next(x for x in methods if x.strip().startswith("DE-COP "))
+    if suite == "cue":
+        assert "⚑ 1.000" in decop
+        assert methods[-1].strip() == (
+            "⚑ the passages alone separate suspect from clean this well: Perplexity, Zlib, "
+            "Lowercase, Min-K%-Prob (k = 20%), DE-COP"
+        )
+    else:
+        assert "⚑" not in "".join(methods)
+        assert methods[-1].strip() == "Blind baseline at chance (interval reaches 0.5): no flag"

@@ -126,7 +126,7 @@ def methods_table(report: Mapping[str, Any]) -> Group:
 def blind_text(blind: Mapping[str, Any], labels: Mapping[str, str]) -> Text:
     """One line under the method table: why there is no blind baseline, that it is at
     chance (no flag), or which AUCs it flags (⚑) or that none is flagged."""
-    text = Text(end="")
+    text = Text()
     if not blind:
         return text
     if blind.get("reason"):
