@@ -21,6 +21,7 @@ from copyaudit.studies.decop.method import (
     N_ORDERS,
     TABLE2_RESAMPLES,
     TABLE2_SEED,
+    WorkResult,
     summarize,
     summarize_baselines,
 )
@@ -57,7 +58,9 @@ NOTES = {
 }
 
 
-def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -> dict[str, Any]:
+def decop_report(
+    store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0, blind: bool = True
+) -> dict[str, Any]:
     """The DE-COP figures of a run, from what is stored (a partial run reports what it
     has). Keys: auc, auc_calibrated, balanced_accuracy_youden, p_value, auc_ci,
     calibrated {...}, delta, per_work [{work, label, accuracy, ...}], label_position_bias
@@ -65,7 +68,8 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
     {perplexity, zlib, lowercase, min_k_20: {auc, ...}} or None, blind_baseline {auc,
     ci, n_works, method, ..., flags {each baseline, decop, decop_calibrated: why it is
     flagged, or None}} (studies.decop.blind), passages {scored, total},
-    failed_prompts, notes."""
+    failed_prompts, notes. `blind=False` leaves the blind baseline out (None): a reader
+    that wants the AUC alone spares the classifier's fitting."""
 
     row = run_row(store, run)
     run_id, sid = int(row["id"]), int(row["suite_id"])
@@ -109,10 +113,11 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
     baselines, baselines_note = _baselines_report(
         grouped, [w.work for w in evaluated], config, n_bootstrap, seed
     )
-    passages, years = scored_verbatims(store, run_id, sid)
-    labels = {w.work: w.label for w in evaluated}
-    blind = blind_baseline(passages, labels, years, n_bootstrap=n_bootstrap, seed=seed)
-    blind["flags"] = blind_flags(membership_results(summary, baselines), blind)
+    blind_block = (
+        _blind_report(store, run_id, sid, evaluated, summary, baselines, n_bootstrap, seed)
+        if blind
+        else None
+    )
     scored, total = decop_progress(store, run_id)
     results_note = skipped_note(scored * N_ORDERS, suite_skipped(store, sid, run_id))
     return {
@@ -140,7 +145,7 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
         },
         "baselines": baselines,
         "baselines_note": baselines_note,
-        "blind_baseline": blind,
+        "blind_baseline": blind_block,
         "passages": {"scored": scored, "total": total},
         "failed_prompts": sum(r.failed_prompts for r in grouped.values()),
         "notes": NOTES,
@@ -161,6 +166,24 @@ def membership_results(
         "decop": summary,
         "decop_calibrated": summary.get("calibrated"),
     }
+
+
+def _blind_report(
+    store: Any,
+    run_id: int,
+    sid: int,
+    evaluated: Sequence[WorkResult],
+    summary: Mapping[str, Any],
+    baselines: Mapping[str, Any] | None,
+    n_bootstrap: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The blind baseline on the evaluated works' scored passages, with its flags."""
+    passages, years = scored_verbatims(store, run_id, sid)
+    labels = {w.work: w.label for w in evaluated}
+    block = blind_baseline(passages, labels, years, n_bootstrap=n_bootstrap, seed=seed)
+    block["flags"] = blind_flags(membership_results(summary, baselines), block)
+    return block
 
 
 def _baselines_report(
