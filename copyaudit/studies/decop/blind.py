@@ -35,7 +35,7 @@ CHANCE_AUC = 0.5
 METHOD = (
     "bag of words: TF-IDF (words) of each verbatim passage, logistic regression (C = {c:g}); "
     "cross-validation over the works, stratified by label and grouped by "
-    "work (min(5, works per class) folds, seed {seed}); a work's score is the mean "
+    "work (min({max_folds}, works per class) folds, seed {seed}); a work's score is the mean "
     "out-of-fold P(suspect) of its passages"
 )
 DATE_METHOD = "date cue: the work's year, older = suspect (nothing fitted)"
@@ -112,7 +112,7 @@ def blind_baseline(
     known = {w: known[w] for w in dict.fromkeys(w for w, _ in used)}
     n_suspect = sum(1 for v in known.values() if v == 1)
     counts = {
-        "method": METHOD.format(seed=seed, c=INVERSE_REGULARISATION),
+        "method": METHOD.format(seed=seed, c=INVERSE_REGULARISATION, max_folds=MAX_FOLDS),
         "n_suspect": n_suspect,
         "n_clean": len(known) - n_suspect,
         "n_works": len(known),
