@@ -162,6 +162,9 @@ def test_markdown_and_csv(two_models: Path, cli) -> None:
     assert float(literal["value"]) == expected["value"] and literal["run"] == "second-literal"
     failed = next(r for r in records if r["group"] == THIRD and r["column"] == "literal")
     assert failed["value"] == "" and failed["reason"] == f"run failed: {MISSING_WEIGHTS}"
+    decop = next(r for r in records if r["group"] == "tiny" and r["column"] == "decop_auc")
+    assert decop["flag"] == _rows(comparison, "decop")[("tiny",)]["decop_auc"]["flag"]
+    assert "⚑ tiny · DE-COP AUC: the passages alone separate" in md.out
 
 
 def test_html_escapes_names_links_cells_and_embeds_plots(

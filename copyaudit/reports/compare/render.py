@@ -24,6 +24,7 @@ CSV_FIELDS = (
     "n",
     "run",
     "reason",
+    "flag",
 )
 
 
@@ -146,6 +147,7 @@ def comparison_csv(comparison: Mapping[str, Any]) -> str:
                             "n": cell.get("n"),
                             "run": cell.get("run"),
                             "reason": cell.get("reason"),
+                            "flag": cell.get("flag"),
                         }
                     )
                 )
