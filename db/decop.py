@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -104,16 +105,25 @@ def scored_case_pks(store: Store, run_id: int) -> set[int]:
     }
 
 
+def _scored(store: Store, run_id: int, columns: str) -> sqlite3.Cursor:
+    """`columns` (of d = decop_scores, c = cases, w = works) of every passage the run
+    scored, in case order."""
+    return store.conn.execute(
+        f"SELECT {columns} FROM decop_scores d JOIN cases c ON c.id = d.case_pk "
+        "JOIN works w ON w.id = c.work_id WHERE d.run_id = ? ORDER BY c.id",
+        (run_id,),
+    )
+
+
 def decop_score_rows(store: Store, run_id: int) -> list[dict[str, Any]]:
     """Every stored passage of the run in case order, decoded: case_id, work_id, title,
     author, membership, probs (list of lists, NaN where unread), answers, baselines
     (dict or None, NaN where undefined), errors (dict or None), seconds."""
-    rows = store.conn.execute(
-        "SELECT d.case_pk, c.case_id, w.id AS work_id, w.title, w.author, w.membership, "
-        "d.probs, d.answers, d.baselines, d.errors, d.seconds FROM decop_scores d "
-        "JOIN cases c ON c.id = d.case_pk JOIN works w ON w.id = c.work_id "
-        "WHERE d.run_id = ? ORDER BY c.id",
-        (run_id,),
+    rows = _scored(
+        store,
+        run_id,
+        "d.case_pk, c.case_id, w.id AS work_id, w.title, w.author, w.membership, "
+        "d.probs, d.answers, d.baselines, d.errors, d.seconds",
     ).fetchall()
     out = []
     for r in rows:
@@ -128,15 +138,24 @@ def decop_score_rows(store: Store, run_id: int) -> list[dict[str, Any]]:
     return out
 
 
+def scored_passages(store: Store, run_id: int) -> list[dict[str, Any]]:
+    """The verbatim passage of every passage the run scored, in case order: title,
+    author, membership, year (None where the work has none), verbatim."""
+    rows = _scored(store, run_id, "c.payload, w.title, w.author, w.membership, w.year")
+    out = []
+    for r in rows:
+        payload = json.loads(r["payload"])
+        row = {k: r[k] for k in ("title", "author", "membership", "year")}
+        out.append({**row, "verbatim": payload["options"][int(payload["answer"])]})
+    return out
+
+
 def iter_export_rows(store: Store, run_id: int) -> Iterator[dict[str, Any]]:
     """Every stored passage of the run in case order, one at a time, with its case
     payload: case_id, title, author, membership, payload (dict), probs (NaN where
     unread), answers."""
-    rows = store.conn.execute(
-        "SELECT c.case_id, c.payload, w.title, w.author, w.membership, d.probs, d.answers "
-        "FROM decop_scores d JOIN cases c ON c.id = d.case_pk JOIN works w ON w.id = c.work_id "
-        "WHERE d.run_id = ? ORDER BY c.id",
-        (run_id,),
+    rows = _scored(
+        store, run_id, "c.case_id, c.payload, w.title, w.author, w.membership, d.probs, d.answers"
     )
     for r in rows:
         row = dict(r)

@@ -40,7 +40,7 @@ def _rows(comparison: dict, study: str) -> dict:
 def test_every_cell_is_its_run_report_figure(two_models: Path, cli, by: str) -> None:
     comparison = _json(cli, two_models, "compare", "--by", by, "--format", "json")
     reports: dict[str, dict] = {}
-    checked = 0
+    checked = flagged = 0
     for block in comparison["tables"]:
         table = TABLES[block["study"]]
         columns = {c.key: c for c in table.columns}
@@ -78,7 +78,13 @@ def test_every_cell_is_its_run_report_figure(two_models: Path, cli, by: str) -> 
                     assert cell["n"] == len(report["decop"]["per_work"])
                     if column.key == "decop_auc":
                         assert cell["interval"] == report["decop"]["auc_ci"]
+                    if column.key == "blind_auc":
+                        assert cell["interval"] == report["decop"]["blind_baseline"]["ci"]
+                    # a flagged AUC carries the report's own reason (the blind baseline)
+                    assert cell.get("flag") == (dig(report, column.flag) if column.flag else None)
+                    flagged += bool(cell.get("flag"))
     assert checked >= (15 if by == "model" else 30)
+    assert flagged  # the demo suite's classics and new works differ by their words alone
     assert {r for r in reports} >= {"second-literal", "demo-notice", "decop-demo"}
 
 
@@ -156,6 +162,9 @@ def test_markdown_and_csv(two_models: Path, cli) -> None:
     assert float(literal["value"]) == expected["value"] and literal["run"] == "second-literal"
     failed = next(r for r in records if r["group"] == THIRD and r["column"] == "literal")
     assert failed["value"] == "" and failed["reason"] == f"run failed: {MISSING_WEIGHTS}"
+    decop = next(r for r in records if r["group"] == "tiny" and r["column"] == "decop_auc")
+    assert decop["flag"] == _rows(comparison, "decop")[("tiny",)]["decop_auc"]["flag"]
+    assert "⚑ tiny · DE-COP AUC: the passages alone separate" in md.out
 
 
 def test_html_escapes_names_links_cells_and_embeds_plots(

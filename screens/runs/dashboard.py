@@ -83,7 +83,7 @@ def load_dashboard(store: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any
         if row["kind"] == "decop" and row["generations"]:
             from copyaudit.studies.decop.report import decop_report  # deferred: loads scipy
 
-            row["auc"] = decop_report(store, row["name"], n_bootstrap=200).get("auc")
+            row["auc"] = decop_report(store, row["name"], n_bootstrap=200, blind=False)["auc"]
     return runs, suites_summary(store)
 
 

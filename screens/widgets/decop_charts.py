@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
@@ -24,6 +25,8 @@ UNKNOWN_STYLE = "#a0a0a0"
 CHANCE_STYLE = "bold #f2cc60"
 CHANCE_MARK = "┃"
 EIGHTHS = " ▏▎▍▌▋▊▉█"
+FLAG = "⚑"
+FLAG_STYLE = "bold #e07a5f"
 LABELS = {1: "suspect", 0: "clean", None: "unknown"}
 
 
@@ -73,35 +76,74 @@ def ci_text(interval: Sequence[float] | None) -> str:
     return DASH if not interval else f"{interval[0]:.3f}–{interval[1]:.3f}"
 
 
-def methods_table(report: Mapping[str, Any]) -> Table:
+def methods_table(report: Mapping[str, Any]) -> Group:
     """Method x (continuous AUC, 95% CI, the paper's Table 2 thresholded AUC mean ± std,
-    Welch p): the four baselines, then DE-COP before and after calibration."""
-    from copyaudit.studies.decop.report import BASELINE_LABELS, mean_std  # deferred: loads scipy
+    Welch p): the four baselines, DE-COP before and after calibration, and the blind
+    baseline (the passages alone, no model); a ⚑ on each AUC it flags, then the flags."""
+    from copyaudit.studies.decop.report import (  # deferred: loads scipy
+        BASELINE_LABELS,
+        RESULT_LABELS,
+        mean_std,
+        membership_results,
+    )
 
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
     table.add_column("Method")
     for name in ("AUC", "95% CI", "Table 2 (thr.)", "p (Welch)"):
         table.add_column(name, justify="right")
-    rows: list[tuple[str, dict[str, Any] | None, bool]] = [
-        (name, (report.get("baselines") or {}).get(key), False)
-        for key, name in BASELINE_LABELS.items()
-    ]
-    rows.append(("DE-COP", report, True))
-    if report.get("calibrated"):
-        rows.append(("DE-COP calibrated", report["calibrated"], True))
-    for name, figures, bold in rows:
-        style = "bold" if bold else ""
+    results = membership_results(report, report.get("baselines"))
+    blind = report.get("blind_baseline") or {}
+    flags = blind.get("flags") or {}
+    labels = {**BASELINE_LABELS, "decop": "DE-COP", "decop_calibrated": "DE-COP calibrated"}
+    for key, name in labels.items():
+        figures = results[key]
+        style = "bold" if key in RESULT_LABELS else ""
+        if key == "decop_calibrated" and figures is None:
+            continue
         if figures is None:
             table.add_row(Text(name, style="dim"), DASH, DASH, DASH, DASH)
             continue
+        auc = Text(fixed(figures.get("auc")), style=style)
+        if flags.get(key):
+            auc = Text.assemble((f"{FLAG} ", FLAG_STYLE), auc)
         table.add_row(
             Text(name, style=style),
-            Text(fixed(figures.get("auc")), style=style),
+            auc,
             ci_text(figures.get("auc_ci")),
             mean_std(figures.get("auc_thresholded_bootstrap")),
             p_text(figures.get("p_value")),
         )
-    return table
+    table.add_row(
+        Text("Blind (passages only)", style="italic"),
+        fixed(blind.get("auc")),
+        ci_text(blind.get("ci")),
+        DASH,
+        DASH,
+    )
+    return Group(table, blind_text(blind, labels))
+
+
+def blind_text(blind: Mapping[str, Any], labels: Mapping[str, str]) -> Text:
+    """One line under the method table: why there is no blind baseline, that it is at
+    chance (no flag), or which AUCs it flags (⚑) or that none is flagged."""
+    text = Text()
+    if not blind:
+        return text
+    if blind.get("reason"):
+        text.append("Blind baseline: ", "bold")
+        text.append(blind["reason"], "dim")
+    elif not blind["separates"]:
+        text.append("Blind baseline at chance (interval reaches 0.5): no flag", "dim")
+    else:
+        flagged = [labels[k] for k, flag in (blind.get("flags") or {}).items() if flag]
+        if flagged:
+            text.append(
+                f"{FLAG} the passages alone separate suspect from clean this well: ", FLAG_STYLE
+            )
+            text.append(", ".join(flagged))
+        else:
+            text.append("Blind baseline separates the works; every AUC above is clear of it")
+    return text
 
 
 def bias_text(

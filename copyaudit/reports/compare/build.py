@@ -139,6 +139,8 @@ def _cell(
         cell["n"] = len(counted) if isinstance(counted, list) else counted
     if value is None:
         cell["reason"] = _empty_reason(runs, run, column, samples)
+    elif column.flag is not None and dig(report, column.flag):
+        cell["flag"] = dig(report, column.flag)
     people = _people(report, column, segments)
     if people is not None:
         cell["people"] = people

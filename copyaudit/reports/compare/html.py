@@ -12,6 +12,7 @@ from typing import Any
 from copyaudit.render.html import anchor_html, esc, page, table
 from copyaudit.reports.compare.render import (
     cell_text,
+    flag_notes,
     group_text,
     people_lines,
     quality_lines,
@@ -113,6 +114,8 @@ def _block(block: Mapping[str, Any]) -> str:
     ]
     html = f"<h2>{esc(block['title'])} ({esc(block['paper'])})</h2><p>{esc(block['note'])}</p>"
     html += table([*block["group"], *(c["label"] for c in columns)], rows)
+    flags = "".join(f"<li>{esc(note)}</li>" for note in flag_notes(block))
+    html += f"<ul>{flags}</ul>" if flags else ""
     for lines in (people_lines(block), quality_lines(block)):
         if lines:
             items = "".join(f"<li>{esc(line[2:])}</li>" for line in lines[2:])

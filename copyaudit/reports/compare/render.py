@@ -25,7 +25,11 @@ CSV_FIELDS = (
     "n",
     "run",
     "reason",
+    "flag",
 )
+
+
+FLAG = "⚑"
 
 
 def figure_text(value: Any, shown_as: str) -> str:
@@ -57,7 +61,19 @@ def cell_text(cell: Mapping[str, Any], shown_as: str, with_n: bool = True) -> st
         text += f" [{_bound(bounds[0], shown_as)}–{_bound(bounds[1], shown_as)}]"
     if with_n and cell.get("n") is not None:
         text += f" n={cell['n']}"
+    if cell.get("flag"):
+        text += f" {FLAG}"
     return text
+
+
+def flag_notes(block: Mapping[str, Any]) -> list[str]:
+    """One line per flagged cell of a table: '⚑ model · column: why'."""
+    return [
+        f"{FLAG} {group_text(row['group'])} · {column['label']}: {cell['flag']}"
+        for row in block["rows"]
+        for column in block["columns"]
+        if (cell := row["cells"][column["key"]]).get("flag")
+    ]
 
 
 def group_text(group: Mapping[str, Any]) -> str:
@@ -130,7 +146,7 @@ def comparison_markdown(comparison: Mapping[str, Any]) -> str:
         lines += quality_lines(block)
         notes = sorted(
             {c["note"] for row in block["rows"] for c in row["cells"].values() if c.get("note")}
-        )
+        ) + flag_notes(block)
         lines += [""] + [f"- {note}" for note in notes] if notes else []
     for data in comparison.get("takedown", ()):
         lines += ["", takedown_markdown(from_dict(data)).rstrip()]
@@ -166,6 +182,7 @@ def comparison_csv(comparison: Mapping[str, Any]) -> str:
                             "n": cell.get("n"),
                             "run": cell.get("run"),
                             "reason": cell.get("reason"),
+                            "flag": cell.get("flag"),
                         }
                     )
                 )

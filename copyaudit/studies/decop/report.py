@@ -15,15 +15,17 @@ from copyaudit.render.markdown import cell, table
 from copyaudit.render.text import suite_note_lines
 from copyaudit.rows import skipped_note
 from copyaudit.studies.decop.baselines import BASELINE_KEYS, BASELINE_LABELS
+from copyaudit.studies.decop.blind import blind_baseline, blind_flags
 from copyaudit.studies.decop.method import (
     ANSWER_LETTERS,
     N_ORDERS,
     TABLE2_RESAMPLES,
     TABLE2_SEED,
+    WorkResult,
     summarize,
     summarize_baselines,
 )
-from copyaudit.studies.decop.works import WorkRows, grouped_rows, to_result
+from copyaudit.studies.decop.works import WorkRows, grouped_rows, scored_verbatims, to_result
 from db.cases import suite_import_note, suite_skipped
 from db.decop import load_calibration
 from db.runs import run_row, suite_kind
@@ -46,16 +48,28 @@ NOTES = {
         "membership scores of each verbatim passage (higher = more likely seen), averaged "
         "per work; same works and statistics as DE-COP"
     ),
+    "blind_baseline": (
+        "how well the passages alone, without the model, separate suspect from clean works "
+        "(Das, Zhang and Tramèr 2024): a bag-of-words classifier cross-validated by work, "
+        "on the same works as DE-COP. A membership AUC is flagged when a blind figure's 95% "
+        "interval lies above 0.5 and the AUC does not exceed it or its interval overlaps "
+        "the blind one (lower bound <= the blind upper bound)"
+    ),
 }
 
 
-def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -> dict[str, Any]:
+def decop_report(
+    store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0, blind: bool = True
+) -> dict[str, Any]:
     """The DE-COP figures of a run, from what is stored (a partial run reports what it
     has). Keys: auc, auc_calibrated, balanced_accuracy_youden, p_value, auc_ci,
     calibrated {...}, delta, per_work [{work, label, accuracy, ...}], label_position_bias
     {before, after}, question {doc_type, format, length}, calibration {...}, baselines
-    {perplexity, zlib, lowercase, min_k_20: {auc, ...}} or None, passages {scored,
-    total}, failed_prompts, notes."""
+    {perplexity, zlib, lowercase, min_k_20: {auc, ...}} or None, blind_baseline {auc,
+    ci, n_works, method, ..., flags {each baseline, decop, decop_calibrated: why it is
+    flagged, or None}} (studies.decop.blind), passages {scored, total},
+    failed_prompts, notes. `blind=False` leaves the blind baseline out (None): a reader
+    that wants the AUC alone spares the classifier's fitting."""
 
     row = run_row(store, run)
     run_id, sid = int(row["id"]), int(row["suite_id"])
@@ -99,6 +113,11 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
     baselines, baselines_note = _baselines_report(
         grouped, [w.work for w in evaluated], config, n_bootstrap, seed
     )
+    blind_block = (
+        _blind_report(store, run_id, sid, evaluated, summary, baselines, n_bootstrap, seed)
+        if blind
+        else None
+    )
     scored, total = decop_progress(store, run_id)
     results_note = skipped_note(scored * N_ORDERS, suite_skipped(store, sid, run_id))
     return {
@@ -126,6 +145,7 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
         },
         "baselines": baselines,
         "baselines_note": baselines_note,
+        "blind_baseline": blind_block,
         "passages": {"scored": scored, "total": total},
         "failed_prompts": sum(r.failed_prompts for r in grouped.values()),
         "notes": NOTES,
@@ -134,6 +154,36 @@ def decop_report(store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0) -
         # when there are some (the pinned reports of runs keep their keys)
         **({"results_note": results_note} if results_note else {}),
     }
+
+
+def membership_results(
+    summary: Mapping[str, Any], baselines: Mapping[str, Any] | None
+) -> dict[str, Mapping[str, Any] | None]:
+    """The membership AUCs of a report by flag key: each baseline, DE-COP and DE-COP
+    calibrated (None where there is no such figure)."""
+    return {
+        **{key: (baselines or {}).get(key) for key in BASELINE_KEYS},
+        "decop": summary,
+        "decop_calibrated": summary.get("calibrated"),
+    }
+
+
+def _blind_report(
+    store: Any,
+    run_id: int,
+    sid: int,
+    evaluated: Sequence[WorkResult],
+    summary: Mapping[str, Any],
+    baselines: Mapping[str, Any] | None,
+    n_bootstrap: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The blind baseline on the evaluated works' scored passages, with its flags."""
+    passages, years = scored_verbatims(store, run_id, sid)
+    labels = {w.work: w.label for w in evaluated}
+    block = blind_baseline(passages, labels, years, n_bootstrap=n_bootstrap, seed=seed)
+    block["flags"] = blind_flags(membership_results(summary, baselines), block)
+    return block
 
 
 def _baselines_report(
@@ -241,13 +291,11 @@ def decop_markdown(report: Mapping[str, Any]) -> str:
         "## Detection of suspect works (AUC, as in the paper's Table 2)",
         "",
     ]
-    rows = [
-        (label, (block.get("baselines") or {}).get(key)) for key, label in BASELINE_LABELS.items()
-    ]
-    rows.append(("DE-COP", block))
+    results = membership_results(block, block.get("baselines"))
     calibrated = block.get("calibrated")
-    if calibrated:
-        rows.append(("DE-COP (calibrated)", calibrated))
+    blind = block.get("blind_baseline") or {}
+    flags = blind.get("flags") or {}
+    rows = [(label, key) for key, label in {**BASELINE_LABELS, **RESULT_LABELS}.items()]
     lines += table(
         [
             "Method",
@@ -255,18 +303,31 @@ def decop_markdown(report: Mapping[str, Any]) -> str:
             "95% CI",
             "AUC thresholded, mean ± std (Table 2)",
             "p-value (Welch)",
+            "vs blind baseline",
         ],
         [
-            [label, "—", "—", "—", "—"]
-            if figures is None
+            [label, "—", "—", "—", "—", "—"]
+            if results[key] is None
             else [
                 label,
-                _number(figures["auc"]),
-                _ci(figures["auc_ci"]),
-                mean_std(figures.get("auc_thresholded_bootstrap")),
-                _p(figures["p_value"]),
+                _number(results[key]["auc"]),
+                _ci(results[key]["auc_ci"]),
+                mean_std(results[key].get("auc_thresholded_bootstrap")),
+                _p(results[key]["p_value"]),
+                flag_mark(flags.get(key), blind),
             ]
-            for label, figures in rows
+            for label, key in rows
+            if key != "decop_calibrated" or calibrated
+        ]
+        + [
+            [
+                BLIND_LABEL,
+                _number(blind.get("auc")),
+                _ci(blind.get("ci")),
+                "—",
+                "—",
+                "—",
+            ]
         ],
     )
     lines += [
@@ -284,9 +345,51 @@ def decop_markdown(report: Mapping[str, Any]) -> str:
     ]
     if block.get("baselines_note"):
         lines.append(f"Baselines: {block['baselines_note']}.")
+    lines += blind_lines(blind, {**BASELINE_LABELS, **RESULT_LABELS})
     lines += _calibration_lines(block)
     lines += _per_work_lines(block)
     return "\n".join(lines).rstrip() + "\n"
+
+
+RESULT_LABELS = {"decop": "DE-COP", "decop_calibrated": "DE-COP (calibrated)"}
+BLIND_LABEL = "Blind baseline (passages only, no model)"
+
+
+def flag_mark(flag: str | None, blind: Mapping[str, Any]) -> str:
+    """'flagged' / 'clear' for a membership AUC against the blind baseline; '—' without
+    a blind figure."""
+    if blind.get("auc") is None:
+        return "—"
+    return "⚑ flagged" if flag else "clear"
+
+
+def blind_lines(blind: Mapping[str, Any], labels: Mapping[str, str]) -> list[str]:
+    """The blind baseline: its figure or why it has none, its method, the date cue and
+    each flagged membership result (labels: flag key -> row label)."""
+    if not blind:
+        return []
+    lines = ["", "## Blind baseline (the passages alone, no model)", ""]
+    if blind.get("reason"):
+        return [*lines, f"No blind baseline: {blind['reason']}."]
+    verdict = (
+        "separates suspect from clean (interval above 0.5)"
+        if blind["separates"]
+        else "does not separate them (interval reaches 0.5): no flag"
+    )
+    lines.append(
+        f"AUC {_number(blind['auc'])} [{_ci(blind['ci'])}] over {blind['n_suspect']} suspect "
+        f"and {blind['n_clean']} clean works ({blind['n_passages']} passages, "
+        f"{blind['folds']} folds): {verdict}."
+    )
+    date = blind.get("date_cue") or {}
+    if date.get("auc") is not None:
+        lines.append(f"Date cue (older = suspect): AUC {_number(date['auc'])} [{_ci(date['ci'])}].")
+    elif date.get("reason"):
+        lines.append(f"Date cue: none ({date['reason']}).")
+    lines.append(f"Method: {blind['method']}.")
+    flagged = [(labels[k], text) for k, text in (blind.get("flags") or {}).items() if text]
+    lines += [f"⚑ {label}: {text}." for label, text in flagged]
+    return lines
 
 
 def _calibration_lines(block: Mapping[str, Any]) -> list[str]:

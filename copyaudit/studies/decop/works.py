@@ -14,7 +14,7 @@ import numpy as np
 
 from copyaudit.errors import UserError
 from copyaudit.studies.decop.method import ANSWER_CHOICES, WorkResult, membership_label
-from db.decop import decop_score_rows, suite_works
+from db.decop import decop_score_rows, scored_passages, suite_works
 
 AUTO = "auto"
 AUTO_RULE = "every other clean work in title order, n_clean // 2 of them"
@@ -145,9 +145,13 @@ class WorkRows:
     failed_prompts: int = 0
 
 
-def grouped_rows(store: Any, run_id: int, sid: int) -> dict[str, WorkRows]:
+def _names(store: Any, sid: int) -> dict[tuple[str, str | None], str]:
     works = [SuiteWork(w["title"], w["author"], w["membership"]) for w in suite_works(store, sid)]
-    names = work_names(works)
+    return work_names(works)
+
+
+def grouped_rows(store: Any, run_id: int, sid: int) -> dict[str, WorkRows]:
+    names = _names(store, sid)
     grouped: dict[str, WorkRows] = {}
     for row in decop_score_rows(store, run_id):
         name = names[(row["title"], row["author"])]
@@ -162,6 +166,18 @@ def grouped_rows(store: Any, run_id: int, sid: int) -> dict[str, WorkRows]:
         if row["baselines"] is not None:
             group.baselines.append(row["baselines"])
     return grouped
+
+
+def scored_verbatims(
+    store: Any, run_id: int, sid: int
+) -> tuple[list[tuple[str, str]], dict[str, int | None]]:
+    """(work name, verbatim passage) of every passage the run scored, and each work's
+    year (None where unknown)."""
+    names = _names(store, sid)
+    rows = scored_passages(store, run_id)
+    passages = [(names[(r["title"], r["author"])], r["verbatim"]) for r in rows]
+    years = {names[(r["title"], r["author"])]: r["year"] for r in rows}
+    return passages, years
 
 
 def to_result(name: str, rows: WorkRows) -> WorkResult:
