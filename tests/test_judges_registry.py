@@ -80,7 +80,7 @@ def test_the_cli_hands_the_command_one_judge_options(
 ) -> None:
     received: list[JudgeOptions] = []
 
-    def fake_build_demo(store: Any, judging: JudgeOptions) -> DemoSummary:
+    def fake_build_demo(store: Any, judging: JudgeOptions, **_: Any) -> DemoSummary:
         received.append(judging)
         return DemoSummary()
 
