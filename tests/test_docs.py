@@ -46,6 +46,13 @@ def test_site_builds_strict(tmp_path: Path) -> None:
     assert (tmp_path / "index.html").is_file()
 
 
+def test_readme_is_short_and_opens_with_the_two_commands() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines"
+    assert lines[0] == "# copyaudit"
+    assert lines[2:6] == TWO_COMMANDS
+
+
 def command_lines(text: str) -> list[str]:
     """The `copyaudit ...` invocations in the fenced code blocks of a Markdown text."""
     found = []
