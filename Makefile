@@ -61,6 +61,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mkdocs build --strict --quiet -d site
 
 clean:
-	rm -rf $(VENV) .pytest_cache copyaudit-demo.db*
+	rm -rf $(VENV) .pytest_cache site copyaudit-demo.db*

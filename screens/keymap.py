@@ -1,5 +1,5 @@
 """The key scheme in one place: which actions write audit events, the check that such a
-key never moves anything on any screen, and the README key table made from the bindings.
+key never moves anything on any screen, and the key table of docs/app.md made from the bindings.
 
 The scheme: label keys y/n/u (annotation mode) and review decisions 1-4 (case view) write
 an event; z undoes the newest one (a new event); none of these keys is bound to moving,
@@ -50,7 +50,7 @@ def collisions(listed: Iterable[tuple[str, list[Binding]]] | None = None) -> lis
 
 
 def key_table() -> str:
-    """The README's key table: one row per screen, its keys and what they do."""
+    """The key table of docs/app.md: one row per screen, its keys and what they do."""
     rows = ["| screen | keys |", "|---|---|"]
     for title, bindings in sections():
         if not bindings:
@@ -66,7 +66,7 @@ TABLE_PATTERN = re.compile(re.escape(TABLE_START) + r"\n(.*?)\n" + re.escape(TAB
 
 
 def readme_table(readme: str) -> str | None:
-    """The key table as the README holds it (None when the markers are missing)."""
+    """The key table as docs/app.md holds it (None when the markers are missing)."""
     found = TABLE_PATTERN.search(readme)
     return None if found is None else found.group(1)
 
@@ -75,11 +75,11 @@ def with_table(readme: str) -> str:
     """`readme` with its key table replaced by the one made from the bindings now."""
     found = TABLE_PATTERN.search(readme)
     if found is None:
-        raise ValueError("the README has no key table markers")
+        raise ValueError("the document has no key table markers")
     return readme[: found.start(1)] + key_table() + readme[found.end(1) :]
 
 
-if __name__ == "__main__":  # rewrite the README's table: python -m screens.keymap README.md
+if __name__ == "__main__":  # rewrite the table: python -m screens.keymap docs/app.md
     import sys
     from pathlib import Path
 

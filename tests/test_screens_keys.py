@@ -1,5 +1,5 @@
 """The key scheme: a key that writes an audit event never moves anything on any screen,
-Esc never cancels a run on any screen, the README's key table is the bindings', and
+Esc never cancels a run on any screen, the key table of docs/app.md is the bindings', and
 help opens at the current screen's keys."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from tests.test_screens_data import settle
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
-README = Path(__file__).resolve().parents[1] / "README.md"
+KEYS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "app.md"
 
 
 def test_keys_that_write_an_event_never_move_anywhere() -> None:
@@ -42,9 +42,9 @@ def test_keys_that_write_an_event_never_move_anywhere() -> None:
 def test_readme_key_table_is_the_bindings() -> None:
     from screens.keymap import key_table
 
-    shown = readme_table(README.read_text(encoding="utf-8"))
-    assert shown is not None, "README.md lost its key table markers"
-    assert shown == key_table(), "run: python -m screens.keymap README.md"
+    shown = readme_table(KEYS_PAGE.read_text(encoding="utf-8"))
+    assert shown is not None, "docs/app.md lost its key table markers"
+    assert shown == key_table(), "run: python -m screens.keymap docs/app.md"
     assert "`y` Yes" in shown and "`1` Open" in shown and "`N` Next gen" in shown
 
 

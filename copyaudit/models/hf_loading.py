@@ -126,7 +126,7 @@ def skip_cudnn_attention() -> None:
     length at every step while each prompt brings its own length: on an H100 (torch
     2.11) that planning made decoding 3.8x slower at batch 8 and batched DE-COP scoring
     7.9x slower; with shapes seen before, both backends ran at the same speed
-    (tests/bench/accelerator.sh, README "On a GPU")."""
+    (tests/bench/accelerator.sh, docs/benchmarks.md "On a GPU")."""
     import torch  # deferred: loads torch
 
     torch.backends.cuda.enable_cudnn_sdp(False)

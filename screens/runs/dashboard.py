@@ -42,7 +42,7 @@ RUN_COLUMNS = (
 RUN_NAME_WIDTH = 32  # longer names are cut in the middle (the table keys keep them whole)
 SUITE_COLUMNS = (("suite", "Suite"), ("kind", "Kind"), ("cases", "Cases"), ("works", "Works"))
 EMPTY_DATABASE_HINT = (
-    "This database holds no cases yet. Import some (copyaudit import KIND FILE; the README "
+    "This database holds no cases yet. Import some (copyaudit import KIND FILE; docs/using.md "
     "lists the formats) or build the demo (copyaudit demo), then press r."
 )
 NO_RUNS_HINT = (

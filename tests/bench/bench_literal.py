@@ -3,7 +3,7 @@
 Run: .venv/bin/python tests/bench/bench_literal.py [--pairs N] [--seed S]
 
 Both sides score the same N (default 10,000) reference/output pairs built from this
-repository's own README (words drawn with Zipfian frequencies, as in natural text),
+repository's own README and docs/ pages (words drawn with Zipfian frequencies, as in natural text),
 sized like CopyBench's: references of 43-64 words (its data.literal.json), outputs
 of up to ~150 words (its 200 new tokens): verbatim copies that run on, edited
 copies, and unrelated outputs. The reference side
@@ -38,10 +38,12 @@ WORDS_CUT = 50  # CopyBench's --words default
 
 
 def _vocabulary() -> list[str]:
-    """Distinct words of our README, in order of first appearance (rank = Zipf rank)."""
+    """Distinct words of our README and docs pages, in order of first appearance (rank =
+    Zipf rank)."""
     seen: dict[str, None] = {}
-    for word in re.findall(r"[A-Za-z][A-Za-z'-]*", (ROOT / "README.md").read_text("utf-8")):
-        seen.setdefault(word, None)
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for word in re.findall(r"[A-Za-z][A-Za-z'-]*", page.read_text("utf-8")):
+            seen.setdefault(word, None)
     return list(seen)
 
 
