@@ -14,6 +14,7 @@ from typing import Any
 
 from copyaudit.endpoint_url import check_base_url as check_url
 from copyaudit.errors import UserError
+from copyaudit.models.endpoint_limits import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
 
 # Stored in every run's configuration, and stored only when not at their default
 # (added later: a run made before them has no key, and must still resume).
@@ -26,6 +27,8 @@ STORED_WHEN_SET = (
     "judge_backend",
     "judge_base_url",
     "judge_api_key_env",
+    "judge_max_response_bytes",
+    "judge_request_deadline",
 )
 JUDGE_BACKENDS = ("hf", "openai")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -62,6 +65,8 @@ class JudgeOptions:
     judge_backend: str = "hf"
     judge_base_url: str | None = None
     judge_api_key_env: str = "OPENAI_API_KEY"
+    judge_max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES  # per answer (openai)
+    judge_request_deadline: float = DEFAULT_REQUEST_DEADLINE_S  # per request (openai)
     device: str = "auto"  # where judge models load
     allow_download: bool = False  # hub models load from the local cache only unless set
     # thresholds fitted to labels, applied to the judges they name (not stored in the
