@@ -327,8 +327,12 @@ def test_empty_file_and_empty_database_are_initialised(tmp_path: Path, cli) -> N
     empty_db = tmp_path / "empty-sqlite.db"
     sqlite3.connect(empty_db).close()
     for path in (empty_file, empty_db):
-        assert cli("runs", db=path).code == 0
+        # a command that only reads initialises nothing (issue 33); one that writes does
+        refused = cli("runs", db=path)
+        assert refused.code == 2 and "an empty database" in refused.err
+        assert cli("migrate", db=path).code == 0
         assert "suites" in database_fingerprint(path)[0]
+        assert cli("runs", db=path).code == 0
 
 
 # --- a full disk ----------------------------------------------------------------------------

@@ -10,11 +10,11 @@ from typing import Any
 
 import click
 
+from copyaudit.endpoint_budget import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
 from copyaudit.endpoint_url import check_base_url
 from copyaudit.errors import UserError
 from copyaudit.judges.options import JUDGE_BACKENDS, JudgeOptions, stored_defaults
 from copyaudit.judges.registry import JUDGE_NAMES, PRESETS
-from copyaudit.models.endpoint_limits import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
 from copyaudit.vocabulary import DTYPE_NAMES
 
 MAX_INT64 = 2**63 - 1  # the largest integer the database stores

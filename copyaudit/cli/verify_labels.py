@@ -202,7 +202,7 @@ def agreement_cmd(
     intervals and CopyBench's figures), agreement between annotators, threshold advice
     and the most disputed items."""
 
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         report = agreement_report(
             store, run_name, adjudicators=adjudicators, resamples=resamples, seed=seed
         )
@@ -324,7 +324,7 @@ def queue_list_cmd(obj: Any, fmt: str) -> None:
     """Queues with each annotator's progress: generations labelled (any label) and
     complete (every judged item labelled) out of the total."""
 
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         queues = list_queues(store)
     if fmt == "json":
         print_json(queues)
@@ -352,7 +352,7 @@ def queue_list_cmd(obj: Any, fmt: str) -> None:
 def queue_show_cmd(obj: Any, name: str, fmt: str) -> None:
     """The generations of queue NAME in labelling order."""
 
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         rows = queue_item_rows(store, name)
     if fmt == "json":
         print_json(rows)

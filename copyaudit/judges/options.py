@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
+from copyaudit.endpoint_budget import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
 from copyaudit.endpoint_url import check_base_url as check_url
 from copyaudit.errors import UserError
-from copyaudit.models.endpoint_limits import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
 
 # Stored in every run's configuration, and stored only when not at their default
 # (added later: a run made before them has no key, and must still resume).

@@ -17,8 +17,9 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
-DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # a completion is kilobytes; 8 MiB is plenty
-DEFAULT_REQUEST_DEADLINE_S = 300.0  # one request, retries and their waits included
+from copyaudit.endpoint_budget import DEFAULT_MAX_RESPONSE_BYTES as DEFAULT_MAX_RESPONSE_BYTES
+from copyaudit.endpoint_budget import DEFAULT_REQUEST_DEADLINE_S as DEFAULT_REQUEST_DEADLINE_S
+
 READ_CHUNK = 64 * 1024
 
 

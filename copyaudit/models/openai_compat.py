@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from copyaudit.endpoint_budget import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
 from copyaudit.models.base import DecodingControl, GenerationRequest, GenerationResult
-from copyaudit.models.endpoint_limits import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
 from copyaudit.models.http_client import JsonClient, RequestFailed
 from copyaudit.models.stopping import DEFAULT_STOP, truncate_at_stop
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from copyaudit.models.endpoint_limits import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
+from copyaudit.endpoint_budget import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
 
 # decoding methods that change the model's logits, so need a backend that has them (hf)
 LOGIT_METHODS = ("memfree", "topk", "rcad")
