@@ -37,6 +37,7 @@ READ_COMMANDS = (
     ("verify",),
     ("export", "generations", "--run", "r"),
     ("report", "r", "--format", "json"),
+    ("report", "r", "--format", "html", "--file-hash"),
     ("runs", "--format", "json"),
     ("compare", "r", "r"),
     ("dossier", "r/nl-1/1"),
@@ -261,3 +262,22 @@ async def test_the_app_read_only_browses_says_so_and_writes_nothing(
         assert any("open read-only: nothing is written" in message for message in shown), shown
         assert app.start_run(object()) is None  # type: ignore[arg-type]
     assert _state(db) == before
+
+
+def test_read_only_flag_opens_the_app_read_only(
+    media: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import screens.app
+
+    opened: list[bool] = []
+    monkeypatch.setattr(
+        screens.app, "run_app", lambda path, annotator, read_only=False: opened.append(read_only)
+    )
+    assert _run_cli(media, "--read-only") == 0
+    assert opened == [True]
+    # and a command that writes, under --read-only, is refused before it writes
+    before = _state(media)
+    review = ("review", "set", "r/nl-1/1", "cleared", "--reviewer", "rev")
+    assert _run_cli(media, "--read-only", *review) == 2
+    assert "is open read-only: nothing is written" in capsys.readouterr().err
+    assert _state(media) == before

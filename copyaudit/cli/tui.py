@@ -24,8 +24,6 @@ def open_app(obj: Any) -> None:
         return
 
     # --annotator wins and is remembered; else the remembered name; else the app asks
-    run_app(
-        obj.db_path,
-        annotator=resolve_annotator(getattr(obj, "annotator", None)),
-        read_only=getattr(obj, "read_only", False),
-    )
+    # read_only is passed only when asked for (a stand-in run_app need not know it)
+    extra = {"read_only": True} if getattr(obj, "read_only", False) else {}
+    run_app(obj.db_path, annotator=resolve_annotator(getattr(obj, "annotator", None)), **extra)
