@@ -530,10 +530,16 @@ def read_csv_records(path: str | Path, required: tuple[str, ...]) -> Iterator[Re
     if repeated is not None:
         raise InputError(path, 1, repeated, "column named twice in the header", unit="row")
     for number, cells in rows:
-        if len(cells) > len(header):
-            raise InputError(path, number, None, "more cells than header columns", unit="row")
-        data = dict(zip(header, cells, strict=False))
-        data.update((c, None) for c in header[len(cells) :])
+        if len(cells) != len(header):
+            more = "more" if len(cells) > len(header) else "fewer"
+            raise InputError(
+                path,
+                number,
+                None,
+                f"{more} cells ({len(cells)}) than header columns ({len(header)})",
+                unit="row",
+            )
+        data = dict(zip(header, cells, strict=True))
         yield Record(str(path), number, Fields(data), unit="row")
 
 
@@ -550,6 +556,20 @@ def string_field(record: Record, field: str, *, required: bool = True, allow_emp
         raise record.error(field, f"expected a string, got {type(value).__name__}")
     if not allow_empty and not value.strip():
         raise record.error(field, "must not be empty")
+    return value
+
+
+def id_field(record: Record, field: str) -> str:
+    """A required id (a case's): text with no NUL or other control character, and no
+    space at either end (ids are matched exactly: 'c1 ' would be another case than 'c1'
+    that nobody can tell apart on screen)."""
+    value = string_field(record, field)
+    bad = next((char for char in value if ord(char) < 32 or ord(char) == 127), None)
+    if bad is not None:
+        name = "a NUL" if bad == "\0" else f"a control character ({bad!r})"
+        raise record.error(field, f"{value!r} contains {name}")
+    if value != value.strip():
+        raise record.error(field, f"{value!r} has space at its start or end")
     return value
 
 

@@ -185,6 +185,15 @@ def _recompute_and_head(conn: sqlite3.Connection) -> None:
     _fix_heads(conn)
 
 
+def _maybe_and_head(conn: sqlite3.Connection) -> None:
+    """A label value no write accepts ('maybe'), every hash and head record consistent:
+    only the rules every write obeys (db.event_rules, as merge applies them) catch it."""
+    rows = _rows(conn, "labels")
+    rows[0]["label"] = "maybe"
+    _rechain(conn, "labels", rows)
+    _fix_heads(conn)
+
+
 def _rewrite(conn: sqlite3.Connection) -> None:
     """A whole new chain of other labels, same chain id, hashes and head record consistent."""
     rows = _rows(conn, "labels")
@@ -267,6 +276,12 @@ def _kinds() -> list[tuple[str, Attack, str | None, str]]:
             "hashes recomputed",
         ),
         ("rewrite chain", _careful(_rewrite), None, "rewritten"),
+        (
+            "label 'maybe' + hashes + head record",
+            _careful(_maybe_and_head),
+            "rule broken",
+            "hashes recomputed",
+        ),
         ("move to another generation", _careful(_move_generation), "chain broken", "chain broken"),
         ("edit labelled output", _careful(_edit_output), None, "output or case of a generation"),
     ]
