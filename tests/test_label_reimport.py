@@ -118,3 +118,15 @@ def test_an_edited_export_is_refused_before_anything_else(
     assert database_fingerprint(fresh) == before
     genuine = cli("import-labels", str(export), db=fresh)  # the untouched export still imports
     assert genuine.code == 0 and "2 labels added" in genuine.out, genuine.err
+
+
+def test_an_annotator_name_with_a_nul_is_refused(tmp_path: Path, cli, db_path: Path) -> None:
+    make_run(cli, tmp_path, "nonliteral", ["nl-1"])
+    path = write_jsonl(
+        tmp_path / "nul.jsonl",
+        [{"annotator": "ann\u0000x", "generation": G1, "target": "event", "index": 0,
+          "label": "yes"}],
+    )  # fmt: skip
+    result = cli("import-labels", str(path))
+    assert result.code == 2
+    assert f"{path}: line 1: field 'annotator': 'ann\\x00x' contains a NUL" in result.err

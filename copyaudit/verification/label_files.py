@@ -30,7 +30,13 @@ from pathlib import Path
 
 from copyaudit.errors import InputError
 from copyaudit.items import LABEL_TARGETS, WHOLE_OUTPUT_TARGETS
-from copyaudit.records import Record, collect, int_field, read_json_records
+from copyaudit.records import (
+    Record,
+    collect,
+    int_field,
+    no_control_characters,
+    read_json_records,
+)
 from copyaudit.rows import Loaded, RowProblem
 from db.event_rules import EventProblem, canonical_time
 from db.events import HASHED_FIELDS, event_hash
@@ -164,6 +170,7 @@ def parse_label_record(record: Record) -> LabelRecord:
     _own_hash(record)
     annotator = _text(record, "annotator", required=True)
     assert annotator is not None
+    no_control_characters(record, "annotator", annotator)
     generation = _generation_key(record)
     target = _choice(record, "target", TARGETS, None)
     index = _index(record, target)
