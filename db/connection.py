@@ -18,7 +18,7 @@ from copyaudit.errors import UserError
 from db import live_files
 from db.content import register as register_content_hash
 from db.migrations import migrate, require_current
-from db.open_modes import check_database_path, read_only_uri
+from db.open_modes import check_database_path, check_readable, read_only_uri
 
 BUSY_TIMEOUT_MS = 30_000
 PROGRESS_STEPS = 1_000  # SQLite VM steps between checks of a stop condition
@@ -100,6 +100,8 @@ class Store:
             uri=read_only,
         )
         try:
+            if read_only:
+                check_readable(self.conn, self.path)
             check_ours(self.conn, self.path)
             if read_only:
                 require_current(self.conn, self.path)

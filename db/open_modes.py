@@ -12,6 +12,7 @@ existing log, so what other processes committed is seen.
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 from pathlib import Path
 from urllib.parse import quote
@@ -59,3 +60,22 @@ def read_only_uri(path: Path) -> str:
     if Path(f"{path}-wal").exists():
         return f"file:{absolute}?mode=ro"
     return f"file:{absolute}?mode=ro&immutable=1"
+
+
+def check_readable(conn: sqlite3.Connection, path: Path) -> None:
+    """UserError when a read-only open cannot read `path` because of the log beside it
+    (a `-wal` on read-only media without its `-shm`: SQLite would have to create one)."""
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.OperationalError as error:
+        if (
+            getattr(error, "sqlite_errorname", "") == "SQLITE_CANTOPEN"
+            and Path(f"{path}-wal").exists()
+        ):
+            raise UserError(
+                f"{path}: its write-ahead log {path}-wal holds commits not yet in the file, "
+                "and reading them here would need a -shm file beside it, which cannot be "
+                "created (read-only media or a full disk); copy the database with its -wal "
+                "to writable storage and run the command there"
+            ) from None
+        # anything else is for check_ours to name (not a database, another app's)

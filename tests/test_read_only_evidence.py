@@ -281,3 +281,28 @@ def test_read_only_flag_opens_the_app_read_only(
     assert _run_cli(media, "--read-only", *review) == 2
     assert "is open read-only: nothing is written" in capsys.readouterr().err
     assert _state(media) == before
+
+
+def test_a_log_that_cannot_be_read_on_read_only_media_is_named(
+    evidence: Path, tmp_path: Path
+) -> None:
+    """A -wal holding commits, without its -shm, on a read-only mount: a clear error."""
+    folder = tmp_path / "walled"
+    folder.mkdir()
+    live = tmp_path / "live.db"
+    shutil.copyfile(evidence, live)
+    writer = sqlite3.connect(live)
+    writer.execute("PRAGMA journal_mode = WAL")
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("UPDATE meta SET value = value WHERE key = 'origin'")
+    writer.commit()
+    shutil.copyfile(live, folder / "audit.db")
+    shutil.copyfile(f"{live}-wal", folder / "audit.db-wal")  # copied while still open
+    writer.close()
+    script = (
+        f"mount --bind {folder} {folder} && mount -o remount,ro,bind {folder} && "
+        f"{sys.executable} {tmp_path}/driver.py {folder}/audit.db '{json.dumps([['verify']])}'"
+    )
+    done = _in_namespace(script, tmp_path)
+    assert _codes(done) == [2], done.stderr
+    assert "audit.db-wal holds commits not yet in the file" in done.stderr
