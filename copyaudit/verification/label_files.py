@@ -34,7 +34,7 @@ from copyaudit.records import (
     Record,
     collect,
     int_field,
-    no_control_characters,
+    no_nul,
     read_json_records,
 )
 from copyaudit.rows import Loaded, RowProblem
@@ -170,7 +170,7 @@ def parse_label_record(record: Record) -> LabelRecord:
     _own_hash(record)
     annotator = _text(record, "annotator", required=True)
     assert annotator is not None
-    no_control_characters(record, "annotator", annotator)
+    no_nul(record, "annotator", annotator)
     generation = _generation_key(record)
     target = _choice(record, "target", TARGETS, None)
     index = _index(record, target)
