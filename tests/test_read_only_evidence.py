@@ -72,13 +72,18 @@ def evidence(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+def _copy_into(source: Path, folder: Path, name: str = "audit.db") -> Path:
+    """A copy of the database `source` as `name` in the new directory `folder`."""
+    folder.mkdir()
+    shutil.copyfile(source, folder / name)
+    return folder / name
+
+
 @pytest.fixture
 def media(evidence: Path, tmp_path: Path) -> Path:
     """A copy of the evidence in a 0555 directory as a 0444 file."""
-    folder = tmp_path / "media"
-    folder.mkdir()
-    db = folder / "audit.db"
-    shutil.copyfile(evidence, db)
+    db = _copy_into(evidence, tmp_path / "media")
+    folder = db.parent
     db.chmod(0o444)
     folder.chmod(0o555)
     return db
@@ -208,9 +213,7 @@ def _codes(done: subprocess.CompletedProcess[str]) -> list[int]:
 
 
 def test_read_commands_on_a_read_only_mount(evidence: Path, tmp_path: Path) -> None:
-    folder = tmp_path / "mounted"
-    folder.mkdir()
-    shutil.copyfile(evidence, folder / "audit.db")
+    folder = _copy_into(evidence, tmp_path / "mounted").parent
     script = (
         f"mount --bind {folder} {folder} && mount -o remount,ro,bind {folder} && "
         f"! touch {folder}/probe 2>/dev/null && "
@@ -247,10 +250,7 @@ async def test_the_app_read_only_browses_says_so_and_writes_nothing(
     from screens.widgets.annotator_tag import AnnotatorTag
     from tests.test_screens_annotate import SIZE, _annotate_first_nonliteral
 
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    db = folder / "demo.db"
-    shutil.copyfile(demo_db, db)
+    db = _copy_into(demo_db, tmp_path / "ro", "demo.db")
     before = _state(db)
     app = CopyauditApp(db, annotator="ann", read_only=True)
     async with app.run_test(size=SIZE) as pilot:
