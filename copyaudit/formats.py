@@ -34,6 +34,7 @@ from copyaudit.records import (
     LocatedGeneration,
     Record,
     collect,
+    id_field,
     int_field,
     read_json_records,
     string_field,
@@ -104,7 +105,7 @@ GENERATION_EXPORT_FIELDS = (
 
 
 def _parse_generation(record: Record) -> LocatedGeneration:
-    case_id = string_field(record, "case_id")
+    case_id = id_field(record, "case_id")
     output = string_field(record, "output", allow_empty=True)
     template = record.data.get("template", 1)
     if isinstance(template, bool) or not isinstance(template, int) or template < 1:

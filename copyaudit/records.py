@@ -530,10 +530,16 @@ def read_csv_records(path: str | Path, required: tuple[str, ...]) -> Iterator[Re
     if repeated is not None:
         raise InputError(path, 1, repeated, "column named twice in the header", unit="row")
     for number, cells in rows:
-        if len(cells) > len(header):
-            raise InputError(path, number, None, "more cells than header columns", unit="row")
-        data = dict(zip(header, cells, strict=False))
-        data.update((c, None) for c in header[len(cells) :])
+        if len(cells) != len(header):
+            more = "more" if len(cells) > len(header) else "fewer"
+            raise InputError(
+                path,
+                number,
+                None,
+                f"{more} cells ({len(cells)}) than header columns ({len(header)})",
+                unit="row",
+            )
+        data = dict(zip(header, cells, strict=True))
         yield Record(str(path), number, Fields(data), unit="row")
 
 
@@ -550,6 +556,25 @@ def string_field(record: Record, field: str, *, required: bool = True, allow_emp
         raise record.error(field, f"expected a string, got {type(value).__name__}")
     if not allow_empty and not value.strip():
         raise record.error(field, "must not be empty")
+    return value
+
+
+def no_nul(record: Record, field: str, value: str) -> str:
+    """`value`, unless it holds a NUL (C strings, SQLite's text functions and terminals
+    end it there). Other control characters are allowed and escaped wherever shown
+    (copyaudit.untrusted; tests/test_untrusted_output.py)."""
+    if "\0" in value:
+        raise record.error(field, f"{value!r} contains a NUL")
+    return value
+
+
+def id_field(record: Record, field: str) -> str:
+    """A required id (a case's): text with no NUL and no space at either end (ids are
+    matched exactly: 'c1 ' would be another case than 'c1' that nobody can tell apart
+    on screen)."""
+    value = no_nul(record, field, string_field(record, field))
+    if value != value.strip():
+        raise record.error(field, f"{value!r} has space at its start or end")
     return value
 
 

@@ -1,6 +1,7 @@
 """`verify`'s checks beyond each chain's own links: the guarding triggers, the per-chain
-head records, each event's generation binding, SQLite's own check of the file, and no
-bulk writer's marker (db.bulk) left committed.
+head records, each event's generation binding, each event's values by the rules of
+every write (db.event_rules), SQLite's own check of the file, and no bulk writer's
+marker (db.bulk) left committed.
 
 A chain alone cannot show that its last events (or all of them) were deleted: what is
 left is still a valid chain. The head records (table `event_heads`, kept by a trigger on
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
+from db.event_rules import EventProblem, check_event
 from db.events import HASHED_FIELDS, verify_chains
 from db.migrations import event_trigger_sql
 
@@ -129,6 +131,20 @@ def binding_problems(store: Store) -> list[Finding]:
     return found
 
 
+def rule_problems(store: Store) -> list[Finding]:
+    """Events that break the rules every write obeys (db.event_rules: the rules `merge`
+    and `import-labels` apply): a value such as label 'maybe' in a chain whose hashes are
+    all valid was written behind the tool's back."""
+    found = []
+    for table in HASHED_FIELDS:
+        for row in store.conn.execute(f"SELECT * FROM {table} ORDER BY chain, seq"):
+            try:
+                check_event(store, table, dict(row))
+            except EventProblem as problem:
+                found.append(Finding("rule broken", f"{table} event {row['uuid']}: {problem}"))
+    return found
+
+
 def sqlite_check(store: Store, *, full: bool = False) -> list[str]:
     """SQLite's check of the file: `quick_check` (O(N)), or with `full` `integrity_check`
     (also index contents: far slower on a large file). ['ok'] when sound."""
@@ -143,6 +159,7 @@ def audit_events(store: Store) -> list[Finding]:
     found += [Finding("chain broken", str(p)) for p in verify_chains(store)]
     found += head_problems(store)
     found += binding_problems(store)
+    found += rule_problems(store)
     return found
 
 

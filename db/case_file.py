@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from copyaudit.endpoint_url import redact_credentials
@@ -107,7 +108,10 @@ def judgments_with_provenance(store: Store, generation_id: int) -> list[dict[str
 
 def checkpoint(store: Store) -> bool:
     """Copy the WAL's commits into the database file so that the file's hash covers
-    them; never waits. True when complete (a reader elsewhere may hold some back)."""
+    them; never waits. True when complete (a reader elsewhere may hold some back). A
+    store opened read-only is never checkpointed: complete when no log lies beside it."""
+    if store.read_only:
+        return not os.path.exists(f"{store.path}-wal")
     busy, frames, copied = store.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
     return busy == 0 and frames == copied
 

@@ -17,7 +17,8 @@ import sqlite_utils
 from copyaudit.errors import UserError
 from db import live_files
 from db.content import register as register_content_hash
-from db.migrations import migrate
+from db.migrations import migrate, require_current
+from db.open_modes import check_database_path, check_readable, read_only_uri
 
 BUSY_TIMEOUT_MS = 30_000
 PROGRESS_STEPS = 1_000  # SQLite VM steps between checks of a stop condition
@@ -26,6 +27,10 @@ PROGRESS_STEPS = 1_000  # SQLite VM steps between checks of a stop condition
 class Interrupted(Exception):
     """A read under Store.interrupted_when stopped: its condition came to hold (SQLite
     interrupted it)."""
+
+
+class ReadOnlyStore(UserError):
+    """A write asked of a database opened read-only."""
 
 
 class OutOfTime(Interrupted):
@@ -41,7 +46,6 @@ def _create_owner_only(path: Path) -> None:
 
     SQLite gives the -wal and -shm files the same permissions as the database.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     os.close(fd)
 
@@ -76,22 +80,31 @@ class Store:
 
     Connections are not shared between threads: a worker thread opens its own
     Store on the same path (WAL lets readers and one writer proceed together).
+
+    `read_only`: for commands that only read (verify, export, report...): the file must
+    exist and be at the current schema (never migrated), and nothing is written, not
+    even SQLite's companions (db.open_modes), so evidence on read-only media or a full
+    disk can be read.
     """
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True, read_only: bool = False) -> None:
         self.path = Path(path)
-        if not self.path.exists():
-            if not create:
-                raise FileNotFoundError(f"no database at {self.path}")
+        self.read_only = read_only
+        if not check_database_path(self.path, create=create and not read_only):
             _create_owner_only(self.path)
         self.conn = sqlite3.connect(
-            self.path,
+            read_only_uri(self.path) if read_only else self.path,
             isolation_level=None,  # we issue BEGIN/COMMIT ourselves
             timeout=BUSY_TIMEOUT_MS / 1000,
             check_same_thread=False,
+            uri=read_only,
         )
         try:
+            if read_only:
+                check_readable(self.conn, self.path)
             check_ours(self.conn, self.path)
+            if read_only:
+                require_current(self.conn, self.path)
         except UserError:
             self.conn.close()
             raise
@@ -99,8 +112,11 @@ class Store:
         self._released = weakref.finalize(self, live_files.release, live_files.register(self.path))
         self.conn.row_factory = sqlite3.Row
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        self.conn.execute("PRAGMA journal_mode = WAL")
-        self.conn.execute("PRAGMA synchronous = NORMAL")
+        if read_only:
+            self.conn.execute("PRAGMA query_only = ON")  # a write is an error, not a change
+        else:
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute("PRAGMA foreign_keys = ON")
         register_content_hash(self.conn)
         self.db = sqlite_utils.Database(self.conn)
@@ -109,7 +125,7 @@ class Store:
         self._lock = threading.RLock()
         # interrupted_when's conditions, innermost last (SQLite has one progress handler)
         self._stops: list[tuple[Callable[[], bool], type[Interrupted]]] = []
-        migrate(self.db)
+        self.migrations_applied = 0 if read_only else migrate(self.db)
 
     @contextmanager
     def transaction(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
@@ -119,7 +135,10 @@ class Store:
         before the commit returns (synchronous=FULL for this transaction; NORMAL, the
         default, may lose the last commits on a power cut, never corrupt them). SQLite
         cannot change the level inside a transaction, so a durable call may join only
-        a durable one (RuntimeError otherwise: ask for it in the outermost)."""
+        a durable one (RuntimeError otherwise: ask for it in the outermost). On a store
+        opened read-only: ReadOnlyStore, before anything is asked of SQLite."""
+        if self.read_only:
+            raise ReadOnlyStore(f"{self.path} is open read-only: nothing is written")
         with self._lock:
             if self._depth:
                 if durable and not self._durable:

@@ -37,7 +37,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import quote
 
 from copyaudit.errors import UserError
 from copyaudit.hashing import generation_content_hash
@@ -48,6 +47,7 @@ from db.event_rules import EventProblem, Lookup, check_event
 from db.events import HASHED_FIELDS, event_hash, verify_chains
 from db.labels import generation_ids_by_key
 from db.migrations import SCHEMA_VERSION
+from db.open_modes import read_only_uri
 
 EVENT_TABLES = ("labels", "reviews")
 # Content that must match when an event (by uuid) is already here; chain, seq and
@@ -81,7 +81,7 @@ def _utf8(path: Path, raw: bytes) -> str:
 def _open_read_only(path: Path) -> Iterator[sqlite3.Connection]:
     if not path.is_file():
         raise UserError(f"no database at {path}")
-    conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+    conn = sqlite3.connect(read_only_uri(path), uri=True)  # writes nothing beside it
     conn.row_factory = sqlite3.Row
     conn.text_factory = functools.partial(_utf8, path)  # a damaged file: a clear error
     try:

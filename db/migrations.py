@@ -926,6 +926,32 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+def require_current(conn: sqlite3.Connection, path: object) -> None:
+    """UserError unless the schema is SCHEMA_VERSION, naming each migration still needed:
+    a read-only open never migrates (the file stays as it was given)."""
+    current = conn.execute("PRAGMA user_version").fetchone()[0]
+    if current > SCHEMA_VERSION:
+        raise UserError(
+            f"{path}: database schema version {current} is newer than this copyaudit "
+            f"({SCHEMA_VERSION}); upgrade copyaudit"
+        )
+    if current == 0:
+        raise UserError(
+            f"{path}: an empty database (no copyaudit schema yet): nothing to read; a command "
+            "that writes (e.g. `copyaudit migrate`) initialises it"
+        )
+    if current < SCHEMA_VERSION:
+        needed = ", ".join(
+            f"{number} ({MIGRATIONS[number - 1].__name__})"
+            for number in range(current + 1, SCHEMA_VERSION + 1)
+        )
+        raise UserError(
+            f"{path}: schema version {current} needs migration {needed} to reach "
+            f"{SCHEMA_VERSION}; a command that only reads leaves the file as it is — run "
+            "`copyaudit migrate` on a copy you may change"
+        )
+
+
 def migrate(db: sqlite_utils.Database) -> int:
     """Bring the schema up to SCHEMA_VERSION; return the number of migrations applied."""
     conn: sqlite3.Connection = db.conn

@@ -121,7 +121,7 @@ def iter_labels(store: Store, run: str | None = None) -> Iterator[dict[str, Any]
     for row in store.conn.execute(
         "SELECT l.uuid, l.chain, l.seq, l.generation_key AS generation, l.annotator, "
         "l.target, l.item_index AS 'index', l.action, l.label, l.note, l.supersedes, "
-        "l.created_at, l.prev_hash, l.hash "
+        "l.created_at, l.content_hash, l.prev_hash, l.hash "
         "FROM labels l JOIN generations g ON g.id = l.generation_id "
         f"JOIN runs r ON r.id = g.run_id {where} ORDER BY l.chain, l.seq",
         params,

@@ -52,15 +52,22 @@ class CopyauditApp(App[None]):
     ]
 
     def __init__(
-        self, db_path: Path, annotator: str | None = None, *, ask_annotator: bool = False
+        self,
+        db_path: Path,
+        annotator: str | None = None,
+        *,
+        ask_annotator: bool = False,
+        read_only: bool = False,
     ) -> None:
         """`ask_annotator`: ask for a name at start when `annotator` is None (the
-        command line does; labelling asks anyway before the first label)."""
+        command line does; labelling asks anyway before the first label). `read_only`:
+        browse only (the title says so); labels, reviews and runs are refused."""
         super().__init__()
         self.db_path = Path(db_path)
         self.annotator = annotator
         self.ask_annotator = ask_annotator
-        self.data = Connections(self.db_path)
+        self.read_only = read_only
+        self.data = Connections(self.db_path, read_only=read_only)
         self.active_runs: dict[str, ActiveRun] = {}
         self.run_signal: Signal[ActiveRun] = Signal(self, "runs")
         self._quit_asked_at = -QUIT_CONFIRM_S
@@ -129,7 +136,7 @@ class CopyauditApp(App[None]):
 
         if isinstance(screen, ModalScreen) or screen.query(AnnotatorTag):
             return
-        screen.mount(AnnotatorTag(self.annotator))
+        screen.mount(AnnotatorTag(self.annotator, self.read_only))
 
     # --- workers ---------------------------------------------------------------------
 
@@ -170,6 +177,9 @@ class CopyauditApp(App[None]):
         in the background; None (and a warning) if that run is already running, in this
         app or in another process."""
 
+        if self.read_only:
+            self.notify("read-only: runs are not started", severity="warning")
+            return None
         name = request.run_name()
         current = self.active_runs.get(name)
         if current is not None and not current.finished:
@@ -336,6 +346,9 @@ class CopyauditApp(App[None]):
         self.push_screen(GenerationListScreen(info))
 
 
-def run_app(db_path: Path, annotator: str | None) -> None:
-    """Open the app on the database at `db_path` (created if missing)."""
-    CopyauditApp(db_path, annotator=annotator, ask_annotator=True).run()
+def run_app(db_path: Path, annotator: str | None, *, read_only: bool = False) -> None:
+    """Open the app on the database at `db_path` (created if missing; `read_only`: it
+    must exist, and nothing is written)."""
+    CopyauditApp(
+        db_path, annotator=annotator, ask_annotator=not read_only, read_only=read_only
+    ).run()

@@ -16,9 +16,10 @@ from db import Store
 class Connections:
     """`ui`: the UI thread's connection; `background()`: the workers' one."""
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, *, read_only: bool = False) -> None:
         self.path = Path(db_path)
-        self.ui = Store(self.path)
+        self.read_only = read_only  # db.open_modes: evidence on read-only media
+        self.ui = Store(self.path, read_only=read_only)
         self._background: Store | None = None
         self._lock = threading.Lock()
 
@@ -27,7 +28,7 @@ class Connections:
         """The worker connection; holds a lock, so one worker query runs at a time."""
         with self._lock:
             if self._background is None:
-                self._background = Store(self.path)
+                self._background = Store(self.path, read_only=self.read_only)
             yield self._background
 
     def close(self) -> None:

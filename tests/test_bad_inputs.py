@@ -117,10 +117,38 @@ def test_valid_surrogate_pair_and_64_bit_edges_are_accepted(tmp_path: Path, cli)
 
 def test_ids_differing_only_by_whitespace(tmp_path: Path, cli, db_path: Path) -> None:
     path = write_jsonl(
-        tmp_path / "c.jsonl", [literal_record(1, id="ch 1"), literal_record(2, id="ch  1 ")]
+        tmp_path / "c.jsonl", [literal_record(1, id="ch 1"), literal_record(2, id="ch  1")]
     )
     err = _rejected(cli, db_path, "import", "literal", str(path))
-    assert "line 2: field 'id': id 'ch  1 ' differs from 'ch 1' (line 1) only by whitespace" in err
+    assert "line 2: field 'id': id 'ch  1' differs from 'ch 1' (line 1) only by whitespace" in err
+
+
+@pytest.mark.parametrize(
+    ("case_id", "said"),
+    [
+        ("ch\x001", "contains a NUL"),
+        ("ch 1 ", "has space at its start or end"),
+        (" ch 1", "has space at its start or end"),
+    ],
+)
+def test_an_id_with_a_nul_or_edge_space_is_refused(
+    tmp_path: Path, cli, db_path: Path, case_id: str, said: str
+) -> None:
+    """Issue 33: such ids were accepted, and 'c1 ' is a case nobody can tell from 'c1'."""
+    path = write_jsonl(tmp_path / "c.jsonl", [literal_record(1), literal_record(2, id=case_id)])
+    err = _rejected(cli, db_path, "import", "literal", str(path))
+    assert f"{path}: line 2: field 'id': {case_id!r} {said}" in err
+
+
+def test_a_generation_file_case_id_with_edge_space_is_refused(
+    tmp_path: Path, cli, db_path: Path
+) -> None:
+    make_run(cli, tmp_path, "literal", ["lit-1"])
+    gens = write_jsonl(tmp_path / "g.jsonl", [{"case_id": "lit-1 ", "output": "x"}])
+    err = _rejected(
+        cli, db_path, "import-generations", str(gens), "--run", "r2", "--suite", "literal-suite"
+    )
+    assert f"{gens}: line 1: field 'case_id': 'lit-1 ' has space at its start or end" in err
 
 
 def test_typo_of_an_optional_field_is_a_warning(tmp_path: Path, cli) -> None:
@@ -226,6 +254,18 @@ def test_header_only_decop_file_is_refused(tmp_path: Path, cli, db_path: Path) -
     assert f"{path}: no records found" in _rejected(cli, db_path, "import", "decop", str(path))
 
 
+def test_a_decop_row_one_cell_short_is_refused_naming_its_row(
+    tmp_path: Path, cli, db_path: Path
+) -> None:
+    """Issue 33: the missing last cell (Length) was read as empty and the row accepted."""
+    path = write_decop_csv(tmp_path / "BookTection.csv", decop_rows())
+    lines = path.read_text(encoding="utf-8-sig").splitlines()
+    lines[2] = lines[2].rsplit(",", 1)[0]  # row 3 loses its last cell
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    err = _rejected(cli, db_path, "import", "decop", str(path))
+    assert f"{path}: row 3: fewer cells (7) than header columns (8)" in err
+
+
 def test_exact_duplicate_decop_row_is_a_warning(tmp_path: Path, cli) -> None:
     rows = decop_rows(n=2)
     path = write_decop_csv(tmp_path / "BookTection.csv", [*rows, dict(rows[0])])
@@ -327,8 +367,12 @@ def test_empty_file_and_empty_database_are_initialised(tmp_path: Path, cli) -> N
     empty_db = tmp_path / "empty-sqlite.db"
     sqlite3.connect(empty_db).close()
     for path in (empty_file, empty_db):
-        assert cli("runs", db=path).code == 0
+        # a command that only reads initialises nothing (issue 33); one that writes does
+        refused = cli("runs", db=path)
+        assert refused.code == 2 and "an empty database" in refused.err
+        assert cli("migrate", db=path).code == 0
         assert "suites" in database_fingerprint(path)[0]
+        assert cli("runs", db=path).code == 0
 
 
 # --- a full disk ----------------------------------------------------------------------------

@@ -334,3 +334,28 @@ def test_a_passage_the_suite_and_the_workbook_hold_twice(
     got = report(db_path, "bt-decop-ChatGPT-published")
     assert got["passages"] == {"scored": 5, "total": 5}
     assert {w["work"]: w["accuracy"] for w in got["per_work"]} == pytest.approx(ACCURACY)
+
+
+def test_a_header_only_workbook_is_refused_naming_it(
+    cli: Any, db_path: Path, tmp_path: Path, suite: str
+) -> None:
+    """Issue 33: a workbook with no rows under its header made an empty run."""
+    empty = write_workbook(tmp_path / f"{SUSPECT}_Paraphrases_Oversampling.xlsx", [])
+    result = cli("import", "decop-results", str(empty), "--model", "ChatGPT", "--suite", "bt")
+    assert result.code == 2
+    assert f"{empty}: no rows under the header: no results (nothing imported" in result.err
+    assert json.loads(cli("runs", "--format", "json").out) == []  # no empty run
+
+
+def test_every_refusal_names_its_file(cli: Any, db_path: Path, tmp_path: Path) -> None:
+    """Issue 33: a workbook whose work no suite holds, and one without the model's columns."""
+    cli("import", "decop", str(write_suite(tmp_path / "booktection.csv")), "--suite", "bt")
+    stray = write_workbook(
+        tmp_path / "Another_Book_-_Nobody_Paraphrases_Oversampling.xlsx", workbook_rows(SUSPECT, 1)
+    )
+    unknown = cli("import", "decop-results", str(stray), "--model", "ChatGPT")
+    assert unknown.code == 2 and f"{stray}: no DE-COP suite holds the work" in unknown.err
+    no_model = cli(
+        "import", "decop-results", str(stray), "--model", "Mixtral-8x7B", "--suite", "bt"
+    )
+    assert no_model.code == 2 and f"{stray}: no workbook holds the Mixtral" in no_model.err

@@ -3,6 +3,7 @@ nothing already here, and never reverts a label made after the export."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -90,3 +91,42 @@ def test_a_future_or_garbage_time_in_a_label_file_is_named(
         assert result.code == 2, result.out
         assert "line 1: field 'created_at'" in result.err and says in result.err
         assert database_fingerprint(db_path) == before
+
+
+def test_an_edited_export_is_refused_before_anything_else(
+    tmp_path: Path, cli, db_path: Path
+) -> None:
+    """Issue 33: a label flipped in an export, its uuid and hash kept, was accepted ("3
+    labels added") and the genuine database could then no longer be merged."""
+    make_run(cli, tmp_path, "nonliteral", ["nl-1"])
+    with Store(db_path) as store:
+        label(store, G1, "ann", "event", 0, "no")
+        label(store, G1, "ann", "event", 1, "yes")
+    export = tmp_path / "export.jsonl"
+    assert cli("export", "labels", "-o", str(export)).code == 0
+    records = [json.loads(line) for line in export.read_text().splitlines()]
+    assert records[1]["label"] == "yes" and records[1]["content_hash"]
+    records[1]["label"] = "no"  # the edit; uuid, prev_hash and hash kept
+    edited = write_jsonl(tmp_path / "edited.jsonl", records)
+
+    fresh = tmp_path / "fresh.db"
+    make_run(cli, tmp_path, "nonliteral", ["nl-1"], db=fresh)
+    before = database_fingerprint(fresh)
+    refused = cli("import-labels", str(edited), db=fresh)
+    assert refused.code == 2
+    assert f"{edited}: line 2: field 'hash': does not match the record's own fields" in refused.err
+    assert database_fingerprint(fresh) == before
+    genuine = cli("import-labels", str(export), db=fresh)  # the untouched export still imports
+    assert genuine.code == 0 and "2 labels added" in genuine.out, genuine.err
+
+
+def test_an_annotator_name_with_a_nul_is_refused(tmp_path: Path, cli, db_path: Path) -> None:
+    make_run(cli, tmp_path, "nonliteral", ["nl-1"])
+    path = write_jsonl(
+        tmp_path / "nul.jsonl",
+        [{"annotator": "ann\u0000x", "generation": G1, "target": "event", "index": 0,
+          "label": "yes"}],
+    )  # fmt: skip
+    result = cli("import-labels", str(path))
+    assert result.code == 2
+    assert f"{path}: line 1: field 'annotator': 'ann\\x00x' contains a NUL" in result.err

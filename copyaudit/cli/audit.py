@@ -72,7 +72,7 @@ def verify_cmd(obj: Any, full: bool, against: Path | None, public_key: Path | No
 
     if public_key is not None and against is None:
         raise click.UsageError("--public-key checks an anchor: give --against FILE too")
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         found = audit(store, full=full)
         anchored = ""
         if against is not None:
@@ -132,6 +132,17 @@ def anchor_cmd(
     emit(text, output, database=obj.db_path, force=force)
 
 
+@click.command("migrate")
+@click.pass_obj
+def migrate_cmd(obj: Any) -> None:
+    """Bring the database's schema up to this copyaudit's (what every command that writes
+    does first; the commands that only read refuse an older schema instead)."""
+    with obj.store() as store:
+        applied = store.migrations_applied
+    click.echo(f"{obj.db_path}: {applied} migration(s) applied; the schema is current")
+
+
 def register(group: click.Group) -> None:
     group.add_command(verify_cmd)
     group.add_command(anchor_cmd)
+    group.add_command(migrate_cmd)

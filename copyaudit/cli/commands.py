@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "report": "evaluate",
     "verify": "audit",
     "anchor": "audit",
+    "migrate": "audit",
     "decop": "decop",
     "agreement": "verify_labels",
     "import-labels": "verify_labels",

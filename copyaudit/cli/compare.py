@@ -55,7 +55,7 @@ def compare_cmd(
         raise click.UsageError("name RUNs or --model, not both")
     if output is not None:
         check_destination(output, database=obj.db_path, force=force)  # before any work
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         comparison = build_comparison(store, runs, models, by=by)
         comparison["anchor"] = current_anchor(store)  # the audit chains' heads, as in report
         if fmt == "html":

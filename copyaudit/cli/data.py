@@ -240,7 +240,7 @@ def import_generations_cmd(
 def suites_cmd(obj: Any, fmt: str) -> None:
     """List suites with their kind and size, and the rows their imports skipped."""
 
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         rows = suites_summary(store)
     if fmt == "json":
         print_json(rows)
@@ -260,7 +260,7 @@ def suites_cmd(obj: Any, fmt: str) -> None:
 def runs_cmd(obj: Any, fmt: str) -> None:
     """List runs with their suite, model, status and progress."""
 
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         rows = runs_summary(store)
     if fmt == "json":
         print_json(rows)
@@ -314,7 +314,7 @@ def export_cmd(
         raise UserError(f"export {what} needs --run NAME (a {RUN_EXPORTS[what]} run)")
     if output is not None:
         check_destination(output, database=obj.db_path, force=force)  # before any work
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         if run_name is not None:
             run_row(store, run_name)  # a clear error for an unknown run
         if suite is not None:

@@ -26,7 +26,7 @@ def dossier_cmd(obj: Any, generation: str, fmt: str, output: Path | None, force:
 
     if output is not None:
         check_destination(output, database=obj.db_path, force=force)  # before any work
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         dossier = build_dossier(store, resolve_generation(store, generation), obj.db_path)
     # to a terminal with control sequences escaped, or safely to -o
     emit(render_dossier(dossier, fmt), output, database=obj.db_path, force=force)

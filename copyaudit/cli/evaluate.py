@@ -340,7 +340,7 @@ def report_cmd(
         raise click.UsageError("--file-hash is for --format html (its Integrity section)")
     if output is not None:
         check_destination(output, database=obj.db_path, force=force)  # before any work
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         report = build_report(store, run, notice_thresholds=thresholds)
         report["anchor"] = current_anchor(store)  # the audit chains' heads as of this report
         if fmt == "html":

@@ -26,14 +26,19 @@ DEFAULT_DB = "copyaudit.db"
 class AppContext:
     """What every subcommand needs: where the database is, and who is working."""
 
-    def __init__(self, db_path: Path, db_explicit: bool, debug: bool) -> None:
+    def __init__(
+        self, db_path: Path, db_explicit: bool, debug: bool, read_only: bool = False
+    ) -> None:
         self.db_path = db_path
         self.db_explicit = db_explicit
         self.debug = debug
+        self.read_only = read_only  # --read-only: every command and the app only read
 
-    def store(self) -> Store:
-        """Open the database."""
-        return Store(self.db_path)
+    def store(self, *, read_only: bool = False) -> Store:
+        """Open the database; `read_only` for a command that only reads (it then works on
+        read-only media and writes nothing, db.open_modes), and for every command
+        under --read-only (a write is then refused with a clear error)."""
+        return Store(self.db_path, read_only=read_only or self.read_only)
 
 
 @click.group(
@@ -52,16 +57,24 @@ class AppContext:
 )
 @click.option("--annotator", help="Your name, stored with every label you make in the app.")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
+@click.option(
+    "--read-only",
+    is_flag=True,
+    help="Open the database read-only (evidence on read-only media): the app browses and "
+    "says so, labels and runs are refused; nothing is written.",
+)
 @click.version_option(__version__, prog_name="copyaudit")
 @click.pass_context
-def cli(ctx: click.Context, db_path: Path, annotator: str | None, debug: bool) -> None:
+def cli(
+    ctx: click.Context, db_path: Path, annotator: str | None, debug: bool, read_only: bool
+) -> None:
     """Audit copyright reproduction by language models.
 
     Without a command, opens the terminal app on the database.
     """
     source = ctx.get_parameter_source("db_path")
     explicit = source not in (None, click.core.ParameterSource.DEFAULT)
-    ctx.obj = AppContext(db_path, explicit, debug)
+    ctx.obj = AppContext(db_path, explicit, debug, read_only)
     ctx.obj.annotator = annotator
     if ctx.invoked_subcommand is None:
         open_app(ctx.obj)

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from copyaudit.endpoint_budget import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
 from copyaudit.endpoint_url import check_base_url
 from copyaudit.errors import UserError
 from copyaudit.judges.options import JUDGE_BACKENDS, Calibration, JudgeOptions, stored_defaults
@@ -68,8 +69,30 @@ def model_options(command: Callable[..., Any]) -> Any:
                 show_default=True,
                 help="Environment variable holding the endpoint's key.",
             ),
+            *endpoint_limit_options(""),
         ),
         command,
+    )
+
+
+def endpoint_limit_options(prefix: str) -> tuple[Callable[..., Any], ...]:
+    """--max-response-bytes and --request-deadline (with `prefix`, e.g. "judge-")."""
+    return (
+        click.option(
+            f"--{prefix}max-response-bytes",
+            type=POSITIVE_INT,
+            default=DEFAULT_MAX_RESPONSE_BYTES,
+            show_default=True,
+            help="An endpoint answer larger than this fails that request (not retried).",
+        ),
+        click.option(
+            f"--{prefix}request-deadline",
+            type=FiniteFloat(0, min_open=True),
+            default=DEFAULT_REQUEST_DEADLINE_S,
+            show_default=True,
+            help="Seconds one endpoint request may take in all, retries included; past "
+            "it the request fails even while bytes still arrive.",
+        ),
     )
 
 
@@ -151,6 +174,7 @@ def judge_options(command: Callable[..., Any]) -> Any:
                 help="Environment variable holding the judges' endpoint key (its name is "
                 "stored with the run, never the key).",
             ),
+            *endpoint_limit_options("judge-"),
         ),
         with_judging,
     )
@@ -201,7 +225,8 @@ def output_options(command: Callable[..., Any]) -> Any:
 # --- Run options: the model and run options of `run` and `decop` (one definition each) ---
 
 RUN_FIELDS = (
-    "name", "model", "backend", "base_url", "api_key_env", "device", "dtype", "batch_size", "chat"
+    "name", "model", "backend", "base_url", "api_key_env", "device", "dtype", "batch_size", "chat",
+    "max_response_bytes", "request_deadline",
 )  # fmt: skip
 
 

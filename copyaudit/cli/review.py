@@ -65,7 +65,7 @@ def list_cmd(
     threshold the highest score is, then human 'yes' labels."""
 
     filters = {"status": status, "work": work, "model": model, "run": run}
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         total = review_queue_count(store, **filters)
         rows = [asdict(r) for r in review_queue(store, **filters, limit=limit, offset=offset)]
     if fmt == "json":
@@ -107,7 +107,7 @@ def set_cmd(obj: Any, generation: str, status: str, reviewer: str | None, note: 
 def history_cmd(obj: Any, generation: str, fmt: str) -> None:
     """Every label and review event of GENERATION, oldest first."""
 
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         rows = [asdict(e) for e in case_history(store, resolve_generation(store, generation))]
     if fmt == "json":
         print_json(rows)  # the stored fields: item_index counts from 0

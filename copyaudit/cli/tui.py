@@ -14,7 +14,7 @@ def open_app(obj: Any) -> None:
     try:
         from screens.app import run_app  # deferred: loads textual
     except ImportError:
-        with obj.store() as store:
+        with obj.store(read_only=True) as store:
             counts = table_counts(store)
         print_table(
             [{"table": k, "rows": v} for k, v in counts.items()],
@@ -24,4 +24,6 @@ def open_app(obj: Any) -> None:
         return
 
     # --annotator wins and is remembered; else the remembered name; else the app asks
-    run_app(obj.db_path, annotator=resolve_annotator(getattr(obj, "annotator", None)))
+    # read_only is passed only when asked for (a stand-in run_app need not know it)
+    extra = {"read_only": True} if getattr(obj, "read_only", False) else {}
+    run_app(obj.db_path, annotator=resolve_annotator(getattr(obj, "annotator", None)), **extra)

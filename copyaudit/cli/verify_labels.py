@@ -213,7 +213,7 @@ def agreement_cmd(
     intervals and CopyBench's figures), agreement between annotators, threshold advice
     and the most disputed items."""
 
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         report = agreement_report(
             store, run_name, adjudicators=adjudicators, resamples=resamples, seed=seed
         )
@@ -384,7 +384,7 @@ def queue_list_cmd(obj: Any, fmt: str) -> None:
     """Queues with each annotator's progress: generations labelled (any label) and
     complete (every judged item labelled) out of the total."""
 
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         queues = list_queues(store)
     if fmt == "json":
         print_json(queues)
@@ -408,7 +408,7 @@ def queue_list_cmd(obj: Any, fmt: str) -> None:
 def queue_show_cmd(obj: Any, name: str, fmt: str) -> None:
     """The generations of queue NAME in labelling order, with its design and seed."""
 
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         info = queue_info(store, name)
         rows = queue_item_rows(store, name)
         info["valid_for_estimates"] = info["design"] in ESTIMATE_DESIGNS

@@ -38,6 +38,8 @@ def load_judge_lm(options: JudgeOptions, model: str) -> Generator:
             backend="openai",
             base_url=options.judge_base_url,
             api_key_env=options.judge_api_key_env,
+            max_response_bytes=options.judge_max_response_bytes,
+            deadline=options.judge_request_deadline,
             stop=None,
         )
     return load_generator(model, device=options.device, batch_size=JUDGE_LM_BATCH)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
+from copyaudit.endpoint_budget import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
 from copyaudit.endpoint_url import check_base_url as check_url
 from copyaudit.errors import UserError
 
@@ -26,6 +27,8 @@ STORED_WHEN_SET = (
     "judge_backend",
     "judge_base_url",
     "judge_api_key_env",
+    "judge_max_response_bytes",
+    "judge_request_deadline",
 )
 JUDGE_BACKENDS = ("hf", "openai")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -74,6 +77,8 @@ class JudgeOptions:
     judge_backend: str = "hf"
     judge_base_url: str | None = None
     judge_api_key_env: str = "OPENAI_API_KEY"
+    judge_max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES  # per answer (openai)
+    judge_request_deadline: float = DEFAULT_REQUEST_DEADLINE_S  # per request (openai)
     device: str = "auto"  # where judge models load
     allow_download: bool = False  # hub models load from the local cache only unless set
     # thresholds fitted to labels, applied to the judges they name (not stored in the

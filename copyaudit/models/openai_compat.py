@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from copyaudit.endpoint_budget import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
 from copyaudit.models.base import DecodingControl, GenerationRequest, GenerationResult
 from copyaudit.models.http_client import JsonClient, RequestFailed
 from copyaudit.models.stopping import DEFAULT_STOP, truncate_at_stop
@@ -45,7 +46,8 @@ class OpenAIGenerator:
     Temperature 0 (as close to greedy as such APIs go), stop at three newlines. The
     OpenAI API has no repetition penalty; servers that accept one (vLLM:
     {"repetition_penalty": 1.1}) can be given it through `extra_body`. A request that
-    fails for good comes back as GenerationResult(error=...). `tokens` is the server's
+    fails for good (out of retries, an answer over `max_response_bytes`, past its
+    `deadline`) comes back as GenerationResult(error=...). `tokens` is the server's
     usage.completion_tokens (0 when it reports none); `seconds` is the wall time of that
     request, retries included."""
 
@@ -61,6 +63,8 @@ class OpenAIGenerator:
         concurrency: int = 4,
         stop: str | None = DEFAULT_STOP,
         extra_body: dict[str, Any] | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        deadline: float = DEFAULT_REQUEST_DEADLINE_S,
     ) -> None:
         _check_mode(mode)
         self.model = model
@@ -68,7 +72,9 @@ class OpenAIGenerator:
         self.concurrency = concurrency
         self.stop = stop or None
         self.extra_body = dict(extra_body or {})
-        self.client = JsonClient(base_url, api_key_env, timeout, max_retries, backoff)
+        self.client = JsonClient(
+            base_url, api_key_env, timeout, max_retries, backoff, max_response_bytes, deadline
+        )
 
     def generate(
         self,
@@ -148,6 +154,7 @@ class OpenAIGenerator:
                 "timeout_s": self.client.timeout,
                 "max_retries": self.client.max_retries,
                 "backoff_s": self.client.backoff,
+                **self.client.limits(),
             },
             "concurrency": self.concurrency,
             "seconds": "wall time of each request, retries included",
@@ -197,6 +204,8 @@ class OpenAIChoiceScorer:
         letter_only: bool = False,
         floor: float = 1e-6,
         letter_only_max_tokens: int = 4,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        deadline: float = DEFAULT_REQUEST_DEADLINE_S,
     ) -> None:
         _check_mode(mode)
         self.model = model
@@ -207,7 +216,9 @@ class OpenAIChoiceScorer:
         self.letter_only = letter_only
         self.floor = floor
         self.letter_only_max_tokens = letter_only_max_tokens
-        self.client = JsonClient(base_url, api_key_env, timeout, max_retries, backoff)
+        self.client = JsonClient(
+            base_url, api_key_env, timeout, max_retries, backoff, max_response_bytes, deadline
+        )
         self.last_errors: dict[int, str] = {}
         self.system: str | None = None  # mode "chat": the system message before each prompt
 
@@ -282,6 +293,7 @@ class OpenAIChoiceScorer:
             "top_logprobs": self.top_logprobs,
             "letter_token_ids": self.letter_token_ids,
             "floor": self.floor,
+            **self.client.limits(),
         }
 
 

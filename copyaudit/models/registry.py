@@ -31,7 +31,7 @@ def display_name(spec: str) -> str:
 LOCAL_ONLY_OPTIONS = frozenset(
     {"device", "dtype", "batch_size", "allow_download", "revision", "hub_cache_dir"}
 )
-HTTP_ONLY_OPTIONS = frozenset({"api_key_env"})
+HTTP_ONLY_OPTIONS = frozenset({"api_key_env", "max_response_bytes", "deadline"})
 
 
 def _options_for(spec: str, backend: str, options: dict[str, Any]) -> dict[str, Any]:

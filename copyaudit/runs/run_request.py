@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from copyaudit.endpoint_budget import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
+
 # decoding methods that change the model's logits, so need a backend that has them (hf)
 LOGIT_METHODS = ("memfree", "topk", "rcad")
 # the request fields each decoding method reads, stored in the run's configuration only
@@ -30,6 +32,9 @@ class ModelRequest:
     device: str = "auto"
     dtype: str = "auto"  # one of vocabulary.DTYPE_NAMES
     batch_size: int = 8  # prompts per batch
+    # an endpoint's answer cap and each request's whole deadline (backend openai)
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    request_deadline: float = DEFAULT_REQUEST_DEADLINE_S
 
     def load_options(self) -> dict[str, Any]:
         """The options copyaudit.models.registry loads the model with (the registry drops
@@ -40,6 +45,8 @@ class ModelRequest:
             "device": self.device,
             "dtype": self.dtype,
             "batch_size": self.batch_size,
+            "max_response_bytes": self.max_response_bytes,
+            "deadline": self.request_deadline,
         }
 
     def _default_name(self, pattern: str, **fields: str) -> str:

@@ -30,18 +30,29 @@ from pathlib import Path
 
 from copyaudit.errors import InputError
 from copyaudit.items import LABEL_TARGETS, WHOLE_OUTPUT_TARGETS
-from copyaudit.records import Record, collect, int_field, read_json_records
+from copyaudit.records import (
+    Record,
+    collect,
+    int_field,
+    no_nul,
+    read_json_records,
+)
 from copyaudit.rows import Loaded, RowProblem
 from db.event_rules import EventProblem, canonical_time
+from db.events import HASHED_FIELDS, event_hash
 from db.label_scratch import LabelScratch
 
 TARGETS: tuple[str, ...] = LABEL_TARGETS
+LABEL_HASHED = HASHED_FIELDS["labels"]
 LABELS: tuple[str, ...] = ("yes", "no", "unsure")
 ACTIONS: tuple[str, ...] = ("label", "retract")
 SINGLE_ITEM_TARGETS: frozenset[str] = frozenset(WHOLE_OUTPUT_TARGETS)
 MAX_INDEX = 1_000_000  # an event's or character's index within one case
-# what `export labels` writes besides the fields read: the exporting database's chain
-EXPORT_ONLY_FIELDS = ("chain", "seq", "prev_hash", "hash")
+# what `export labels` writes besides the fields read: the exporting database's chain and
+# what each event was made on (checked by `_own_hash`, not imported)
+EXPORT_ONLY_FIELDS = ("chain", "seq", "prev_hash", "hash", "content_hash")
+# an exported event's hashed column -> the field of the label file that holds it
+HASHED_FROM_FILE = {"generation_key": "generation", "item_index": "index"}
 AHEAD = 1000  # records read ahead of the checks, whose uuids are looked up together
 
 
@@ -136,9 +147,30 @@ def _created_at(record: Record) -> str | None:
         raise record.error("created_at", problem.message) from None
 
 
+def _own_hash(record: Record) -> None:
+    """A record that carries an exported event's `hash` must hash to it from its own
+    fields, as written (db.events.event_hash), before anything else is read: an export
+    edited after the fact (a label flipped, the uuid and hash kept) is refused."""
+    data = record.data
+    if "hash" not in data:
+        return
+    stored, prev = data.get("hash"), data.get("prev_hash")
+    if not isinstance(stored, str) or not isinstance(prev, str):
+        raise record.error("hash", "an exported event needs its hash and prev_hash as text")
+    event = {column: data.get(HASHED_FROM_FILE.get(column, column)) for column in LABEL_HASHED}
+    if event_hash("labels", event, prev) != stored:
+        raise record.error(
+            "hash",
+            "does not match the record's own fields: the record was edited after export "
+            "(or exported before exports carried content_hash: export it again)",
+        )
+
+
 def parse_label_record(record: Record) -> LabelRecord:
+    _own_hash(record)
     annotator = _text(record, "annotator", required=True)
     assert annotator is not None
+    no_nul(record, "annotator", annotator)
     generation = _generation_key(record)
     target = _choice(record, "target", TARGETS, None)
     index = _index(record, target)

@@ -458,7 +458,11 @@ class CaseScreen(Screen[None]):
         reviewer = getattr(app, "annotator", None)
         if self.case is None or not reviewer:
             return
-        undone = undo_review(app.data.ui, generation_id=self.generation_id, reviewer=reviewer)
+        try:
+            undone = undo_review(app.data.ui, generation_id=self.generation_id, reviewer=reviewer)
+        except UserError as error:  # a read-only store, say
+            self.notify(str(error), severity="error", markup=False)
+            return
         if undone is None:
             self.notify("no decision of yours in force on this case to undo", timeout=3)
             return

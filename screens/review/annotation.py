@@ -298,7 +298,13 @@ class AnnotationScreen(GenerationScreen):
         if self.writer is None:
             return
         app: Any = self.app
-        undone = undo_latest(app.data.ui, generation_id=self.generation_id, annotator=self.writer)
+        try:
+            undone = undo_latest(
+                app.data.ui, generation_id=self.generation_id, annotator=self.writer
+            )
+        except UserError as error:  # a read-only store, say
+            self.notify(str(error), severity="error", markup=False)
+            return
         if undone is None:
             self.notify("nothing of yours to undo on this generation", timeout=3)
             return

@@ -224,7 +224,8 @@ class LauncherScreen(Screen[None]):
 
     def _remember(self) -> None:
         app: Any = self.app
-        save_settings(app.data.ui, SETTINGS_SCOPE, self.form_values())
+        if not app.read_only:
+            save_settings(app.data.ui, SETTINGS_SCOPE, self.form_values())
 
     # --- the form follows the suite's kind ------------------------------------------------
 

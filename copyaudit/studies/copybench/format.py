@@ -15,6 +15,7 @@ from copyaudit.records import (
     Record,
     alias_lists_field,
     collect_cases,
+    id_field,
     read_json_records,
     string_field,
     string_list_field,
@@ -27,7 +28,7 @@ from copyaudit.types import Case
 def _parse_text_case(kind: str) -> Callable[[Record], Case]:
     def parse(record: Record) -> Case:
         return Case(
-            case_id=string_field(record, "id"),
+            case_id=id_field(record, "id"),
             kind=kind,
             work=work_field(record, string_field(record, "title")),
             payload={
@@ -41,7 +42,7 @@ def _parse_text_case(kind: str) -> Callable[[Record], Case]:
 
 def _parse_nonliteral(record: Record) -> Case:
     return Case(
-        case_id=string_field(record, "id"),
+        case_id=id_field(record, "id"),
         kind="nonliteral",
         work=work_field(record, string_field(record, "title")),
         payload={

@@ -363,6 +363,11 @@ def match_results(
         if not book.has_model:
             without.append(path)
             continue
+        if not book.rows:  # a header alone would make an empty run
+            found.append(
+                (path, RowProblem(0, None, "no rows under the header: no results", "file"))
+            )
+            continue
         scores: dict[int, _Scores] = {}
         problems: list[RowProblem] = []
         _read_book(book, model, index, scores, problems)
@@ -397,8 +402,9 @@ def match_results(
     if found and not (skip_invalid and rows):
         _raise_problems(found, skip_invalid)
     if len(without) == len(files):
+        named = ", ".join(str(p) for p in files[:3]) + (" …" if len(files) > 3 else "")
         raise UserError(
-            f"no workbook holds the {model.name} columns ({', '.join(model.columns())})"
+            f"{named}: no workbook holds the {model.name} columns ({', '.join(model.columns())})"
         )
     if len(lengths) > 1:
         raise UserError(

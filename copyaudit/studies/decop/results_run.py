@@ -78,10 +78,12 @@ def _resolve_suite(store: Any, files: list[Path], suite: str | None) -> str:
         return found[0]
     if not found:
         raise UserError(
-            f"no DE-COP suite holds the work '{work}' (import the BookTection CSV with "
+            f"{files[0]}: no DE-COP suite holds the work '{work}' (import the BookTection CSV with "
             "`copyaudit import decop`, or name the suite with --suite)"
         )
-    raise UserError(f"the work '{work}' is in suites {', '.join(found)}: choose one with --suite")
+    raise UserError(
+        f"{files[0]}: the work '{work}' is in suites {', '.join(found)}: choose one with --suite"
+    )
 
 
 def run_spec(

@@ -18,6 +18,7 @@ from copyaudit.records import (
     LocatedCase,
     Record,
     collect_cases,
+    id_field,
     read_json_records,
     string_field,
     work_field,
@@ -33,7 +34,7 @@ TEXT_REQUIRED = ("id", "title", "text")
 
 def _case(record: Record, prefix: str, reference: str) -> Case:
     return Case(
-        case_id=string_field(record, "id"),
+        case_id=id_field(record, "id"),
         kind=KIND,
         work=work_field(record, string_field(record, "title")),
         payload={"prefix": prefix, "reference": reference},

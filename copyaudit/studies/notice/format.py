@@ -13,6 +13,7 @@ from copyaudit.records import (
     Record,
     choice_field,
     collect_cases,
+    id_field,
     read_json_records,
     string_field,
     weight_field,
@@ -39,7 +40,7 @@ REQUIRED: tuple[str, ...] = (
 def parse_case(record: Record) -> Case:
     """One record in this tool's layout as a notice case."""
     return Case(
-        case_id=string_field(record, "id"),
+        case_id=id_field(record, "id"),
         kind="notice",
         work=work_field(record, string_field(record, "title")),
         payload={
