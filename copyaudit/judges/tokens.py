@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import islice
 from typing import NamedTuple
 
 from nltk.stem import porter
@@ -84,16 +85,14 @@ def rouge_tokens(text: str, stem: bool = True) -> list[Token]:
     return tokens
 
 
-def _tokens_of_runs(lowered: str, stem: bool, limit: int | None = None) -> list[Token]:
-    """Tokens of a lowercased text whose positions are the original's (at most `limit`)."""
+def _tokens_of_runs(lowered: str, stem: bool) -> list[Token]:
+    """Tokens of a lowercased text whose positions are the original's."""
     tokens: list[Token] = []
     for match in _ASCII_ALNUM_RUN.finditer(lowered):
         run = match.group()
         word = _rouge_word(run) if stem else run
         if word is not None:
             tokens.append(Token(word, match.start(), match.end()))
-            if len(tokens) == limit:
-                break
     return tokens
 
 
@@ -110,12 +109,21 @@ def words_and_tokens(text: str, tokenizer: str, limit: int) -> tuple[list[str], 
     """All of a text's words, and its first `limit` tokens with their offsets.
 
     Equal to `tokenize_with_offsets` (texts, and its first `limit` tokens) but the
-    offsets are only built for the tokens that need them.
+    offsets are only built for the tokens that need them, and the common case (rouge
+    tokens, lowercasing keeps every position, every run a valid token) reads the text
+    once: offsets from the first `limit` runs, the rest found from where they end.
     """
     if tokenizer == "rouge":
         lowered = text.lower()
         if len(lowered) == len(text):
-            return rouge_words(text), _tokens_of_runs(lowered, True, limit)[:limit]
+            head = list(islice(_ASCII_ALNUM_RUN.finditer(lowered), limit))
+            runs = [match[0] for match in head]
+            if len(head) == limit:
+                runs += _ASCII_ALNUM_RUN.findall(lowered, head[-1].end())
+            words = list(map(_rouge_word, runs))
+            if None not in words:
+                starts, ends = [m.start() for m in head], [m.end() for m in head]
+                return words, list(map(Token, words, starts, ends))
     tokens = tokenize_with_offsets(text, tokenizer)
     return [token.text for token in tokens], tokens[:limit]
 
