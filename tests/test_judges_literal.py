@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from rouge_score import rouge_scorer, tokenizers
@@ -304,3 +308,25 @@ def test_unicode_values_identical_to_rouge_score_with_that_tokenizer() -> None:
         out_cut = tokenizer.tokenize(output)[:50]
         assert scores["rougeL"].value == rouge_scorer._score_lcs(ref_cut, out_cut).fmeasure
         assert scores["rouge1"].value == scorer.score(output, reference)["rouge1"].fmeasure
+
+
+def test_porter_stemmer_loads_without_the_nltk_package() -> None:
+    """The stemmer comes without nltk/__init__ (scipy, scikit-learn), and leaves no trace:
+    a later `import nltk` gets the real package, whose stemmer stems the same."""
+    code = (
+        "import sys\n"
+        "from copyaudit.judges.tokens import porter_stemmer\n"
+        "mine = porter_stemmer()\n"
+        "assert not [m for m in sys.modules if m.split('.')[0] in ('nltk', 'scipy')], sys.modules\n"
+        "from nltk.stem import porter\n"
+        "import nltk\n"
+        "assert hasattr(nltk, 'word_tokenize')\n"
+        "words = sys.argv[1].split()\n"
+        "assert [mine.stem(w) for w in words] == [porter.PorterStemmer().stem(w) for w in words]\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", code, _WORD_TEXT.lower()], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr

@@ -11,12 +11,15 @@ alternative: letters and digits of any script, same lowercasing and stemming.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
 import re
+import sys
 from functools import lru_cache
 from itertools import islice
-from typing import NamedTuple
-
-from nltk.stem import porter
+from types import ModuleType
+from typing import Any, NamedTuple
 
 _ASCII_ALNUM_RUN = re.compile(r"[a-z0-9]+")
 _VALID_ROUGE_TOKEN = re.compile(r"^[a-z0-9]+$")
@@ -31,10 +34,37 @@ class Token(NamedTuple):
     end: int
 
 
+def _nltk_porter_module() -> ModuleType:
+    """`nltk.stem.porter`, without running `nltk/__init__.py` unless nltk is loaded already.
+
+    The package's `__init__` imports every corpus reader, classifier and metric (scipy,
+    scikit-learn): about 2 CPU s, most of a `copyaudit judge` start-up. The Porter module
+    itself needs only nltk.redos, nltk.termsec and nltk.stem.api, so it is loaded under
+    two empty stand-in packages; sys.modules is then put back as it was, so a later
+    `import nltk` gets the real package.
+    """
+    if "nltk.stem.porter" in sys.modules:
+        return sys.modules["nltk.stem.porter"]
+    spec = importlib.util.find_spec("nltk")  # finds the package without running it
+    if spec is None or spec.submodule_search_locations is None:
+        raise ImportError("nltk is not installed (the ROUGE tokenizers need its Porter stemmer)")
+    before = set(sys.modules)
+    for name, folder in (("nltk", ""), ("nltk.stem", "stem")):
+        stand_in = ModuleType(name)
+        stand_in.__path__ = [os.path.join(p, folder) for p in spec.submodule_search_locations]
+        sys.modules[name] = stand_in
+    try:
+        return importlib.import_module("nltk.stem.porter")
+    finally:
+        for name in set(sys.modules) - before:
+            if name == "nltk" or name.startswith("nltk."):
+                del sys.modules[name]
+
+
 @lru_cache(maxsize=1)
-def porter_stemmer() -> porter.PorterStemmer:
+def porter_stemmer() -> Any:
     """The stemmer `rouge_score` uses (NLTK's Porter, default mode)."""
-    return porter.PorterStemmer()
+    return _nltk_porter_module().PorterStemmer()
 
 
 @lru_cache(maxsize=1 << 16)
