@@ -8,8 +8,12 @@ screens highlight.
 
 from __future__ import annotations
 
+import atexit
 import difflib
 import re
+import shutil
+import sqlite3
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +26,7 @@ from db.decop import DecopScoreRow, add_decop_scores
 from db.runs import JudgeIdentity, import_generations, save_judgments
 
 MODEL = "illustrative (written for the demo)"
+DEFAULT_KINDS = ("literal", "nonliteral", "qa", "notice")
 WINDOW_CHARS = 400
 REFUSAL = re.compile(r"^\s*(I'm sorry|I am sorry|Sorry|I can't|I cannot|I won't)", re.I)
 
@@ -198,9 +203,7 @@ def add_decop_run(store: Store) -> None:
     set_run_status(store, run_id, "done")
 
 
-def build_demo_like_db(
-    path: Path, kinds: tuple[str, ...] = ("literal", "nonliteral", "qa", "notice")
-) -> None:
+def build_demo_like_db(path: Path, kinds: tuple[str, ...] = DEFAULT_KINDS) -> None:
     root = samples_dir()
     with Store(path) as store:
         for kind in (*kinds, "decop"):
@@ -222,6 +225,32 @@ def build_demo_like_db(
         add_decop_run(store)
 
 
+_TEMPLATES: dict[tuple[str, ...], Path] = {}  # built once per test process
+
+
+def copy_database(source: Path, target: Path) -> Path:
+    """`source` copied to `target` with SQLite's online backup API (WAL content included)."""
+    src, dst = sqlite3.connect(source), sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
+    return target
+
+
+def copy_demo_like_db(path: Path, kinds: tuple[str, ...] = DEFAULT_KINDS) -> Path:
+    """What `build_demo_like_db(path, kinds)` builds, as a copy of a template built once
+    per test process (no test opens a template), so each test may write to its copy."""
+    kinds = tuple(kinds)
+    if kinds not in _TEMPLATES:
+        folder = Path(tempfile.mkdtemp(prefix="copyaudit-demo-template-"))
+        atexit.register(shutil.rmtree, folder, True)
+        build_demo_like_db(folder / "demo.db", kinds)
+        _TEMPLATES[kinds] = folder / "demo.db"
+    return copy_database(_TEMPLATES[kinds], path)
+
+
 def evidence_summary(path: Path) -> dict[str, Any]:
     with Store(path) as store:
         rows = store.query(
@@ -231,8 +260,7 @@ def evidence_summary(path: Path) -> dict[str, Any]:
 
 
 def test_fixture_holds_every_kind_of_evidence(tmp_path: Path) -> None:
-    path = tmp_path / "demo.db"
-    build_demo_like_db(path)
+    path = copy_demo_like_db(tmp_path / "demo.db")
     summary = evidence_summary(path)
     # literal copying flagged and not flagged, events and characters found, refusals
     assert summary["rougeL"][0] >= 1 and summary["rougeL"][0] < summary["rougeL"][1]
