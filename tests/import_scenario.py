@@ -6,9 +6,13 @@ tests/test_import_stream.py were printed by this module run on that commit)."""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import hashlib
 import json
+import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 
 from copyaudit.cli.main import main
@@ -101,6 +105,27 @@ def run_session(root: Path) -> list[str]:
         ),
         _cli("--db", db, "import-generations", "dir", "--suite", "s", "--run", "d"),
     ]
+
+
+_SESSION: list[tuple[Path, list[str]]] = []  # the session's database and outputs, run once
+
+
+def session_copy(root: Path) -> list[str]:
+    """`run_session`'s database copied to root/audit.db, and its outputs; the session
+    runs once per test process (in a folder of its own), as the default code writes it."""
+    if not _SESSION:
+        folder = Path(tempfile.mkdtemp(prefix="copyaudit-import-scenario-"))
+        atexit.register(shutil.rmtree, folder, True)
+        with contextlib.chdir(folder):  # the session names its files relative to where it runs
+            _SESSION.append((folder / "audit.db", run_session(folder)))
+    template, outputs = _SESSION[0]
+    source, target = sqlite3.connect(template), sqlite3.connect(root / "audit.db")
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+    return list(outputs)
 
 
 # the rows an import writes, without their timestamps
