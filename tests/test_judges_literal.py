@@ -17,7 +17,7 @@ from copyaudit.judges.literal import (
     lcs_alignment,
     lcs_blocks,
     merge_token_spans,
-    run_spans,
+    run_bounds,
 )
 from copyaudit.judges.tokens import (
     TOKENIZERS,
@@ -26,7 +26,7 @@ from copyaudit.judges.tokens import (
     rouge_tokens,
     tokenize_with_offsets,
     unicode_tokens,
-    words_and_tokens,
+    words_and_offsets,
 )
 from copyaudit.types import JudgeInput
 
@@ -280,22 +280,24 @@ def test_lcs_alignment_is_a_longest_common_subsequence() -> None:
         assert sum(length for _, _, length in blocks) == len(pairs)
 
 
-def test_run_spans_join_adjacent_runs() -> None:
+def test_run_bounds_join_adjacent_runs() -> None:
     tokens = [Token(str(i), i * 3, i * 3 + 2) for i in range(8)]
-    spans = run_spans(tokens, [(0, 2), (2, 1), (5, 2)], note="lcs")
-    assert [(s.start, s.end) for s in spans] == [(0, 8), (15, 20)]
-    assert spans == merge_token_spans(tokens, [6, 0, 1, 2, 5], note="lcs")
-    assert run_spans(tokens, [], note="lcs") == []
+    bounds = run_bounds([(t.start, t.end) for t in tokens], [(0, 2), (2, 1), (5, 2)])
+    assert bounds == [(0, 8), (15, 20)]
+    spans = merge_token_spans(tokens, [6, 0, 1, 2, 5], note="lcs")
+    assert [(s.start, s.end, s.note) for s in spans] == [(0, 8, "lcs"), (15, 20, "lcs")]
+    assert run_bounds([], []) == []
 
 
-def test_words_and_tokens_equal_the_full_tokenization() -> None:
+def test_words_and_offsets_equal_the_full_tokenization() -> None:
     """The one-pass path gives what tokenize_with_offsets gives, cut texts included."""
     long_text = " ".join(f"Word{i}, running" for i in range(40))
     odd = ["İstanbul KELVIN running", "", "...", "a b c", long_text]
     for text in [*odd, *(text for pair in PAIRS for text in pair)]:
         for tokenizer in TOKENIZERS:
             full = tokenize_with_offsets(text, tokenizer)
-            assert words_and_tokens(text, tokenizer, 50) == ([t.text for t in full], full[:50])
+            offsets = [(t.start, t.end) for t in full[:50]]
+            assert words_and_offsets(text, tokenizer, 50) == ([t.text for t in full], offsets)
 
 
 def test_unicode_values_identical_to_rouge_score_with_that_tokenizer() -> None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from rapidfuzz.distance import LCSseq
 
 from copyaudit.judges.base import Judge
-from copyaudit.judges.tokens import TOKENIZERS, Token, words_and_tokens
+from copyaudit.judges.tokens import TOKENIZERS, Token, words_and_offsets
 from copyaudit.types import JudgeInput, Score, Span
 
 if TYPE_CHECKING:
@@ -50,22 +50,27 @@ def lcs_alignment(reference: Sequence[str], output: Sequence[str]) -> list[tuple
 
 def merge_token_spans(tokens: Sequence[Token], indices: Sequence[int], note: str) -> list[Span]:
     """Spans covering the given tokens, joining runs of consecutive token indices."""
-    return run_spans(tokens, [(index, 1) for index in sorted(indices)], note)
+    offsets = [(token.start, token.end) for token in tokens]
+    runs = [(index, 1) for index in sorted(indices)]
+    return [Span(start, end, note=note) for start, end in run_bounds(offsets, runs)]
 
 
-def run_spans(tokens: Sequence[Token], runs: Sequence[tuple[int, int]], note: str) -> list[Span]:
-    """Spans covering runs of tokens (first index, length), in order, joining adjacent runs."""
-    spans: list[Span] = []
+def run_bounds(
+    offsets: Sequence[tuple[int, int]], runs: Sequence[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """Character ranges (start, end) covering runs of tokens (first index, length; in
+    order), adjacent runs joined; `offsets` are the tokens' (start, end)."""
+    bounds: list[tuple[int, int]] = []
     first = end = -1
     for start, length in runs:
         if start != end:
             if end > 0:
-                spans.append(Span(tokens[first].start, tokens[end - 1].end, note=note))
+                bounds.append((offsets[first][0], offsets[end - 1][1]))
             first = start
         end = start + length
     if end > 0:
-        spans.append(Span(tokens[first].start, tokens[end - 1].end, note=note))
-    return spans
+        bounds.append((offsets[first][0], offsets[end - 1][1]))
+    return bounds
 
 
 def _fmeasure(precision: float, recall: float) -> float:
@@ -84,8 +89,11 @@ def _lcs_scores(lcs: int, target_count: int, prediction_count: int) -> tuple[flo
 
 def _unigram_fmeasure(target: Sequence[str], prediction: Sequence[str]) -> float:
     """ROUGE-1 F-measure as `rouge_scorer._score_ngrams` computes it on unigrams."""
-    target_counts, prediction_counts = Counter(target), Counter(prediction)
-    overlap = sum(min(count, prediction_counts[word]) for word, count in target_counts.items())
+    prediction_counts = Counter(prediction)
+    overlap = 0
+    for word, count in Counter(target).items():
+        other = prediction_counts.get(word, 0)
+        overlap += count if count < other else other
     precision = overlap / max(len(prediction), 1)
     recall = overlap / max(len(target), 1)
     return _fmeasure(precision, recall)
@@ -132,15 +140,16 @@ class LiteralJudge(Judge):
                 Score("lcs_tokens", None, error=error),
             ]
         output = item.output or ""
-        ref_all, ref_tokens = words_and_tokens(reference, self.tokenizer, self.max_tokens)
-        out_all, out_tokens = words_and_tokens(output, self.tokenizer, self.max_tokens)
+        ref_all, ref_offsets = words_and_offsets(reference, self.tokenizer, self.max_tokens)
+        out_all, out_offsets = words_and_offsets(output, self.tokenizer, self.max_tokens)
         ref_words = ref_all[: self.max_tokens]
         out_words = out_all[: self.max_tokens]
         blocks = lcs_blocks(ref_words, out_words)
         lcs = sum(length for _, _, length in blocks)
         precision, recall, value = _lcs_scores(lcs, len(ref_words), len(out_words))
-        spans = tuple(run_spans(out_tokens, [(j, n) for _, j, n in blocks], note="lcs"))
-        reference_spans = run_spans(ref_tokens, [(i, n) for i, _, n in blocks], note="lcs")
+        out_bounds = run_bounds(out_offsets, [(j, n) for _, j, n in blocks])
+        spans = tuple(Span(start, end, note="lcs") for start, end in out_bounds)
+        reference_bounds = run_bounds(ref_offsets, [(i, n) for i, _, n in blocks])
         # rouge_score's score(output, reference): the output is the target
         rouge_1 = _unigram_fmeasure(out_all, ref_all)
         details = {
@@ -149,7 +158,7 @@ class LiteralJudge(Judge):
             "reference_tokens": len(ref_words),
             "output_tokens": len(out_words),
             # the same LCS tokens in the reference text, for side-by-side highlighting
-            "reference_spans": [[span.start, span.end] for span in reference_spans],
+            "reference_spans": [[start, end] for start, end in reference_bounds],
         }
         return [
             Score(

@@ -135,27 +135,29 @@ def rouge_words(text: str, stem: bool = True) -> list[str]:
     return [word for word in words if word is not None]
 
 
-def words_and_tokens(text: str, tokenizer: str, limit: int) -> tuple[list[str], list[Token]]:
-    """All of a text's words, and its first `limit` tokens with their offsets.
+def words_and_offsets(
+    text: str, tokenizer: str, limit: int
+) -> tuple[list[str], list[tuple[int, int]]]:
+    """All of a text's words, and the character offsets (start, end) of its first
+    `limit` tokens.
 
-    Equal to `tokenize_with_offsets` (texts, and its first `limit` tokens) but the
-    offsets are only built for the tokens that need them, and the common case (rouge
-    tokens, lowercasing keeps every position, every run a valid token) reads the text
-    once: offsets from the first `limit` runs, the rest found from where they end.
+    Equal to `tokenize_with_offsets` (texts, and its first `limit` tokens' offsets), but
+    the common case (rouge tokens, lowercasing keeps every position, every run a valid
+    token) reads the text once: offsets of the first `limit` runs, the rest found from
+    where they end.
     """
     if tokenizer == "rouge":
         lowered = text.lower()
         if len(lowered) == len(text):
             head = list(islice(_ASCII_ALNUM_RUN.finditer(lowered), limit))
-            runs = [match[0] for match in head]
+            runs = list(map(re.Match.group, head))
             if len(head) == limit:
                 runs += _ASCII_ALNUM_RUN.findall(lowered, head[-1].end())
             words = list(map(_rouge_word, runs))
             if None not in words:
-                starts, ends = [m.start() for m in head], [m.end() for m in head]
-                return words, list(map(Token, words, starts, ends))
+                return words, list(map(re.Match.span, head))
     tokens = tokenize_with_offsets(text, tokenizer)
-    return [token.text for token in tokens], tokens[:limit]
+    return [token.text for token in tokens], [(token.start, token.end) for token in tokens[:limit]]
 
 
 def unicode_tokens(text: str, stem: bool = True) -> list[Token]:
