@@ -8,12 +8,8 @@ screens highlight.
 
 from __future__ import annotations
 
-import atexit
 import difflib
 import re
-import shutil
-import sqlite3
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +20,7 @@ from db import Store
 from db.cases import import_cases
 from db.decop import DecopScoreRow, add_decop_scores
 from db.runs import JudgeIdentity, import_generations, save_judgments
+from tests.process_cache import copy_database, scratch_folder
 
 MODEL = "illustrative (written for the demo)"
 DEFAULT_KINDS = ("literal", "nonliteral", "qa", "notice")
@@ -228,24 +225,12 @@ def build_demo_like_db(path: Path, kinds: tuple[str, ...] = DEFAULT_KINDS) -> No
 _TEMPLATES: dict[tuple[str, ...], Path] = {}  # built once per test process
 
 
-def copy_database(source: Path, target: Path) -> Path:
-    """`source` copied to `target` with SQLite's online backup API (WAL content included)."""
-    src, dst = sqlite3.connect(source), sqlite3.connect(target)
-    try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
-    return target
-
-
 def copy_demo_like_db(path: Path, kinds: tuple[str, ...] = DEFAULT_KINDS) -> Path:
     """What `build_demo_like_db(path, kinds)` builds, as a copy of a template built once
     per test process (no test opens a template), so each test may write to its copy."""
     kinds = tuple(kinds)
     if kinds not in _TEMPLATES:
-        folder = Path(tempfile.mkdtemp(prefix="copyaudit-demo-template-"))
-        atexit.register(shutil.rmtree, folder, True)
+        folder = scratch_folder("demo-template")
         build_demo_like_db(folder / "demo.db", kinds)
         _TEMPLATES[kinds] = folder / "demo.db"
     return copy_database(_TEMPLATES[kinds], path)

@@ -16,14 +16,14 @@ Typical use::
 
 from __future__ import annotations
 
-import atexit
 import random
 import shutil
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from tests.process_cache import scratch_folder
 
 PAD, BOS, EOS = "<pad>", "<s>", "</s>"
 
@@ -259,8 +259,7 @@ def build_memorizing_model(
     deterministic without a time limit), then copied into `directory`."""
     key = (tuple(memorized), tuple(others), seed)
     if key not in _MEMORIZING:
-        trained = Path(tempfile.mkdtemp(prefix="copyaudit-tinymodel-"))
-        atexit.register(shutil.rmtree, trained, True)
+        trained = scratch_folder("tinymodel")
         tokenizer = build_tokenizer([*memorized, *others], trained)
         build_tiny_causal_lm(trained, tokenizer, seed=seed)
         _MEMORIZING[key] = train_to_memorize(trained, memorized, seed=seed)
