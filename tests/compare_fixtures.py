@@ -19,7 +19,7 @@ from copyaudit.records import LocatedGeneration
 from db import Store
 from db.cases import import_cases
 from db.runs import RunSpec, create_or_resume_run, import_generations, set_run_status
-from tests.test_screens_data import MODEL, build_demo_like_db, score_run
+from tests.test_screens_data import MODEL, copy_demo_like_db, score_run
 
 SECOND = "second <b>model</b> & co"  # markup in a name: escaped in HTML, plain elsewhere
 THIRD = "absent-model"
@@ -34,7 +34,7 @@ def _cut(rows: list[LocatedGeneration], words: int = 6) -> list[LocatedGeneratio
 
 
 def build_two_model_db(path: Path) -> Path:
-    build_demo_like_db(path)
+    copy_demo_like_db(path)
     root = samples_dir() / "generations"
     with Store(path) as store:
         for kind in ("literal", "nonliteral", "qa"):

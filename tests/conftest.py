@@ -35,12 +35,12 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture
 def demo_db(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     """A database built from the bundled samples like the demo, with the suites named by
-    the test module's DEMO_KINDS (default: literal and nonliteral)."""
-    from tests.test_screens_data import build_demo_like_db
+    the test module's DEMO_KINDS (default: literal and nonliteral): each test gets its own
+    copy of a template built once per session, so it may write to it."""
+    from tests.test_screens_data import copy_demo_like_db
 
-    path = tmp_path / "demo.db"
-    build_demo_like_db(path, kinds=getattr(request.module, "DEMO_KINDS", ("literal", "nonliteral")))
-    return path
+    kinds = getattr(request.module, "DEMO_KINDS", ("literal", "nonliteral"))
+    return copy_demo_like_db(tmp_path / "demo.db", kinds)
 
 
 @pytest.fixture

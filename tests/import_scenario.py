@@ -6,12 +6,15 @@ tests/test_import_stream.py were printed by this module run on that commit)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
+import tempfile
 from pathlib import Path
 
 from copyaudit.cli.main import main
+from tests.process_cache import copy_database, scratch_folder
 
 N = 2 * 5000 + 7  # two chunks of rows and a bit
 WORDS = ["orchard", "glass", "lantern", "harbour", "quiet", "Zoë", "naïve", "🙂", "line\u2028sep"]
@@ -101,6 +104,21 @@ def run_session(root: Path) -> list[str]:
         ),
         _cli("--db", db, "import-generations", "dir", "--suite", "s", "--run", "d"),
     ]
+
+
+_SESSION: list[tuple[Path, list[str]]] = []  # the session's database and outputs, run once
+
+
+def session_copy(root: Path) -> list[str]:
+    """`run_session`'s database copied to root/audit.db, and its outputs; the session
+    runs once per test process (in a folder of its own), as the default code writes it."""
+    if not _SESSION:
+        folder = scratch_folder("import-scenario")
+        with contextlib.chdir(folder):  # the session names its files relative to where it runs
+            _SESSION.append((folder / "audit.db", run_session(folder)))
+    template, outputs = _SESSION[0]
+    copy_database(template, root / "audit.db")
+    return list(outputs)
 
 
 # the rows an import writes, without their timestamps

@@ -63,11 +63,16 @@ def _scores(rng: random.Random, gid: int) -> list[Score]:
     ]
 
 
-def _session(root: Path) -> Path:
+def _session(root: Path, fresh: bool = False) -> Path:
     """The import scenario (cases and generations over several chunks, re-imported with
     --replace and skipped rows), then judged in the runner's batches and partly
-    re-judged, the generation with the largest judgment id among them."""
-    _imported(root)
+    re-judged, the generation with the largest judgment id among them. `fresh`: the
+    scenario runs here (through whatever writers are patched in), else it is copied."""
+    if fresh:
+        with chdir(root):  # the scenario names its files relative to where it runs
+            import_scenario.run_session(root)
+    else:
+        _imported(root)
     path = root / "audit.db"
     rng = random.Random(7)
     with Store(path) as store:
@@ -80,8 +85,8 @@ def _session(root: Path) -> Path:
 
 
 def _imported(root: Path) -> None:
-    with chdir(root):  # the scenario names its files relative to where it runs
-        import_scenario.run_session(root)
+    """The import scenario's database (the default writers) in root/audit.db."""
+    import_scenario.session_copy(root)
 
 
 def _totals(conn: sqlite3.Connection) -> dict[str, list[tuple]]:
@@ -123,7 +128,7 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     with pytest.MonkeyPatch.context() as patch:
         for module in (db.cases, db.runs):
             patch.setattr(module, "bulk_inserts", _per_row)
-        out["per_row"] = _session(tmp_path_factory.mktemp("per_row"))
+        out["per_row"] = _session(tmp_path_factory.mktemp("per_row"), fresh=True)
     return out
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from copyaudit.render.html import esc, kv_table, table
 from db import Store
-from tests.test_screens_data import build_demo_like_db
+from tests.test_screens_data import copy_demo_like_db
 
 HOSTILE = "<script>alert(\"x\" + 'y' & 1)</script>"
 RUNS = ("demo-literal", "demo-nonliteral", "demo-qa", "demo-notice", "decop-demo")
@@ -22,7 +22,7 @@ def hostile_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo-like database with every run's model hostile and the hostile text
     appended to every output (after the judges' evidence spans, which stay valid)."""
     path = tmp_path_factory.mktemp("hostile") / "demo.db"
-    build_demo_like_db(path)
+    copy_demo_like_db(path)
     with Store(path) as store:
         store.conn.execute("UPDATE runs SET model = ?", (HOSTILE,))
         store.conn.execute("UPDATE generations SET output = output || ?", (HOSTILE,))

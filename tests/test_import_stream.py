@@ -31,12 +31,9 @@ WHOLE_FILE_ROWS = {
 WHOLE_FILE_OUTPUTS = "5e513e84c665e032"
 
 
-def test_streamed_imports_leave_the_rows_the_whole_file_importers_left(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_streamed_imports_leave_the_rows_the_whole_file_importers_left(tmp_path: Path) -> None:
     assert import_scenario.N > 2 * CHUNK_ROWS
-    monkeypatch.chdir(tmp_path)
-    outputs = import_scenario.run_session(tmp_path)
+    outputs = import_scenario.session_copy(tmp_path)  # shared with test_bulk_writes
     assert import_scenario.rows_digest(tmp_path / "audit.db") == WHOLE_FILE_ROWS
     assert import_scenario.outputs_digest(outputs) == WHOLE_FILE_OUTPUTS
 

@@ -3,19 +3,30 @@
 from __future__ import annotations
 
 import itertools
+import os
 import random
-import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from rouge_score import rouge_scorer, tokenizers
 
-from copyaudit.judges.literal import LiteralJudge, lcs_alignment, lcs_table, merge_token_spans
+from copyaudit.judges.literal import (
+    LiteralJudge,
+    lcs_alignment,
+    lcs_blocks,
+    merge_token_spans,
+    run_bounds,
+)
 from copyaudit.judges.tokens import (
+    TOKENIZERS,
     Token,
     UnicodeRougeTokenizer,
-    porter_stemmer,
     rouge_tokens,
+    tokenize_with_offsets,
     unicode_tokens,
+    words_and_offsets,
 )
 from copyaudit.types import JudgeInput
 
@@ -256,55 +267,37 @@ def test_lcs_alignment_and_span_merging() -> None:
     assert [(s.start, s.end) for s in spans] == [(2, 5), (8, 9)]
 
 
-def _old_rouge_tokens(text: str) -> list[Token]:
-    """The judge's tokenizer before memoisation (lowercased one character at a time)."""
-    lowered, origin = "", []
-    for index, char in enumerate(text):
-        lowered += char.lower()
-        origin.extend([index] * len(char.lower()))
-    tokens = []
-    for match in re.finditer(r"[a-z0-9]+", lowered):
-        word = match.group()
-        word = porter_stemmer().stem(word) if len(word) > 3 else word
-        if re.fullmatch(r"[a-z0-9]+", word):
-            tokens.append(Token(word, origin[match.start()], origin[match.end() - 1] + 1))
-    return tokens
-
-
-def _old_spans(reference: str, output: str) -> tuple[list, list]:
-    """Evidence spans as the judge computed them before (rouge_score's own LCS table)."""
-    ref_tokens, out_tokens = _old_rouge_tokens(reference)[:50], _old_rouge_tokens(output)[:50]
-    ref_words, out_words = [t.text for t in ref_tokens], [t.text for t in out_tokens]
-    table = rouge_scorer._lcs_table(ref_words, out_words)
-    pairs, i, j = [], len(ref_words), len(out_words)
-    while i > 0 and j > 0:
-        if ref_words[i - 1] == out_words[j - 1]:
-            pairs.append((i - 1, j - 1))
-            i, j = i - 1, j - 1
-        elif table[i][j - 1] > table[i - 1][j]:
-            j -= 1
-        else:
-            i -= 1
-    out_spans = merge_token_spans(out_tokens, [b for _, b in pairs], note="lcs")
-    ref_spans = merge_token_spans(ref_tokens, [a for a, _ in pairs], note="lcs")
-    return out_spans, [[s.start, s.end] for s in ref_spans]
-
-
-def test_spans_identical_to_the_previous_implementation() -> None:
-    judge = LiteralJudge()
-    for reference, output in PAIRS:
-        scores = _judge(judge, reference, output)
-        out_spans, ref_spans = _old_spans(reference, output)
-        assert list(scores["rougeL"].spans) == out_spans
-        assert scores["rougeL"].extra["reference_spans"] == ref_spans
-    assert any(len(_old_spans(r, o)[0]) > 1 for r, o in PAIRS)  # gaps are exercised
-
-
-def test_lcs_table_equals_rouge_score_table() -> None:
+def test_lcs_alignment_is_a_longest_common_subsequence() -> None:
+    """rapidfuzz's LCS: as long as rouge_score's table says, and a common subsequence."""
     for reference, output in PAIRS:
         ref = [t.text for t in rouge_tokens(reference)][:50]
         out = [t.text for t in rouge_tokens(output)][:50]
-        assert lcs_table(ref, out) == rouge_scorer._lcs_table(ref, out)
+        pairs = lcs_alignment(ref, out)
+        assert len(pairs) == rouge_scorer._lcs_table(ref, out)[-1][-1]
+        assert all(ref[i] == out[j] for i, j in pairs)
+        assert all(a < c and b < d for (a, b), (c, d) in itertools.pairwise(pairs))
+        blocks = lcs_blocks(ref, out)
+        assert sum(length for _, _, length in blocks) == len(pairs)
+
+
+def test_run_bounds_join_adjacent_runs() -> None:
+    tokens = [Token(str(i), i * 3, i * 3 + 2) for i in range(8)]
+    bounds = run_bounds([(t.start, t.end) for t in tokens], [(0, 2), (2, 1), (5, 2)])
+    assert bounds == [(0, 8), (15, 20)]
+    spans = merge_token_spans(tokens, [6, 0, 1, 2, 5], note="lcs")
+    assert [(s.start, s.end, s.note) for s in spans] == [(0, 8, "lcs"), (15, 20, "lcs")]
+    assert run_bounds([], []) == []
+
+
+def test_words_and_offsets_equal_the_full_tokenization() -> None:
+    """The one-pass path gives what tokenize_with_offsets gives, cut texts included."""
+    long_text = " ".join(f"Word{i}, running" for i in range(40))
+    odd = ["İstanbul KELVIN running", "", "...", "a b c", long_text]
+    for text in [*odd, *(text for pair in PAIRS for text in pair)]:
+        for tokenizer in TOKENIZERS:
+            full = tokenize_with_offsets(text, tokenizer)
+            offsets = [(t.start, t.end) for t in full[:50]]
+            assert words_and_offsets(text, tokenizer, 50) == ([t.text for t in full], offsets)
 
 
 def test_unicode_values_identical_to_rouge_score_with_that_tokenizer() -> None:
@@ -317,3 +310,25 @@ def test_unicode_values_identical_to_rouge_score_with_that_tokenizer() -> None:
         out_cut = tokenizer.tokenize(output)[:50]
         assert scores["rougeL"].value == rouge_scorer._score_lcs(ref_cut, out_cut).fmeasure
         assert scores["rouge1"].value == scorer.score(output, reference)["rouge1"].fmeasure
+
+
+def test_porter_stemmer_loads_without_the_nltk_package() -> None:
+    """The stemmer comes without nltk/__init__ (scipy, scikit-learn), and leaves no trace:
+    a later `import nltk` gets the real package, whose stemmer stems the same."""
+    code = (
+        "import sys\n"
+        "from copyaudit.judges.tokens import porter_stemmer\n"
+        "mine = porter_stemmer()\n"
+        "assert not [m for m in sys.modules if m.split('.')[0] in ('nltk', 'scipy')], sys.modules\n"
+        "from nltk.stem import porter\n"
+        "import nltk\n"
+        "assert hasattr(nltk, 'word_tokenize')\n"
+        "words = sys.argv[1].split()\n"
+        "assert [mine.stem(w) for w in words] == [porter.PorterStemmer().stem(w) for w in words]\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", code, _WORD_TEXT.lower()], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr

@@ -20,7 +20,7 @@ from copyaudit.hashing import file_sha256
 from db import Store
 from db.file_digest import database_file_sha256
 from db.live_files import LiveDatabaseFileError, live_paths
-from tests.test_screens_data import build_demo_like_db
+from tests.test_screens_data import copy_demo_like_db
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("copyaudit", "db", "screens")
@@ -128,7 +128,7 @@ def _wait_for(path: Path, process: subprocess.Popen, seconds: float = 120) -> No
 
 def test_labels_after_the_dossier_key_survive_another_process_and_kill_9(tmp_path: Path) -> None:
     db_path = tmp_path / "demo.db"
-    build_demo_like_db(db_path, kinds=("literal", "nonliteral"))
+    copy_demo_like_db(db_path, kinds=("literal", "nonliteral"))
     flags = tmp_path / "flags"
     flags.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -11,7 +11,7 @@ import pytest
 
 from copyaudit.reports.output_file import output_file
 from tests.conftest import database_fingerprint
-from tests.test_screens_data import build_demo_like_db
+from tests.test_screens_data import copy_demo_like_db
 
 KEY_QUERY = "SELECT r.name || '/' || c.case_id || '/' || g.template FROM generations g " \
     "JOIN runs r ON r.id = g.run_id JOIN cases c ON c.id = g.case_pk LIMIT 1"  # fmt: skip
@@ -19,7 +19,7 @@ KEY_QUERY = "SELECT r.name || '/' || c.case_id || '/' || g.template FROM generat
 
 @pytest.fixture
 def demo_db(db_path: Path) -> Path:
-    build_demo_like_db(db_path, kinds=("literal",))
+    copy_demo_like_db(db_path, kinds=("literal",))
     return db_path
 
 

@@ -28,7 +28,7 @@ from screens.review.agreement_view import (
 )
 from screens.review.annotation import AnnotationScreen
 from tests.label_fixtures import label, label_like_judge, literal_copies_run
-from tests.test_screens_data import build_demo_like_db, settle, wait_until
+from tests.test_screens_data import copy_demo_like_db, settle, wait_until
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
@@ -75,7 +75,7 @@ def add_three_annotators(path: Path, generations: int = 6) -> int:
 @pytest.fixture
 def labelled_db(tmp_path: Path) -> Path:
     path = tmp_path / "demo.db"
-    build_demo_like_db(path, kinds=("literal", "nonliteral"))
+    copy_demo_like_db(path, kinds=("literal", "nonliteral"))
     assert add_three_annotators(path) > 100
     return path
 

@@ -20,8 +20,10 @@ from db import Store
 from db.cases import import_cases
 from db.decop import DecopScoreRow, add_decop_scores
 from db.runs import JudgeIdentity, import_generations, save_judgments
+from tests.process_cache import copy_database, scratch_folder
 
 MODEL = "illustrative (written for the demo)"
+DEFAULT_KINDS = ("literal", "nonliteral", "qa", "notice")
 WINDOW_CHARS = 400
 REFUSAL = re.compile(r"^\s*(I'm sorry|I am sorry|Sorry|I can't|I cannot|I won't)", re.I)
 
@@ -198,9 +200,7 @@ def add_decop_run(store: Store) -> None:
     set_run_status(store, run_id, "done")
 
 
-def build_demo_like_db(
-    path: Path, kinds: tuple[str, ...] = ("literal", "nonliteral", "qa", "notice")
-) -> None:
+def build_demo_like_db(path: Path, kinds: tuple[str, ...] = DEFAULT_KINDS) -> None:
     root = samples_dir()
     with Store(path) as store:
         for kind in (*kinds, "decop"):
@@ -222,6 +222,20 @@ def build_demo_like_db(
         add_decop_run(store)
 
 
+_TEMPLATES: dict[tuple[str, ...], Path] = {}  # built once per test process
+
+
+def copy_demo_like_db(path: Path, kinds: tuple[str, ...] = DEFAULT_KINDS) -> Path:
+    """What `build_demo_like_db(path, kinds)` builds, as a copy of a template built once
+    per test process (no test opens a template), so each test may write to its copy."""
+    kinds = tuple(kinds)
+    if kinds not in _TEMPLATES:
+        folder = scratch_folder("demo-template")
+        build_demo_like_db(folder / "demo.db", kinds)
+        _TEMPLATES[kinds] = folder / "demo.db"
+    return copy_database(_TEMPLATES[kinds], path)
+
+
 def evidence_summary(path: Path) -> dict[str, Any]:
     with Store(path) as store:
         rows = store.query(
@@ -231,8 +245,7 @@ def evidence_summary(path: Path) -> dict[str, Any]:
 
 
 def test_fixture_holds_every_kind_of_evidence(tmp_path: Path) -> None:
-    path = tmp_path / "demo.db"
-    build_demo_like_db(path)
+    path = copy_demo_like_db(tmp_path / "demo.db")
     summary = evidence_summary(path)
     # literal copying flagged and not flagged, events and characters found, refusals
     assert summary["rougeL"][0] >= 1 and summary["rougeL"][0] < summary["rougeL"][1]

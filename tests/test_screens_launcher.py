@@ -18,7 +18,7 @@ from screens.app import CopyauditApp
 from screens.runs.dashboard import DashboardScreen
 from screens.runs.launcher import LauncherScreen
 from screens.runs.run_dialogs import ConfirmCancelScreen, StoppingScreen
-from tests.test_screens_data import build_demo_like_db, cell_texts, settle, wait_until
+from tests.test_screens_data import cell_texts, copy_demo_like_db, settle, wait_until
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
@@ -236,7 +236,7 @@ async def test_notice_placement_and_mitigation_reach_the_request(tmp_path: Path)
     from screens.runs.launcher import NOTICE_PLACEMENTS
 
     path = tmp_path / "two.db"
-    build_demo_like_db(path, kinds=("literal", "notice"))
+    copy_demo_like_db(path, kinds=("literal", "notice"))
     app = CopyauditApp(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -306,7 +306,7 @@ async def test_q_quits_at_once_without_a_run(demo_db: Path) -> None:
 @pytest.fixture
 def three_kinds(tmp_path: Path) -> Path:
     path = tmp_path / "three.db"
-    build_demo_like_db(path, kinds=("literal", "notice"))  # and decop, always
+    copy_demo_like_db(path, kinds=("literal", "notice"))  # and decop, always
     return path
 
 

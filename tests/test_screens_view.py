@@ -17,7 +17,7 @@ from screens.generations.generation_list import GenerationListScreen
 from screens.generations.generation_view import GenerationScreen
 from screens.widgets.evidence import GUTTER, SELECTED_STYLE, character_style
 from screens.widgets.matches import SEARCH_STYLE
-from tests.test_screens_data import build_demo_like_db, settle
+from tests.test_screens_data import copy_demo_like_db, settle
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
@@ -200,7 +200,7 @@ def test_generation_view_snapshot(demo_db: Path, snap_compare) -> None:
 @pytest.fixture
 def notice_db(tmp_path: Path) -> Path:
     path = tmp_path / "notice.db"
-    build_demo_like_db(path, kinds=("notice",))
+    copy_demo_like_db(path, kinds=("notice",))
     return path
 
 

@@ -10,7 +10,7 @@ import pytest
 from screens.app import CopyauditApp
 from screens.generations.generation_list import FLEXIBLE, GenerationListScreen
 from screens.widgets.tables import share_width
-from tests.test_screens_data import build_demo_like_db, settle
+from tests.test_screens_data import copy_demo_like_db, settle
 
 pytestmark = pytest.mark.anyio
 
@@ -25,7 +25,7 @@ def test_share_width_fills_in_order_up_to_the_widest_cell() -> None:
 @pytest.fixture
 def demo_db(tmp_path: Path) -> Path:
     path = tmp_path / "demo.db"
-    build_demo_like_db(path, kinds=("literal",))
+    copy_demo_like_db(path, kinds=("literal",))
     return path
 
 

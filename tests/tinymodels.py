@@ -17,10 +17,13 @@ Typical use::
 from __future__ import annotations
 
 import random
+import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from tests.process_cache import scratch_folder
 
 PAD, BOS, EOS = "<pad>", "<s>", "</s>"
 
@@ -239,16 +242,29 @@ def _training_batch(
     return input_ids, attention_mask, labels
 
 
+# Trained models of this test process, by (memorized, others, seed): training is
+# deterministic, so a second fixture asking for the same model gets a copy.
+_MEMORIZING: dict[tuple[tuple[str, ...], tuple[str, ...], int], Path] = {}
+
+
 def build_memorizing_model(
     directory: str | Path,
     memorized: Sequence[str],
     others: Sequence[str] = (),
     seed: int = 0,
 ) -> Path:
-    """Tokenizer on all texts + tiny Llama trained to memorize `memorized` only."""
-    tokenizer = build_tokenizer([*memorized, *others], directory)
-    build_tiny_causal_lm(directory, tokenizer, seed=seed)
-    return train_to_memorize(directory, memorized, seed=seed)
+    """Tokenizer on all texts + tiny Llama trained to memorize `memorized` only.
+
+    Trained once per test process for the same texts and seed (training is
+    deterministic without a time limit), then copied into `directory`."""
+    key = (tuple(memorized), tuple(others), seed)
+    if key not in _MEMORIZING:
+        trained = scratch_folder("tinymodel")
+        tokenizer = build_tokenizer([*memorized, *others], trained)
+        build_tiny_causal_lm(trained, tokenizer, seed=seed)
+        _MEMORIZING[key] = train_to_memorize(trained, memorized, seed=seed)
+    shutil.copytree(_MEMORIZING[key], directory, dirs_exist_ok=True)
+    return Path(directory)
 
 
 def train_seq2seq_answers(model: Any, tokenizer: Any, examples: list[tuple[str, str]]) -> None:

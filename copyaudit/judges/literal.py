@@ -6,10 +6,10 @@ reference and the output are tokenized by the scorer's tokenizer, cut to their
 first `max_tokens` tokens and compared as `rouge_scorer._score_lcs` does (ROUGE-L
 F-measure, reference as target); ROUGE-1 is `scorer.score(output, reference)` on
 the whole texts (F-measure, with the argument order of the reference code). Each
-text is tokenized once (stems memoised) and one LCS table gives both the length
-and the alignment; the evidence is that alignment mapped back to character
-offsets in the output (spans) and in the reference (`extra["reference_spans"]` of
-the rougeL score).
+text is tokenized once (stems memoised) and rapidfuzz's LCS on the two token
+sequences gives both the length and an alignment; the evidence is that alignment
+mapped back to character offsets in the output (spans) and in the reference
+(`extra["reference_spans"]` of the rougeL score).
 """
 
 from __future__ import annotations
@@ -18,73 +18,59 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rapidfuzz.distance import LCSseq
+
 from copyaudit.judges.base import Judge
-from copyaudit.judges.tokens import TOKENIZERS, Token, words_and_tokens
+from copyaudit.judges.tokens import TOKENIZERS, Token, words_and_offsets
 from copyaudit.types import JudgeInput, Score, Span
 
 if TYPE_CHECKING:
     from copyaudit.judges.context import BuildContext
 
 
-def lcs_table(reference: Sequence[str], output: Sequence[str]) -> list[list[int]]:
-    """The LCS dynamic-programming table, equal cell for cell to `rouge_scorer._lcs_table`."""
-    previous = [0] * (len(output) + 1)
-    table = [previous]
-    for word in reference:
-        row = [0]
-        left = 0
-        for j, other in enumerate(output):
-            if word == other:
-                left = previous[j] + 1
-            else:
-                up = previous[j + 1]
-                if up > left:
-                    left = up
-            row.append(left)
-        table.append(row)
-        previous = row
-    return table
+def lcs_blocks(reference: Sequence[str], output: Sequence[str]) -> list[tuple[int, int, int]]:
+    """One longest common subsequence as runs (reference start, output start, length).
 
-
-def lcs_alignment(
-    reference: Sequence[str], output: Sequence[str], table: list[list[int]] | None = None
-) -> list[tuple[int, int]]:
-    """One longest common subsequence as (reference index, output index) pairs.
-
-    Read back from `table` (default: `lcs_table`, the DP table rouge_score uses),
-    so len(result) equals the LCS length ROUGE-L uses.
+    rapidfuzz's bit-parallel LCS (`LCSseq`, on the token sequences), so the lengths
+    add up to the LCS length ROUGE-L uses; when several subsequences are longest, this
+    is rapidfuzz's choice, which need not be the one rouge_score's table backtracks to.
     """
-    if table is None:
-        table = lcs_table(reference, output)
-    pairs: list[tuple[int, int]] = []
-    i, j = len(reference), len(output)
-    while i > 0 and j > 0:
-        if reference[i - 1] == output[j - 1]:
-            pairs.append((i - 1, j - 1))
-            i -= 1
-            j -= 1
-        elif table[i][j - 1] > table[i - 1][j]:
-            j -= 1
-        else:
-            i -= 1
-    pairs.reverse()
-    return pairs
+    return [
+        (block.src_start, block.dest_start, block.src_end - block.src_start)
+        for block in LCSseq.opcodes(reference, output)
+        if block.tag == "equal"
+    ]
+
+
+def lcs_alignment(reference: Sequence[str], output: Sequence[str]) -> list[tuple[int, int]]:
+    """`lcs_blocks` as (reference index, output index) pairs."""
+    blocks = lcs_blocks(reference, output)
+    return [(ref + k, out + k) for ref, out, length in blocks for k in range(length)]
 
 
 def merge_token_spans(tokens: Sequence[Token], indices: Sequence[int], note: str) -> list[Span]:
     """Spans covering the given tokens, joining runs of consecutive token indices."""
-    spans: list[Span] = []
-    run_start: int | None = None
-    previous = -2
-    for index in sorted(indices):
-        if index != previous + 1:
-            if run_start is not None:
-                spans.append(Span(tokens[run_start].start, tokens[previous].end, note=note))
-            run_start = index
-        previous = index
-    if run_start is not None:
-        spans.append(Span(tokens[run_start].start, tokens[previous].end, note=note))
-    return spans
+    offsets = [(token.start, token.end) for token in tokens]
+    runs = [(index, 1) for index in sorted(indices)]
+    return [Span(start, end, note=note) for start, end in run_bounds(offsets, runs)]
+
+
+def run_bounds(
+    offsets: Sequence[tuple[int, int]], runs: Sequence[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """Character ranges (start, end) covering runs of tokens (first index, length; in
+    order), adjacent runs joined; `offsets` are the tokens' (start, end)."""
+    bounds: list[tuple[int, int]] = []
+    first = end = -1
+    for start, length in runs:
+        if start != end:
+            if end > 0:
+                bounds.append((offsets[first][0], offsets[end - 1][1]))
+            first = start
+        end = start + length
+    if end > 0:
+        bounds.append((offsets[first][0], offsets[end - 1][1]))
+    return bounds
 
 
 def _fmeasure(precision: float, recall: float) -> float:
@@ -103,8 +89,11 @@ def _lcs_scores(lcs: int, target_count: int, prediction_count: int) -> tuple[flo
 
 def _unigram_fmeasure(target: Sequence[str], prediction: Sequence[str]) -> float:
     """ROUGE-1 F-measure as `rouge_scorer._score_ngrams` computes it on unigrams."""
-    target_counts, prediction_counts = Counter(target), Counter(prediction)
-    overlap = sum(min(count, prediction_counts[word]) for word, count in target_counts.items())
+    prediction_counts = Counter(prediction)
+    overlap = 0
+    for word, count in Counter(target).items():
+        other = prediction_counts.get(word, 0)
+        overlap += count if count < other else other
     precision = overlap / max(len(prediction), 1)
     recall = overlap / max(len(target), 1)
     return _fmeasure(precision, recall)
@@ -151,15 +140,16 @@ class LiteralJudge(Judge):
                 Score("lcs_tokens", None, error=error),
             ]
         output = item.output or ""
-        ref_all, ref_tokens = words_and_tokens(reference, self.tokenizer, self.max_tokens)
-        out_all, out_tokens = words_and_tokens(output, self.tokenizer, self.max_tokens)
-        ref_words = [t.text for t in ref_tokens]
-        out_words = [t.text for t in out_tokens]
-        table = lcs_table(ref_words, out_words)
-        alignment = lcs_alignment(ref_words, out_words, table)
-        precision, recall, value = _lcs_scores(table[-1][-1], len(ref_words), len(out_words))
-        spans = tuple(merge_token_spans(out_tokens, [j for _, j in alignment], note="lcs"))
-        reference_spans = merge_token_spans(ref_tokens, [i for i, _ in alignment], note="lcs")
+        ref_all, ref_offsets = words_and_offsets(reference, self.tokenizer, self.max_tokens)
+        out_all, out_offsets = words_and_offsets(output, self.tokenizer, self.max_tokens)
+        ref_words = ref_all[: self.max_tokens]
+        out_words = out_all[: self.max_tokens]
+        blocks = lcs_blocks(ref_words, out_words)
+        lcs = sum(length for _, _, length in blocks)
+        precision, recall, value = _lcs_scores(lcs, len(ref_words), len(out_words))
+        out_bounds = run_bounds(out_offsets, [(j, n) for _, j, n in blocks])
+        spans = tuple(Span(start, end, note="lcs") for start, end in out_bounds)
+        reference_bounds = run_bounds(ref_offsets, [(i, n) for i, _, n in blocks])
         # rouge_score's score(output, reference): the output is the target
         rouge_1 = _unigram_fmeasure(out_all, ref_all)
         details = {
@@ -168,7 +158,7 @@ class LiteralJudge(Judge):
             "reference_tokens": len(ref_words),
             "output_tokens": len(out_words),
             # the same LCS tokens in the reference text, for side-by-side highlighting
-            "reference_spans": [[span.start, span.end] for span in reference_spans],
+            "reference_spans": [[start, end] for start, end in reference_bounds],
         }
         return [
             Score(
@@ -181,7 +171,7 @@ class LiteralJudge(Judge):
                 extra=details,
             ),
             Score("rouge1", rouge_1),
-            Score("lcs_tokens", float(len(alignment)), spans=spans),
+            Score("lcs_tokens", float(lcs), spans=spans),
         ]
 
 

@@ -11,11 +11,15 @@ alternative: letters and digits of any script, same lowercasing and stemming.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
 import re
+import sys
 from functools import lru_cache
-from typing import NamedTuple
-
-from nltk.stem import porter
+from itertools import islice
+from types import ModuleType
+from typing import Any, NamedTuple
 
 _ASCII_ALNUM_RUN = re.compile(r"[a-z0-9]+")
 _VALID_ROUGE_TOKEN = re.compile(r"^[a-z0-9]+$")
@@ -30,10 +34,37 @@ class Token(NamedTuple):
     end: int
 
 
+def _nltk_porter_module() -> ModuleType:
+    """`nltk.stem.porter`, without running `nltk/__init__.py` unless nltk is loaded already.
+
+    The package's `__init__` imports every corpus reader, classifier and metric (scipy,
+    scikit-learn): about 2 CPU s, most of a `copyaudit judge` start-up. The Porter module
+    itself needs only nltk.redos, nltk.termsec and nltk.stem.api, so it is loaded under
+    two empty stand-in packages; sys.modules is then put back as it was, so a later
+    `import nltk` gets the real package.
+    """
+    if "nltk.stem.porter" in sys.modules:
+        return sys.modules["nltk.stem.porter"]
+    spec = importlib.util.find_spec("nltk")  # finds the package without running it
+    if spec is None or spec.submodule_search_locations is None:
+        raise ImportError("nltk is not installed (the ROUGE tokenizers need its Porter stemmer)")
+    before = set(sys.modules)
+    for name, folder in (("nltk", ""), ("nltk.stem", "stem")):
+        stand_in = ModuleType(name)
+        stand_in.__path__ = [os.path.join(p, folder) for p in spec.submodule_search_locations]
+        sys.modules[name] = stand_in
+    try:
+        return importlib.import_module("nltk.stem.porter")
+    finally:
+        for name in set(sys.modules) - before:
+            if name == "nltk" or name.startswith("nltk."):
+                del sys.modules[name]
+
+
 @lru_cache(maxsize=1)
-def porter_stemmer() -> porter.PorterStemmer:
+def porter_stemmer() -> Any:
     """The stemmer `rouge_score` uses (NLTK's Porter, default mode)."""
-    return porter.PorterStemmer()
+    return _nltk_porter_module().PorterStemmer()
 
 
 @lru_cache(maxsize=1 << 16)
@@ -84,16 +115,14 @@ def rouge_tokens(text: str, stem: bool = True) -> list[Token]:
     return tokens
 
 
-def _tokens_of_runs(lowered: str, stem: bool, limit: int | None = None) -> list[Token]:
-    """Tokens of a lowercased text whose positions are the original's (at most `limit`)."""
+def _tokens_of_runs(lowered: str, stem: bool) -> list[Token]:
+    """Tokens of a lowercased text whose positions are the original's."""
     tokens: list[Token] = []
     for match in _ASCII_ALNUM_RUN.finditer(lowered):
         run = match.group()
         word = _rouge_word(run) if stem else run
         if word is not None:
             tokens.append(Token(word, match.start(), match.end()))
-            if len(tokens) == limit:
-                break
     return tokens
 
 
@@ -106,18 +135,29 @@ def rouge_words(text: str, stem: bool = True) -> list[str]:
     return [word for word in words if word is not None]
 
 
-def words_and_tokens(text: str, tokenizer: str, limit: int) -> tuple[list[str], list[Token]]:
-    """All of a text's words, and its first `limit` tokens with their offsets.
+def words_and_offsets(
+    text: str, tokenizer: str, limit: int
+) -> tuple[list[str], list[tuple[int, int]]]:
+    """All of a text's words, and the character offsets (start, end) of its first
+    `limit` tokens.
 
-    Equal to `tokenize_with_offsets` (texts, and its first `limit` tokens) but the
-    offsets are only built for the tokens that need them.
+    Equal to `tokenize_with_offsets` (texts, and its first `limit` tokens' offsets), but
+    the common case (rouge tokens, lowercasing keeps every position, every run a valid
+    token) reads the text once: offsets of the first `limit` runs, the rest found from
+    where they end.
     """
     if tokenizer == "rouge":
         lowered = text.lower()
         if len(lowered) == len(text):
-            return rouge_words(text), _tokens_of_runs(lowered, True, limit)[:limit]
+            head = list(islice(_ASCII_ALNUM_RUN.finditer(lowered), limit))
+            runs = list(map(re.Match.group, head))
+            if len(head) == limit:
+                runs += _ASCII_ALNUM_RUN.findall(lowered, head[-1].end())
+            words = list(map(_rouge_word, runs))
+            if None not in words:
+                return words, list(map(re.Match.span, head))
     tokens = tokenize_with_offsets(text, tokenizer)
-    return [token.text for token in tokens], tokens[:limit]
+    return [token.text for token in tokens], [(token.start, token.end) for token in tokens[:limit]]
 
 
 def unicode_tokens(text: str, stem: bool = True) -> list[Token]:
