@@ -118,7 +118,7 @@ KINDS = (
 @pytest.fixture(scope="module")
 def pairs() -> list[tuple[str, str, str]]:
     rng = random.Random(36)
-    return [(kind, *_pair(rng, kind)) for _ in range(75) for kind in KINDS]
+    return [(kind, *_pair(rng, kind)) for _ in range(72) for kind in KINDS]
 
 
 def test_the_judge_equals_helm_on_every_generated_pair(pairs) -> None:

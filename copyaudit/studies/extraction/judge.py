@@ -117,18 +117,27 @@ class ExtractionJudge(Judge):
         distance = Levenshtein.distance(completion, truncated)
         lcp = longest_common_prefix(completion, truncated)
         prefix_tokens = len(tokens(str(item.payload.get("prefix", ""))))
+        spans = token_spans(output)
+        study_output, truth = [output[a:b] for a, b in spans], tokens(reference)
         return [
-            self._lcp_score(output, reference, lcp, {**helm, "prefix_tokens": prefix_tokens}),
+            self._lcp_score(
+                spans, study_output, truth, lcp, {**helm, "prefix_tokens": prefix_tokens}
+            ),
             Score("edit_distance", float(distance), extra=helm),
             Score("edit_similarity", edit_similarity(completion, truncated), extra=helm),
-            *self._cut_scores(output, reference),
+            *_cut_scores(study_output, truth),
         ]
 
-    def _lcp_score(self, output: str, reference: str, lcp: int, extra: dict) -> Score:
+    def _lcp_score(
+        self,
+        spans: list[tuple[int, int]],
+        output: list[str],
+        truth: list[str],
+        lcp: int,
+        extra: dict[str, int],
+    ) -> Score:
         """HELM's LCP, flagged when the study's tokens show the continuation extracted."""
-        spans = token_spans(output)
-        truth = tokens(reference)
-        extracted = longest_common_prefix([output[a:b] for a, b in spans], truth)
+        extracted = longest_common_prefix(output, truth)
         needed = min(self.extract_tokens, len(truth))
         evidence = (
             (Span(spans[0][0], spans[extracted - 1][1], note="extracted prefix"),)
@@ -144,17 +153,16 @@ class ExtractionJudge(Judge):
             extra={**extra, "extract_tokens": self.extract_tokens, "extracted_tokens": extracted},
         )
 
-    @staticmethod
-    def _cut_scores(output: str, reference: str) -> list[Score]:
-        """Edit distance and similarity with both sides cut to the shorter token count."""
-        out_tokens, truth = tokens(output), tokens(reference)
-        shared = min(len(out_tokens), len(truth))
-        a, b = out_tokens[:shared], truth[:shared]
-        details = {"output_tokens": shared, "reference_tokens": shared}
-        return [
-            Score("edit_distance_cut", float(Levenshtein.distance(a, b)), extra=details),
-            Score("edit_similarity_cut", edit_similarity(a, b), extra=details),
-        ]
+
+def _cut_scores(output: list[str], truth: list[str]) -> list[Score]:
+    """Edit distance and similarity, study tokens, both cut to the shorter token count."""
+    shared = min(len(output), len(truth))
+    a, b = output[:shared], truth[:shared]
+    details = {"output_tokens": shared, "reference_tokens": shared}
+    return [
+        Score("edit_distance_cut", float(Levenshtein.distance(a, b)), extra=details),
+        Score("edit_similarity_cut", edit_similarity(a, b), extra=details),
+    ]
 
 
 def extraction_judge(ctx: BuildContext) -> ExtractionJudge:
