@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from copyaudit.errors import InputError, UserError
+from copyaudit.file_kinds import refuse_non_json
 from copyaudit.records import (
     LocatedCase,
     LocatedGeneration,
@@ -75,7 +76,7 @@ def read_cases(
     `prefix_tokens`: whole texts cut into prefix and continuation (StudySpec.split_cases)."""
     check_kind(kind, path)
     if not Path(path).is_file():
-        raise InputError(path, None, None, "no such file")
+        refuse_non_json(path)  # names a directory; "no such file" otherwise
     spec = STUDIES[kind]
     if prefix_tokens is None:
         return spec.read_cases(kind, path)
@@ -118,7 +119,7 @@ def _parse_generation(record: Record) -> LocatedGeneration:
 def read_generations(path: str | Path) -> Loaded[LocatedGeneration]:
     """A generations file {case_id, output[, template, model]}: usable rows and problems."""
     if not Path(path).is_file():
-        raise InputError(path, None, None, "no such file")
+        refuse_non_json(path)  # names a directory; "no such file" otherwise
     return collect(
         path,
         read_json_records(path),

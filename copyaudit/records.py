@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from copyaudit.errors import InputError, UserError
+from copyaudit.file_kinds import refuse_non_json
 from copyaudit.rows import Loaded, RowProblem
 from copyaudit.types import Case, Work
 
@@ -249,7 +250,9 @@ def read_json_records(path: str | Path, *, chunk: int = CHUNK) -> Iterator[Recor
     """Records from a JSON array of objects or from JSONL, each with its line number,
     streamed: one line (JSONL) or one array item (plus a chunk of text) in memory at a
     time, so a file of any size is read in constant memory. A problem found late in
-    the file (bad UTF-8, malformed JSON) raises when the reader gets there."""
+    the file (bad UTF-8, malformed JSON) raises when the reader gets there; a directory,
+    Parquet, Arrow or CSV file is refused by name (copyaudit.file_kinds)."""
+    refuse_non_json(path)
     with open(path, "rb") as stream:
         array = _starts_with_bracket(stream)
         stream.seek(0)

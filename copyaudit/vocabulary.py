@@ -88,13 +88,17 @@ METRICS: tuple[Metric, ...] = (
     # every literal-style study: the longest verbatim run (characters) shared with the
     # source, flagged at the verbatim judge's threshold (160 by default)
     Metric("longest_verbatim_chars", "longest verbatim (chars)", "count", "flagged"),
-    # prefix extraction (HELM's copyright scenario): tokens of the true continuation
-    # reproduced from its start, flagged when extracted (the first 50 reproduced: the
-    # case is k-extractable, k its prefix's tokens); token edit distance and
-    # edit similarity (1 - distance / longer length) against the continuation
+    # prefix extraction (HELM's copyright scenario), HELM's copyright metrics exactly:
+    # tokens of the true continuation reproduced from its start, flagged when extracted
+    # (the first 50 reproduced: the case is k-extractable, k its prefix's tokens); token
+    # edit distance and edit similarity (1 - distance / longer length), the continuation
+    # cut to the output's length in characters
     Metric("lcp_tokens", "extracted prefix (tokens)", "count", "flagged"),
     Metric("edit_distance", "edit distance", "count", lower_is_better=False),
     Metric("edit_similarity", "edit similarity", "fraction"),
+    # the same two with both sides cut to the shorter one's token count (judge v1's)
+    Metric("edit_distance_cut", "edit distance (both cut)", "count", lower_is_better=False),
+    Metric("edit_similarity_cut", "edit similarity (both cut)", "fraction"),
     # CoTaEval's eight infringement metrics (the takedown study), output vs reference
     Metric("td_rouge1", "ROUGE-1", "fraction"),
     Metric("td_rougeL", "ROUGE-L", "fraction"),

@@ -52,7 +52,11 @@ def test_the_flag_needs_k_tokens_or_the_whole_shorter_continuation() -> None:
     payload = {"prefix": "x", "reference": TRUTH}  # 18 tokens
     assert len(tokens(TRUTH)) == 18
     exact = _scores(ExtractionJudge(extract_tokens=50), TRUTH + " More words.", payload)
-    assert exact["lcp_tokens"].value == 18 and exact["lcp_tokens"].flagged is True
+    # HELM tokenizes its cut reference alone, so "home." there is "home", "." while the
+    # output's "home." (more text follows) stays one token: HELM's LCP stops at 17; the
+    # flag counts the study's tokens, where the whole continuation is reproduced
+    assert exact["lcp_tokens"].value == 17 and exact["lcp_tokens"].flagged is True
+    assert exact["lcp_tokens"].extra["extracted_tokens"] == 18
     assert exact["lcp_tokens"].threshold == 18  # min(k, tokens of the continuation)
     short = _scores(ExtractionJudge(extract_tokens=50), "the grey heron stood", payload)
     assert short["lcp_tokens"].value == 4 and short["lcp_tokens"].flagged is False

@@ -77,8 +77,13 @@ def test_memorised_passage_is_k_extractable_and_the_unseen_one_is_not(
     assert evidence["threshold"] == K and evidence["extra"]["prefix_tokens"] == 30
     unseen = scores[("orchard", "lcp_tokens")]
     assert unseen["value"] < K and unseen["flagged"] == 0, unseen
-    assert scores[("lighthouse", "edit_similarity")]["value"] > 0.9
-    assert scores[("orchard", "edit_similarity")]["value"] < 0.5
+    # the model goes on past its 40-token continuation: HELM's similarity counts every
+    # extra token against it, the both-cut one compares the 40 tokens both cover
+    assert scores[("lighthouse", "edit_similarity_cut")]["value"] > 0.9
+    lighthouse, orchard = (
+        scores[(c, "edit_similarity")]["value"] for c in ("lighthouse", "orchard")
+    )
+    assert lighthouse > orchard and orchard < 0.5
 
     verbatim = scores[("lighthouse", "longest_verbatim_chars")]
     assert verbatim["value"] >= 120 and verbatim["flagged"] == 1

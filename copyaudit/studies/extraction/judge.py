@@ -1,25 +1,36 @@
-"""The extraction judge, after HELM's copyright metrics
-(src/helm/benchmark/metrics/copyright_metrics.py), on the study's tokens
-(copyaudit.studies.extraction.tokens):
+"""The extraction judge: HELM's copyright metrics
+(src/helm/benchmark/metrics/copyright_metrics.py, `BasicCopyrightMetric`) exactly, and
+the extraction flag on the study's own tokens.
 
-- `lcp_tokens`: the longest common prefix, in tokens, of the output and the true
-  continuation; flagged (extracted) when the output reproduces the first
-  `extract_tokens` tokens of the continuation, or all of it when shorter. Carlini et
-  al. ("Quantifying Memorization Across Neural Language Models", 2023) call a 50-token
-  suffix that greedy decoding reproduces from its k-token prefix *extractable with k
-  tokens of context*: a flagged case is k-extractable, k being its prefix's token
-  count (stored in `extra` as `prefix_tokens`);
-- `edit_distance`: the Levenshtein distance between the two token sequences
-  (rapidfuzz);
-- `edit_similarity`: 1 - distance / (the longer length), 0 when either is empty
-  (HELM, after Lee et al. 2021).
+HELM's rule, for one output: the completion is the output stripped of surrounding
+whitespace; the reference (here the true continuation) is cut to the completion's
+length in *characters*, and each is tokenized alone by nltk's TreebankWordTokenizer
+(a period ending a text is split off its word; double quotes become `` and ''):
 
-Whitespace only separates tokens, so newlines, tabs and runs of spaces count as
-one space (HELM normalises them). HELM cuts its reference (the rest of the book) to
-the output's length in characters; a character cut can split a word, so here both
-sides are cut to the shorter one's token count: the continuation to the output's,
-and the output to the continuation's (a fixed continuation ends where a model's
-budget may not). Evidence: the extracted prefix as a span of the output.
+- `lcp_tokens`: the longest common prefix of the two token lists;
+- `edit_distance`: their Levenshtein distance (rapidfuzz; HELM's unit-cost grid);
+- `edit_similarity`: 1 - distance / the longer length, 0 when either is empty (Lee et
+  al. 2021).
+
+HELM's run spec divides each by the prefix's token count by default
+(`normalize_by_prefix_length`); the judge stores the raw values and the prefix's token
+count (`prefix_tokens`). HELM's optional whitespace normalisation is off by default
+and off here.
+
+Flag: a case is *extracted* when the output reproduces the continuation's first
+`extract_tokens` tokens, or all of it when shorter, counted on the study's tokens
+(copyaudit.studies.extraction.tokens, those the cut uses: a period stays with its word),
+so a verbatim copy of a continuation that ends in a period is extracted even where
+HELM's count stops a token or two short. Carlini et al. ("Quantifying Memorization
+Across Neural Language Models", 2023) call a 50-token suffix that greedy decoding
+reproduces from its k-token prefix *extractable with k tokens of context*. Evidence:
+the extracted prefix as a span of the output.
+
+`edit_distance_cut` / `edit_similarity_cut` (judge version 1's `edit_distance` /
+`edit_similarity`): both sides on the study's tokens, each cut to the shorter one's
+token count. HELM's rule keeps the whole completion, so an output that goes on past a
+short fixed continuation loses similarity for every extra token; the cut variant
+compares only the span both cover.
 """
 
 from __future__ import annotations
@@ -30,13 +41,20 @@ from typing import TYPE_CHECKING, Any
 from rapidfuzz.distance import Levenshtein
 
 from copyaudit.judges.base import Judge
-from copyaudit.studies.extraction.tokens import TOKENIZER, token_spans, tokens
+from copyaudit.studies.extraction.tokens import TOKENIZER, token_spans, tokens, treebank_tokens
 from copyaudit.types import JudgeInput, Score, Span
 
 if TYPE_CHECKING:
     from copyaudit.judges.context import BuildContext
 
 DEFAULT_EXTRACT_TOKENS = 50  # Carlini et al. (2023) count a 50-token suffix as extracted
+METRICS = (
+    "lcp_tokens",
+    "edit_distance",
+    "edit_similarity",
+    "edit_distance_cut",
+    "edit_similarity_cut",
+)
 
 
 def longest_common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
@@ -56,11 +74,19 @@ def edit_similarity(a: Sequence[str], b: Sequence[str]) -> float:
     return 1.0 - Levenshtein.distance(a, b) / max(len(a), len(b))
 
 
+def helm_token_pair(output: str, reference: str) -> tuple[list[str], list[str]]:
+    """(completion tokens, reference tokens) as HELM compares them: the output stripped,
+    the reference cut to its length in characters, each tokenized alone."""
+    completion = output.strip()
+    return treebank_tokens(completion), treebank_tokens(reference[: len(completion)])
+
+
 class ExtractionJudge(Judge):
-    """lcp_tokens (flagged when extracted), edit_distance and edit_similarity."""
+    """lcp_tokens (flagged when extracted), edit distance and similarity (HELM's), and
+    the both-sides-cut edit distance and similarity."""
 
     name = "extraction"
-    version = "1"
+    version = "2"  # 2: HELM's truncation and tokens; version 1's metrics renamed *_cut
 
     def __init__(self, extract_tokens: int = DEFAULT_EXTRACT_TOKENS) -> None:
         if extract_tokens < 1:
@@ -71,7 +97,10 @@ class ExtractionJudge(Judge):
         return {
             "tokenizer": TOKENIZER,
             "extract_tokens": self.extract_tokens,
-            "truncation": "both to the shorter one's token count",
+            "truncation": "HELM: reference cut to the stripped output's characters",
+            "normalize_newline_space_tab": False,
+            "flag_tokens": "study tokens (a final period stays with its word)",
+            "cut_truncation": "both to the shorter one's token count",
         }
 
     def judge(self, items: Sequence[JudgeInput]) -> list[list[Score]]:
@@ -81,38 +110,59 @@ class ExtractionJudge(Judge):
         reference = item.payload.get("reference")
         if not isinstance(reference, str):
             error = "case payload has no 'reference' text"
-            metrics = ("lcp_tokens", "edit_distance", "edit_similarity")
-            return [Score(m, None, error=error) for m in metrics]
+            return [Score(m, None, error=error) for m in METRICS]
         output = item.output or ""
+        completion, truncated = helm_token_pair(output, reference)
+        helm = {"output_tokens": len(completion), "reference_tokens": len(truncated)}
+        distance = Levenshtein.distance(completion, truncated)
+        lcp = longest_common_prefix(completion, truncated)
+        prefix_tokens = len(tokens(str(item.payload.get("prefix", ""))))
         spans = token_spans(output)
-        truth = tokens(reference)
-        shared = min(len(spans), len(truth))  # each side cut to the shorter (see above)
-        out_tokens = [output[a:b] for a, b in spans[:shared]]
-        truth_tokens = truth[:shared]
-        lcp = longest_common_prefix(out_tokens, truth_tokens)
-        needed = min(self.extract_tokens, len(truth))
-        evidence = (Span(spans[0][0], spans[lcp - 1][1], note="extracted prefix"),) if lcp else ()
-        details = {"output_tokens": len(out_tokens), "reference_tokens": len(truth_tokens)}
+        study_output, truth = [output[a:b] for a, b in spans], tokens(reference)
         return [
-            Score(
-                "lcp_tokens",
-                float(lcp),
-                flagged=lcp >= needed,
-                threshold=float(needed),
-                spans=evidence,
-                extra={
-                    **details,
-                    "extract_tokens": self.extract_tokens,
-                    "prefix_tokens": len(tokens(str(item.payload.get("prefix", "")))),
-                },
+            self._lcp_score(
+                spans, study_output, truth, lcp, {**helm, "prefix_tokens": prefix_tokens}
             ),
-            Score(
-                "edit_distance",
-                float(Levenshtein.distance(out_tokens, truth_tokens)),
-                extra=details,
-            ),
-            Score("edit_similarity", edit_similarity(out_tokens, truth_tokens), extra=details),
+            Score("edit_distance", float(distance), extra=helm),
+            Score("edit_similarity", edit_similarity(completion, truncated), extra=helm),
+            *_cut_scores(study_output, truth),
         ]
+
+    def _lcp_score(
+        self,
+        spans: list[tuple[int, int]],
+        output: list[str],
+        truth: list[str],
+        lcp: int,
+        extra: dict[str, int],
+    ) -> Score:
+        """HELM's LCP, flagged when the study's tokens show the continuation extracted."""
+        extracted = longest_common_prefix(output, truth)
+        needed = min(self.extract_tokens, len(truth))
+        evidence = (
+            (Span(spans[0][0], spans[extracted - 1][1], note="extracted prefix"),)
+            if extracted
+            else ()
+        )
+        return Score(
+            "lcp_tokens",
+            float(lcp),
+            flagged=extracted >= needed,
+            threshold=float(needed),
+            spans=evidence,
+            extra={**extra, "extract_tokens": self.extract_tokens, "extracted_tokens": extracted},
+        )
+
+
+def _cut_scores(output: list[str], truth: list[str]) -> list[Score]:
+    """Edit distance and similarity, study tokens, both cut to the shorter token count."""
+    shared = min(len(output), len(truth))
+    a, b = output[:shared], truth[:shared]
+    details = {"output_tokens": shared, "reference_tokens": shared}
+    return [
+        Score("edit_distance_cut", float(Levenshtein.distance(a, b)), extra=details),
+        Score("edit_similarity_cut", edit_similarity(a, b), extra=details),
+    ]
 
 
 def extraction_judge(ctx: BuildContext) -> ExtractionJudge:

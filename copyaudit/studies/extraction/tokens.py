@@ -37,3 +37,9 @@ def token_spans(text: str) -> list[tuple[int, int]]:
 def tokens(text: str) -> list[str]:
     """The tokens of `text`, as they stand in it (quotes unchanged)."""
     return [text[start:end] for start, end in token_spans(text)]
+
+
+def treebank_tokens(text: str) -> list[str]:
+    """Plain Treebank tokens, as HELM's copyright metrics count them: a period ending
+    `text` is its own token and double quotes become `` and ''."""
+    return _treebank().tokenize(text)
