@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from copyaudit import vocabulary
 from copyaudit.errors import UserError
 from copyaudit.intervals import interval
 from copyaudit.models.registry import display_name
@@ -22,7 +23,7 @@ from copyaudit.reports.compare.tables import (
 from copyaudit.reports.compare.takedown import takedown_tables
 from copyaudit.reports.run_report import build_report
 from copyaudit.verification.quality import quality_line
-from copyaudit.vocabulary import FRACTION_METRICS, metric_label
+from copyaudit.vocabulary import metric_label
 from db.compare import comparison_runs, metric_coverage
 
 BY_MODEL, BY_MITIGATION = "model", "mitigation"
@@ -130,7 +131,7 @@ def _cell(
         bounds = dig(report, _path(column.interval, segments))
         cell["interval"] = list(bounds) if bounds else None
     elif samples is not None:
-        bounds = interval(samples, column.rate, column.metric in FRACTION_METRICS)
+        bounds = interval(samples, column.rate, column.metric in vocabulary.FRACTION_METRICS)
         cell["interval"] = list(bounds) if bounds else None
     if samples is not None:
         cell["n"] = len(samples)
