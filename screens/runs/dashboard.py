@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Static
 
 from copyaudit.reports.people import run_people_estimates, summary_lines
 from copyaudit.verification.quality import judge_quality, quality_brief
-from copyaudit.vocabulary import HEADLINE, Headline
+from copyaudit.vocabulary import HEADLINE, Headline, dashboard_headlines
 from db.browse import dashboard_runs
 from db.queries import suites_summary
 from db.queue_designs import ESTIMATE_DESIGNS
@@ -28,8 +28,8 @@ from screens.runs.run_control import ActiveRun
 from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import CELL_CHARS, OpenTable
 
-# The copyaudit.vocabulary headlines the runs table shows, in its column order.
-DASHBOARD_HEADLINES = ("literal_rate", "event_rate", "character_rate", "refusal_rate", "qa_f1")
+# The copyaudit.vocabulary headlines the runs table shows (each declares its place).
+DASHBOARD_HEADLINES = tuple(h.key for h in dashboard_headlines())
 RUN_COLUMNS = (
     ("run", "Run"),
     ("suite", "Suite (kind)"),
