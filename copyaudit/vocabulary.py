@@ -8,7 +8,7 @@ module: it imports nothing from copyaudit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -166,8 +166,11 @@ def dashboard_headlines() -> tuple[Headline, ...]:
     return tuple(sorted(shown, key=lambda h: h.dashboard or 0))
 
 
-def report_headlines(kind: str, judged: Mapping[str, int]) -> tuple[Headline, ...]:
-    """The headline columns of a `kind` run's report: those describing the kind and
+def report_headlines(
+    kind: str, judged: Mapping[str, int], headlines: Sequence[Headline] = HEADLINES
+) -> tuple[Headline, ...]:
+    """The headline columns of a `kind` run's report: those of `headlines` (these, or
+    with the studies' own: copyaudit.studies.registry.headlines) describing the kind and
     those whose metric the run has judgments of (`judged`: metric -> count), so a
     notice run's report prints no empty CopyBench columns."""
-    return tuple(h for h in HEADLINES if kind in h.kinds or judged.get(h.metric))
+    return tuple(h for h in headlines if kind in h.kinds or judged.get(h.metric))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from copyaudit import vocabulary
 from copyaudit.errors import UserError
 from copyaudit.runs.launch_plan import RunSize
 from copyaudit.studies.copybench.spec import COPYBENCH
@@ -17,11 +18,18 @@ from copyaudit.studies.extraction.spec import EXTRACTION
 from copyaudit.studies.notice.spec import NOTICE
 from copyaudit.studies.spec import StudySpec
 from copyaudit.types import Case
+from copyaudit.vocabulary import Headline
 
 # in the order kinds are listed to people
 STUDIES: dict[str, StudySpec] = {
     kind: spec for spec in (COPYBENCH, DECOP, NOTICE, EXTRACTION) for kind in spec.kinds
 }
+
+
+def headlines() -> tuple[Headline, ...]:
+    """Every headline figure: the shared ones, then each study's own, in registry order."""
+    studies = {id(spec): spec for spec in STUDIES.values()}  # a study of several kinds once
+    return (*vocabulary.HEADLINES, *(h for spec in studies.values() for h in spec.headlines))
 
 
 def task_kinds() -> tuple[str, ...]:
