@@ -160,9 +160,9 @@ HEADLINES: tuple[Headline, ...] = (
 HEADLINE: dict[str, Headline] = {h.key: h for h in HEADLINES}
 
 
-def dashboard_headlines() -> tuple[Headline, ...]:
-    """The headlines the dashboard's runs table shows, in its column order."""
-    shown = [h for h in HEADLINES if h.dashboard is not None]
+def dashboard_headlines(headlines: Sequence[Headline] = HEADLINES) -> tuple[Headline, ...]:
+    """The headlines of `headlines` the dashboard's runs table shows, in its column order."""
+    shown = [h for h in headlines if h.dashboard is not None]
     return tuple(sorted(shown, key=lambda h: h.dashboard or 0))
 
 

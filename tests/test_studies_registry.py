@@ -28,6 +28,8 @@ from copyaudit.studies.spec import ReferenceText, StudySpec, UserTurn
 from copyaudit.studies.verbatim import verbatim_kinds
 from copyaudit.types import Case, JudgeInput, Work
 from copyaudit.vocabulary import Headline
+from db import Store
+from screens.runs.dashboard import load_dashboard, run_columns
 
 
 @pytest.mark.parametrize("kind", list(STUDIES))
@@ -128,7 +130,14 @@ HAIKU = StudySpec(
     verbatim_sources={"haiku": lambda payload: payload["reference"]},
     # its own headline: the share of outputs copying a verbatim run (flagged by the judge)
     headlines=(
-        Headline("haiku_copied", "longest_verbatim_chars", "copied %", "Copied", kinds=("haiku",)),
+        Headline(
+            "haiku_copied",
+            "longest_verbatim_chars",
+            "copied %",
+            "Copied",
+            kinds=("haiku",),
+            dashboard=9,
+        ),
     ),
 )
 RECORDS = [
@@ -203,7 +212,7 @@ def test_a_fourth_study_is_judged_by_the_verbatim_judge(haiku: Path) -> None:
     assert (score.value, score.flagged) == (len("a frog / splash"), True)
 
 
-def test_a_fourth_study_s_headline_reaches_its_report(haiku: Path, cli) -> None:
+def test_a_fourth_study_s_headline_reaches_its_report(haiku: Path, cli, db_path: Path) -> None:
     assert cli("import", "haiku", str(haiku)).code == 0
     outputs = [{"case_id": "h1", "output": "a frog / splash"}, {"case_id": "h2", "output": "no"}]
     generations = haiku.with_name("gens.jsonl")
@@ -218,3 +227,8 @@ def test_a_fourth_study_s_headline_reaches_its_report(haiku: Path, cli) -> None:
     assert report["haiku_copied"] == 0.5  # one of the two outputs copies 15 characters
     markdown = cli("report", "hk").out
     assert "copied %" in markdown and "50.0" in markdown
+    # and on the dashboard: its column, after the shared ones, with the run's figure
+    assert run_columns()[-2] == ("haiku_copied", "Copied")
+    with Store(db_path, read_only=True) as store:
+        runs, _ = load_dashboard(store)
+    assert [r["figures"]["haiku_copied"] for r in runs] == [0.5]
