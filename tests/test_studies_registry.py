@@ -212,7 +212,9 @@ def test_a_fourth_study_is_judged_by_the_verbatim_judge(haiku: Path) -> None:
     assert (score.value, score.flagged) == (len("a frog / splash"), True)
 
 
-def test_a_fourth_study_s_headline_reaches_its_report(haiku: Path, cli, db_path: Path) -> None:
+def test_a_fourth_study_s_headline_reaches_report_dashboard_and_compare(
+    haiku: Path, cli, db_path: Path
+) -> None:
     assert cli("import", "haiku", str(haiku)).code == 0
     outputs = [{"case_id": "h1", "output": "a frog / splash"}, {"case_id": "h2", "output": "no"}]
     generations = haiku.with_name("gens.jsonl")
@@ -232,3 +234,11 @@ def test_a_fourth_study_s_headline_reaches_its_report(haiku: Path, cli, db_path:
     with Store(db_path, read_only=True) as store:
         runs, _ = load_dashboard(store)
     assert [r["figures"]["haiku_copied"] for r in runs] == [0.5]
+    # and in the comparison: a table of its headlines, the cell the report's figure
+    compared = cli("compare", "hk", "--format", "json")
+    assert compared.code == 0, compared.err
+    [table] = json.loads(compared.out)["tables"]
+    assert (table["study"], [c["key"] for c in table["columns"]]) == ("haiku", ["haiku_copied"])
+    [row] = table["rows"]
+    assert row["cells"]["haiku_copied"]["value"] == report["haiku_copied"] == 0.5
+    assert row["cells"]["haiku_copied"]["n"] == 2
