@@ -2,7 +2,9 @@
 export, prompts, MemFree, the dossier, the label items, the demo, the launcher) looks a
 kind up here; a new study is one folder with a `spec.py`, one line below, and its kinds
 named in copyaudit.vocabulary (TASK_KINDS; GENERATION_KINDS when its runs generate text),
-which the layers below the studies read."""
+which the layers below the studies read. What its spec declares reaches the rest: its
+`verbatim_sources` make the verbatim judge score its kinds, its `headlines` appear in its
+run reports, on the dashboard and in a comparison table of their own."""
 
 from __future__ import annotations
 
