@@ -8,7 +8,7 @@ module: it imports nothing from copyaudit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -123,9 +123,10 @@ def metric_label(name: str) -> str:
 class Headline:
     """One headline figure of a run report: the report key it is stored under, the
     metric and how it is summarised (the metric's `summary`), its column title, its
-    short title on the dashboard, whether it is also given per prompt template, and the
+    short title on the dashboard, whether it is also given per prompt template, the
     task kinds whose runs it describes (a report shows it for those kinds, and for any
-    run that has judgments of its metric)."""
+    run that has judgments of its metric), and its column's place among the dashboard's
+    headline columns (None: not on the dashboard)."""
 
     key: str
     metric: str
@@ -133,6 +134,7 @@ class Headline:
     short: str
     by_template: bool = True
     kinds: tuple[str, ...] = ()
+    dashboard: int | None = None
 
     @property
     def summary(self) -> Summary:
@@ -150,18 +152,29 @@ CREATIVE_KINDS = ("literal", "nonliteral")  # the outputs CopyBench grades for f
 
 # In the report's column order (the keys are those of `report --format json`).
 HEADLINES: tuple[Headline, ...] = (
-    Headline("literal_rate", "rougeL", "literal %", "Literal", kinds=("literal",)),
-    Headline("event_rate", "events", "events %", "Events", kinds=("nonliteral",)),
-    Headline("character_rate", "characters", "characters %", "Chars", kinds=("nonliteral",)),
-    Headline("qa_f1", "qa_f1", "fact recall F1", "QA F1", kinds=("qa",)),
+    Headline("literal_rate", "rougeL", "literal %", "Literal", kinds=("literal",), dashboard=1),
+    Headline("event_rate", "events", "events %", "Events", kinds=("nonliteral",), dashboard=2),
+    Headline(
+        "character_rate", "characters", "characters %", "Chars", kinds=("nonliteral",), dashboard=3
+    ),
+    Headline("qa_f1", "qa_f1", "fact recall F1", "QA F1", kinds=("qa",), dashboard=5),
     Headline("fluency", "fluency", "fluency", "Fluency", by_template=False, kinds=CREATIVE_KINDS),
-    Headline("refusal_rate", "refusal", "refusal %", "Refusal", by_template=False),
+    Headline("refusal_rate", "refusal", "refusal %", "Refusal", by_template=False, dashboard=4),
 )
 HEADLINE: dict[str, Headline] = {h.key: h for h in HEADLINES}
 
 
-def report_headlines(kind: str, judged: Mapping[str, int]) -> tuple[Headline, ...]:
-    """The headline columns of a `kind` run's report: those describing the kind and
+def dashboard_headlines(headlines: Sequence[Headline] = HEADLINES) -> tuple[Headline, ...]:
+    """The headlines of `headlines` the dashboard's runs table shows, in its column order."""
+    shown = [h for h in headlines if h.dashboard is not None]
+    return tuple(sorted(shown, key=lambda h: h.dashboard or 0))
+
+
+def report_headlines(
+    kind: str, judged: Mapping[str, int], headlines: Sequence[Headline] = HEADLINES
+) -> tuple[Headline, ...]:
+    """The headline columns of a `kind` run's report: those of `headlines` (these, or
+    with the studies' own: copyaudit.studies.registry.headlines) describing the kind and
     those whose metric the run has judgments of (`judged`: metric -> count), so a
     notice run's report prints no empty CopyBench columns."""
-    return tuple(h for h in HEADLINES if kind in h.kinds or judged.get(h.metric))
+    return tuple(h for h in headlines if kind in h.kinds or judged.get(h.metric))

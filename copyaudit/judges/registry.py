@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from copyaudit import vocabulary
 from copyaudit.errors import UserError
@@ -25,8 +25,15 @@ if TYPE_CHECKING:
 PRESETS: dict[str, str] = {"offline": "runs here", "paper": "needs hub models"}
 ALL_KINDS = "all"  # build_judges' kind for "every kind"
 GENERATION_KINDS = frozenset(vocabulary.GENERATION_KINDS)
-# the literal-style kinds (their studies name a verbatim source; a test holds them equal)
-VERBATIM_KINDS = frozenset({"literal", "notice", "extraction"})
+# the literal-style kinds: those whose study names a verbatim source, read from the
+# studies' specs when first asked (the studies sit above the judges: named, not imported)
+VERBATIM_KINDS = "copyaudit.studies.verbatim:verbatim_kinds"
+
+
+def _resolve(name: str) -> Callable[..., Any]:
+    """The function a "module:function" string names, imported now."""
+    module, function = name.split(":")
+    return getattr(importlib.import_module(module), function)
 
 
 @dataclass(frozen=True)
@@ -35,7 +42,8 @@ class JudgeSpec:
 
     name: str
     factory: str  # "module:function", function(BuildContext) -> Judge
-    kinds: frozenset[str]
+    # the kinds it scores, or "module:function" returning them (read when first asked)
+    kinds_from: frozenset[str] | str
     presets: tuple[str, ...] = ()  # the presets that include it
     needs: tuple[str, ...] = ()  # embedder | generator | event model | notice models
     paper: str = "same"  # its setting in the paper preset
@@ -48,6 +56,13 @@ class JudgeSpec:
     # to the story decision fits it with the score threshold; None: not a counting judge
     count_threshold: str | None = None
 
+    @property
+    def kinds(self) -> frozenset[str]:
+        """The task kinds it scores."""
+        if isinstance(self.kinds_from, str):
+            return frozenset(_resolve(self.kinds_from)())
+        return self.kinds_from
+
     def applies(self, kind: str, paper: bool) -> bool:
         if kind == ALL_KINDS:
             return True
@@ -55,8 +70,7 @@ class JudgeSpec:
         return kind in kinds
 
     def build(self, ctx: BuildContext) -> Judge:
-        module, function = self.factory.split(":")
-        make: Callable[[BuildContext], Judge] = getattr(importlib.import_module(module), function)
+        make: Callable[[BuildContext], Judge] = _resolve(self.factory)
         return make(ctx)
 
 

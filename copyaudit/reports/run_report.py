@@ -12,9 +12,10 @@ from copyaudit.reports.people import people_markdown
 from copyaudit.reports.scores import MetricScores, histogram, scores_from_store
 from copyaudit.reports.unreadable import unreadable_counts, unreadable_warnings
 from copyaudit.studies.notice.report import notice_markdown, notice_report
+from copyaudit.studies.registry import headlines as all_headlines
 from copyaudit.verification.estimates import people_estimates
 from copyaudit.verification.quality import judge_quality, quality_line
-from copyaudit.vocabulary import HEADLINES, report_headlines
+from copyaudit.vocabulary import report_headlines
 from db.cases import run_import_note, suite_import_note
 from db.queries import run_overview
 from db.run_totals import thresholds as run_thresholds
@@ -37,12 +38,13 @@ def summarize_scores(
         tally = entry.total if template is None else entry.by_template.get(template)
         return None if tally is None else tally.figure(how)
 
-    figures = {h.key: headline(h.metric, h.summary) for h in HEADLINES}
+    figures = {h.key: headline(h.metric, h.summary) for h in all_headlines()}
     fluency = scores.get("fluency")
     unparseable = fluency.total.judged - fluency.total.valued if fluency else 0
     templates = sorted({t for entry in scores.values() for t in entry.by_template})
     per_template = {
-        str(t): {h.key: headline(h.metric, h.summary, t) for h in HEADLINES} for t in templates
+        str(t): {h.key: headline(h.metric, h.summary, t) for h in all_headlines()}
+        for t in templates
     }
     return {
         **figures,
@@ -107,7 +109,7 @@ def report_markdown(report: dict[str, Any]) -> str:
         from copyaudit.studies.decop.report import decop_markdown  # deferred: loads scipy
 
         return decop_markdown(report)
-    headlines = report_headlines(report["kind"], report["judged"])
+    headlines = report_headlines(report["kind"], report["judged"], all_headlines())
     lines = [
         f"# Run {report['run']}",
         "",

@@ -27,6 +27,7 @@ from copyaudit.render.text import headline_text, import_notes, judged_caption
 from copyaudit.reports.copying import copying_markdown
 from copyaudit.reports.people import people_markdown
 from copyaudit.studies.notice.report import notice_markdown
+from copyaudit.studies.registry import headlines as all_headlines
 from copyaudit.verification.quality import quality_line
 from copyaudit.vocabulary import report_headlines
 
@@ -80,7 +81,7 @@ def histogram_png(
 
 
 def _headline_table(report: dict[str, Any]) -> str:
-    headlines = report_headlines(report["kind"], report["judged"])
+    headlines = report_headlines(report["kind"], report["judged"], all_headlines())
     if not headlines:
         return ""
     return table(
@@ -106,7 +107,11 @@ def _people(report: dict[str, Any]) -> str:
 
 
 def _template_table(report: dict[str, Any]) -> str:
-    columns = [h for h in report_headlines(report["kind"], report["judged"]) if h.by_template]
+    columns = [
+        h
+        for h in report_headlines(report["kind"], report["judged"], all_headlines())
+        if h.by_template
+    ]
     if not columns:
         return ""
     rows = [

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from copyaudit.vocabulary import FRACTION_METRICS
+from copyaudit import vocabulary
+from db.fraction_metrics import binned_metrics
 from db.run_totals import judgment_tallies, metric_values, value_counts
 
 FRACTION_EDGES = np.linspace(0.0, 1.0, 11)  # ten bins over [0, 1]
@@ -61,7 +62,7 @@ def value_bin(metric: str, value: float) -> float:
     """The key a value is counted under: a fraction metric's histogram bin (0-9, as
     numpy.histogram bins it; -1 outside [0, 1]), any other metric's value itself
     (db.migrations.value_bin_sql computes the same in the database)."""
-    if metric not in FRACTION_METRICS:
+    if metric not in vocabulary.FRACTION_METRICS:
         return float(value)
     if value < 0 or value > 1:
         return -1.0
@@ -82,7 +83,7 @@ class MetricScores:
     @property
     def binned(self) -> bool:
         """Counted per histogram bin (a fraction), not per value."""
-        return self.metric in FRACTION_METRICS
+        return self.metric in vocabulary.FRACTION_METRICS
 
     def histogram(self) -> dict[str, list[float] | list[int]]:
         """Ten bins over [0, 1] for unit scores; one bin per integer for counts and
@@ -170,4 +171,13 @@ def scores_from_store(store: Any, run_id: int) -> dict[str, MetricScores]:
     for metric, bins in value_counts(store, run_id).items():
         if metric in scores:
             scores[metric].bins = bins
+    # a database opened read-only keeps the fraction set it was last written with: a
+    # metric it counts the other way than the code is recounted from its values
+    stale = binned_metrics(store.conn).symmetric_difference(vocabulary.FRACTION_METRICS)
+    for metric in stale.intersection(scores):
+        entry = scores[metric]
+        entry.bins = {}
+        for value in entry.read_values():
+            key = value_bin(metric, value)
+            entry.bins[key] = entry.bins.get(key, 0) + 1
     return scores

@@ -2,13 +2,16 @@
 export, prompts, MemFree, the dossier, the label items, the demo, the launcher) looks a
 kind up here; a new study is one folder with a `spec.py`, one line below, and its kinds
 named in copyaudit.vocabulary (TASK_KINDS; GENERATION_KINDS when its runs generate text),
-which the layers below the studies read."""
+which the layers below the studies read. What its spec declares reaches the rest: its
+`verbatim_sources` make the verbatim judge score its kinds, its `headlines` appear in its
+run reports, on the dashboard and in a comparison table of their own."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from copyaudit import vocabulary
 from copyaudit.errors import UserError
 from copyaudit.runs.launch_plan import RunSize
 from copyaudit.studies.copybench.spec import COPYBENCH
@@ -17,11 +20,18 @@ from copyaudit.studies.extraction.spec import EXTRACTION
 from copyaudit.studies.notice.spec import NOTICE
 from copyaudit.studies.spec import StudySpec
 from copyaudit.types import Case
+from copyaudit.vocabulary import Headline
 
 # in the order kinds are listed to people
 STUDIES: dict[str, StudySpec] = {
     kind: spec for spec in (COPYBENCH, DECOP, NOTICE, EXTRACTION) for kind in spec.kinds
 }
+
+
+def headlines() -> tuple[Headline, ...]:
+    """Every headline figure: the shared ones, then each study's own, in registry order."""
+    studies = {id(spec): spec for spec in STUDIES.values()}  # a study of several kinds once
+    return (*vocabulary.HEADLINES, *(h for spec in studies.values() for h in spec.headlines))
 
 
 def task_kinds() -> tuple[str, ...]:

@@ -16,8 +16,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from copyaudit.reports.people import run_people_estimates, summary_lines
+from copyaudit.studies.registry import headlines as all_headlines
 from copyaudit.verification.quality import judge_quality, quality_brief
-from copyaudit.vocabulary import HEADLINE, Headline
+from copyaudit.vocabulary import Headline, dashboard_headlines
 from db.browse import dashboard_runs
 from db.queries import suites_summary
 from db.queue_designs import ESTIMATE_DESIGNS
@@ -28,17 +29,26 @@ from screens.runs.run_control import ActiveRun
 from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import CELL_CHARS, OpenTable
 
-# The copyaudit.vocabulary headlines the runs table shows, in its column order.
-DASHBOARD_HEADLINES = ("literal_rate", "event_rate", "character_rate", "refusal_rate", "qa_f1")
-RUN_COLUMNS = (
-    ("run", "Run"),
-    ("suite", "Suite (kind)"),
-    ("model", "Model"),
-    ("status", "Status"),
-    ("progress", "Progress"),
-    *((key, HEADLINE[key].short) for key in DASHBOARD_HEADLINES),
-    ("auc", "AUC"),
-)
+
+def shown_headlines() -> tuple[Headline, ...]:
+    """The headlines the runs table shows: the shared and the studies' own, each where it
+    declares its place (read when the screen is built, so a study added is shown)."""
+    return dashboard_headlines(all_headlines())
+
+
+def run_columns() -> tuple[tuple[str, str], ...]:
+    """The runs table's (key, title) columns."""
+    return (
+        ("run", "Run"),
+        ("suite", "Suite (kind)"),
+        ("model", "Model"),
+        ("status", "Status"),
+        ("progress", "Progress"),
+        *((h.key, h.short) for h in shown_headlines()),
+        ("auc", "AUC"),
+    )
+
+
 RUN_NAME_WIDTH = 32  # longer names are cut in the middle (the table keys keep them whole)
 SUITE_COLUMNS = (("suite", "Suite"), ("kind", "Kind"), ("cases", "Cases"), ("works", "Works"))
 EMPTY_DATABASE_HINT = (
@@ -69,7 +79,7 @@ class DashboardLoaded(Message):
 def load_dashboard(store: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Runs with figures (and the DE-COP AUC of DE-COP runs) and suites."""
 
-    runs = dashboard_runs(store)
+    runs = dashboard_runs(store, all_headlines())
     for row in runs:
         # people-level estimates only where a random-sample queue makes them possible
         row["people"] = (
@@ -140,7 +150,7 @@ class DashboardScreen(Screen[None]):
         yield Static(id="hint")
         yield Static(Text("Runs", style="bold"), classes="section")
         runs = OpenTable(id="runs", flexible={"model": 12})
-        for key, label in RUN_COLUMNS:
+        for key, label in run_columns():
             runs.add_column(label, key=key)
         yield runs
         people = Static(id="run-people")
@@ -207,7 +217,7 @@ class DashboardScreen(Screen[None]):
                 one_line(row["model"] or DASH, CELL_CHARS),
                 _status_cell(row["status"], active),
                 _progress_cell(row, active),
-                *(_headline_cell(HEADLINE[key], figures.get(key)) for key in DASHBOARD_HEADLINES),
+                *(_headline_cell(h, figures.get(h.key)) for h in shown_headlines()),
                 number(row.get("auc"), 3, whole=False),
                 key=row["name"],
             )

@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from copyaudit import vocabulary
 from copyaudit.errors import UserError
 from copyaudit.intervals import interval
 from copyaudit.models.registry import display_name
+from copyaudit.reports.compare.declared import comparisons
 from copyaudit.reports.compare.tables import (
-    COMPARISONS,
     NOT_JUDGED,
     NOT_JUDGED_DEFAULT,
     PART,
@@ -22,14 +23,16 @@ from copyaudit.reports.compare.tables import (
 from copyaudit.reports.compare.takedown import takedown_tables
 from copyaudit.reports.run_report import build_report
 from copyaudit.verification.quality import quality_line
-from copyaudit.vocabulary import FRACTION_METRICS, metric_label
+from copyaudit.vocabulary import metric_label
 from db.compare import comparison_runs, metric_coverage
 
 BY_MODEL, BY_MITIGATION = "model", "mitigation"
 
 
-def views(tables: Sequence[ComparisonTable] = COMPARISONS) -> tuple[str, ...]:
-    """The row groupings `compare --by` accepts: model, mitigation and each table's part."""
+def views(tables: Sequence[ComparisonTable] | None = None) -> tuple[str, ...]:
+    """The row groupings `compare --by` accepts: model, mitigation and each table's part
+    (`tables`: every comparison, copyaudit.reports.compare.declared.comparisons)."""
+    tables = comparisons() if tables is None else tables
     parts = [t.part_name.replace(" ", "-") for t in tables if t.part_name]
     return (BY_MODEL, BY_MITIGATION, *dict.fromkeys(parts))
 
@@ -130,7 +133,7 @@ def _cell(
         bounds = dig(report, _path(column.interval, segments))
         cell["interval"] = list(bounds) if bounds else None
     elif samples is not None:
-        bounds = interval(samples, column.rate, column.metric in FRACTION_METRICS)
+        bounds = interval(samples, column.rate, column.metric in vocabulary.FRACTION_METRICS)
         cell["interval"] = list(bounds) if bounds else None
     if samples is not None:
         cell["n"] = len(samples)
@@ -264,11 +267,13 @@ def build_comparison(
     runs: Sequence[str] = (),
     models: Sequence[str] = (),
     by: str = BY_MODEL,
-    tables: Sequence[ComparisonTable] = COMPARISONS,
+    tables: Sequence[ComparisonTable] | None = None,
 ) -> dict[str, Any]:
     """The comparison of the selected runs (named `runs`, or every run of `models`, or
-    every run): one table per study that has a run among them, and the takedown table
-    of each suite x model judged under two methods or more."""
+    every run): one table per study that has a run among them (`tables`: every
+    comparison), and the takedown table of each suite x model judged under two methods
+    or more."""
+    tables = comparisons() if tables is None else tables
     if by not in views(tables):
         raise UserError(f"unknown view '{by}' (one of {', '.join(views(tables))})")
     selected = _Runs(store, comparison_runs(store, runs, models))
