@@ -897,10 +897,15 @@ def m018_queue_designs(db: sqlite_utils.Database) -> None:
     """Queues record their sampling design (db.queues): 'per-value' (every queue made
     before, CopyBench's draw), 'random' or 'stratified', the size asked for, and each
     queued generation's inclusion probability (NULL for per-value: not a design with
-    known probabilities over the run)."""
-    db.execute("ALTER TABLE queues ADD COLUMN design TEXT NOT NULL DEFAULT 'per-value'")
-    db.execute("ALTER TABLE queues ADD COLUMN size INTEGER")
-    db.execute("ALTER TABLE queue_items ADD COLUMN inclusion_prob REAL")
+    known probabilities over the run). Idempotent (a test winding the schema back runs it
+    again)."""
+    for table, column, declared in (
+        ("queues", "design", "TEXT NOT NULL DEFAULT 'per-value'"),
+        ("queues", "size", "INTEGER"),
+        ("queue_items", "inclusion_prob", "REAL"),
+    ):
+        if column not in db[table].columns_dict:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declared}")
 
 
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
