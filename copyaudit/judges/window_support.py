@@ -4,8 +4,9 @@ sentences holds it, as a monotone combiner of `window_features` reads it (issue 
 It relates an event to the story's text (cosine, word and clause recall, contrast
 checks); it does not entail, hence its name. The combiner is boosted trees of depth 2
 constrained monotone (`window_features.SIGNS`: lowering a support feature never raises
-the score), trained on samples/judge_training by `window_training`; the weights ship as
-`weights/events_window.safetensors`, rebuilt bit for bit by `make event-window-weights`.
+the score), each pair kind and label weighing the same, trained on samples/judge_training
+by `window_training`; the weights ship as `weights/events_window.safetensors`, rebuilt
+bit for bit by `make event-window-weights`.
 """
 
 from __future__ import annotations
