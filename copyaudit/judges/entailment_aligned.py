@@ -132,6 +132,19 @@ def load_combiner(path: Path = WEIGHTS_FILE, expected: tuple[str, ...] = FEATURE
     )
 
 
+def aligned_index(options: Sequence[str], cosines: np.ndarray, recalls: list[float]) -> int:
+    """The candidate a claim aligns to: the best ALIGN_COSINE_WEIGHT * cosine + the rest
+    * recall, and of those within NEAR_BEST of it the shortest (one sentence over a pair)."""
+    aligned = [
+        ALIGN_COSINE_WEIGHT * max(float(c), 0.0) + (1 - ALIGN_COSINE_WEIGHT) * r
+        for c, r in zip(cosines, recalls, strict=True)
+    ]
+    top = max(aligned)
+    return min(
+        (i for i, a in enumerate(aligned) if a >= top - NEAR_BEST), key=lambda i: len(options[i])
+    )
+
+
 class AlignedFeatures:
     """`FEATURES` of (claim, passage) pairs; the embedder is asked in batches."""
 
@@ -219,16 +232,7 @@ class AlignedFeatures:
         claim_words = ef.words(claim)
         cosines = vectors[[row[o] for o in options]] @ vectors[row[claim]]
         recalls = [ef.recall(claim_words, ef.words(o)) for o in options]
-        aligned = [
-            ALIGN_COSINE_WEIGHT * max(float(c), 0.0) + (1 - ALIGN_COSINE_WEIGHT) * r
-            for c, r in zip(cosines, recalls, strict=True)
-        ]
-        top = max(aligned)
-        # the shortest candidate that aligns (nearly) as well: one sentence over a pair
-        best = min(
-            (i for i, a in enumerate(aligned) if a >= top - NEAR_BEST),
-            key=lambda i: len(options[i]),
-        )
+        best = aligned_index(options, cosines, recalls)
         sentence = ef.words(options[best])
         shared = claim_words.content & sentence.content
         clause_recalls = ef.clause_recalls(claim_clauses, sentence)

@@ -22,12 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from copyaudit.judges import event_features as ef
-from copyaudit.judges.entailment_aligned import (
-    ALIGN_COSINE_WEIGHT,
-    NEAR_BEST,
-    UNSUPPORTED,
-    AlignedFeatures,
-)
+from copyaudit.judges.entailment_aligned import UNSUPPORTED, AlignedFeatures, aligned_index
 from copyaudit.judges.entailment_lexical import candidate_passages, content_stems
 
 JOIN_SENTENCES = 3  # a window is 1..3 consecutive sentences
@@ -106,15 +101,7 @@ class WindowFeatures(AlignedFeatures):
     ) -> list[float]:
         event_words = ef.words(event)
         recalls = [ef.recall(event_words, ef.words(o)) for o in options]
-        aligned = [
-            ALIGN_COSINE_WEIGHT * max(float(c), 0.0) + (1 - ALIGN_COSINE_WEIGHT) * r
-            for c, r in zip(cosines, recalls, strict=True)
-        ]
-        top = max(aligned)
-        best = min(
-            (i for i, a in enumerate(aligned) if a >= top - NEAR_BEST),
-            key=lambda i: len(options[i]),
-        )
+        best = aligned_index(options, cosines, recalls)
         window = ef.words(options[best])
         shared = event_words.content & window.content
         _, event_scoped = ef.negation_counts(event_words, shared)
