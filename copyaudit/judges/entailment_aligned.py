@@ -99,24 +99,29 @@ class Combiner:
 _ARRAYS = ("feature", "threshold", "left", "right", "value")
 
 
-def save_combiner(combiner: Combiner, path: Path, metadata: dict[str, str]) -> None:
+def save_combiner(
+    combiner: Combiner,
+    path: Path,
+    metadata: dict[str, str],
+    features: tuple[str, ...] = FEATURES,
+) -> None:
     from safetensors.numpy import save_file  # deferred: only training writes weights
 
     tensors = {name: getattr(combiner, name) for name in _ARRAYS}
     tensors["init_rate"] = np.array([combiner.init, combiner.rate], dtype=np.float64)
     # one metadata key: safetensors writes several in a random order (a Rust HashMap)
-    info = json.dumps({"features": list(FEATURES), **metadata}, sort_keys=True)
+    info = json.dumps({"features": list(features), **metadata}, sort_keys=True)
     save_file(tensors, str(path), metadata={"copyaudit": info})
 
 
-def load_combiner(path: Path = WEIGHTS_FILE) -> Combiner:
+def load_combiner(path: Path = WEIGHTS_FILE, expected: tuple[str, ...] = FEATURES) -> Combiner:
     from safetensors import safe_open  # deferred: read once, when the judge is built
 
     with safe_open(str(path), framework="numpy") as handle:
         info = json.loads((handle.metadata() or {}).get("copyaudit", "{}"))
         features = info.get("features")
-        if not isinstance(features, list) or tuple(features) != FEATURES:
-            raise ValueError(f"{path}: weights are for features {features!r}, not {FEATURES}")
+        if not isinstance(features, list) or tuple(features) != expected:
+            raise ValueError(f"{path}: weights are for features {features!r}, not {expected}")
         tensors = {key: handle.get_tensor(key) for key in handle.keys()}  # noqa: SIM118
     init, rate = (float(v) for v in tensors["init_rate"])
     return Combiner(
@@ -124,6 +129,19 @@ def load_combiner(path: Path = WEIGHTS_FILE) -> Combiner:
         init=init,
         rate=rate,
         digest=hashlib.sha256(path.read_bytes()).hexdigest(),
+    )
+
+
+def aligned_index(options: Sequence[str], cosines: np.ndarray, recalls: list[float]) -> int:
+    """The candidate a claim aligns to: the best ALIGN_COSINE_WEIGHT * cosine + the rest
+    * recall, and of those within NEAR_BEST of it the shortest (one sentence over a pair)."""
+    aligned = [
+        ALIGN_COSINE_WEIGHT * max(float(c), 0.0) + (1 - ALIGN_COSINE_WEIGHT) * r
+        for c, r in zip(cosines, recalls, strict=True)
+    ]
+    top = max(aligned)
+    return min(
+        (i for i, a in enumerate(aligned) if a >= top - NEAR_BEST), key=lambda i: len(options[i])
     )
 
 
@@ -214,16 +232,7 @@ class AlignedFeatures:
         claim_words = ef.words(claim)
         cosines = vectors[[row[o] for o in options]] @ vectors[row[claim]]
         recalls = [ef.recall(claim_words, ef.words(o)) for o in options]
-        aligned = [
-            ALIGN_COSINE_WEIGHT * max(float(c), 0.0) + (1 - ALIGN_COSINE_WEIGHT) * r
-            for c, r in zip(cosines, recalls, strict=True)
-        ]
-        top = max(aligned)
-        # the shortest candidate that aligns (nearly) as well: one sentence over a pair
-        best = min(
-            (i for i, a in enumerate(aligned) if a >= top - NEAR_BEST),
-            key=lambda i: len(options[i]),
-        )
+        best = aligned_index(options, cosines, recalls)
         sentence = ef.words(options[best])
         shared = claim_words.content & sentence.content
         clause_recalls = ef.clause_recalls(claim_clauses, sentence)

@@ -12,7 +12,8 @@ picks the backend: encoder-decoder -> `Seq2SeqAttributable`, a
 given, else the paper preset's Flan-T5-XL, else the offline embedding+lexical scorer.
 With the judge backend "openai" the model is a served model's name, asked CopyBench's
 attributable question through the endpoint (`entailment_endpoint`).
-`entailing_event_judge` builds "events_entail": the aligned-sentence scorer offline.
+`entailing_event_judge` builds "events_entail": the aligned-sentence scorer offline;
+`window_event_judge` builds "events_window": the best 1-3 sentence window, monotone trees.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from copyaudit.judges.entailment_endpoint import GeneratedAttributable
 from copyaudit.judges.entailment_hf import CausalYesNo, NLICrossEncoder, Seq2SeqAttributable
 from copyaudit.judges.entailment_lexical import EmbeddingLexicalEntailment
 from copyaudit.judges.events import EntailingEventJudge, EntailmentModel, EventJudge
+from copyaudit.judges.window_support import WindowEventJudge, WindowSupport
 from copyaudit.models.hf_loading import (
     ModelLoadError,
     hub_options,
@@ -164,3 +166,11 @@ def entailing_event_judge(ctx: BuildContext) -> EventJudge:
         judge = event_judge(ctx)
         return EntailingEventJudge(judge.model)
     return EntailingEventJudge(AlignedEntailment(ctx.embedder()))
+
+
+def window_event_judge(ctx: BuildContext) -> EventJudge:
+    """The best-window events judge; an event model, when one is given, replaces its
+    scorer as it does for the events judge."""
+    if ctx.options.event_model is not None:
+        return WindowEventJudge(event_judge(ctx).model)
+    return WindowEventJudge(WindowSupport(ctx.embedder()))

@@ -126,6 +126,16 @@ JUDGES: dict[str, JudgeSpec] = {
             count_threshold="threshold",
         ),
         JudgeSpec(
+            "events_window",
+            "copyaudit.judges.loading:window_event_judge",
+            frozenset({"nonliteral"}),
+            needs=("event model", "embedder"),
+            paper="not in the preset",
+            # by name only until the validation set's figures decide (issue 31)
+            offline="not in the preset (best 1-3 sentence window, monotone boosted trees)",
+            score_threshold="entailment_threshold",
+        ),
+        JudgeSpec(
             "qa",
             "copyaudit.judges.qa:qa_judge",
             frozenset({"qa"}),
