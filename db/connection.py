@@ -19,6 +19,7 @@ from db import live_files
 from db.content import register as register_content_hash
 from db.migrations import migrate, require_current
 from db.open_modes import check_database_path, check_readable, read_only_uri
+from db.run_digests import refresh as refresh_digests
 
 BUSY_TIMEOUT_MS = 30_000
 PROGRESS_STEPS = 1_000  # SQLite VM steps between checks of a stop condition
@@ -136,7 +137,10 @@ class Store:
         default, may lose the last commits on a power cut, never corrupt them). SQLite
         cannot change the level inside a transaction, so a durable call may join only
         a durable one (RuntimeError otherwise: ask for it in the outermost). On a store
-        opened read-only: ReadOnlyStore, before anything is asked of SQLite."""
+        opened read-only: ReadOnlyStore, before anything is asked of SQLite.
+
+        Its writes to runs, generations, judgments and cases are digested before the
+        commit (db.run_digests: the marker row lets their triggers note what changed)."""
         if self.read_only:
             raise ReadOnlyStore(f"{self.path} is open read-only: nothing is written")
         with self._lock:
@@ -157,9 +161,12 @@ class Store:
             self._durable = durable
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
+                self.conn.execute("INSERT INTO digest_writing (writer) VALUES (1)")
                 self._depth = 1
                 try:
                     yield self.conn
+                    refresh_digests(self.conn)
+                    self.conn.execute("DELETE FROM digest_writing")
                 except BaseException:
                     self._depth = 0
                     # SQLite has already rolled back after some errors (SQLITE_FULL): a

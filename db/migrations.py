@@ -20,6 +20,7 @@ import sqlite_utils
 from copyaudit.errors import UserError
 from copyaudit.hashing import generation_content_hash
 from db.derived import given_character_indices
+from db.run_digests import digest_trigger_sql, fill
 
 
 def _now() -> str:
@@ -903,6 +904,33 @@ def m018_queue_designs(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE queue_items ADD COLUMN inclusion_prob REAL")
 
 
+def m019_run_digests(db: sqlite_utils.Database) -> None:
+    """Tables `generation_digests`, `run_digests` (db.run_digests: judgments, outputs,
+    cases and run configuration under a digest `verify` recomputes), `digest_pending`
+    (what a copyaudit write touched, emptied at its commit) and `digest_writing` (a
+    copyaudit writer's marker, inside its own transaction only), the triggers that fill
+    `digest_pending`, and every run's digest computed from the rows there. A later
+    migration that changes those rows calls db.run_digests.fill (or refresh) itself."""
+    db.execute(
+        "CREATE TABLE generation_digests (generation_id INTEGER PRIMARY KEY, "
+        "run_id INTEGER NOT NULL, digest TEXT NOT NULL, n_judgments INTEGER NOT NULL)"
+    )
+    db.execute("CREATE INDEX generation_digests_run ON generation_digests (run_id)")
+    db.execute(
+        "CREATE TABLE run_digests (run_id INTEGER PRIMARY KEY, digest TEXT NOT NULL, "
+        "computed_at TEXT NOT NULL, n_generations INTEGER NOT NULL, "
+        "n_judgments INTEGER NOT NULL)"
+    )
+    db.execute(
+        "CREATE TABLE digest_pending (kind TEXT NOT NULL, id INTEGER NOT NULL, "
+        "PRIMARY KEY (kind, id)) WITHOUT ROWID"
+    )
+    db.execute("CREATE TABLE digest_writing (writer INTEGER PRIMARY KEY)")
+    for sql in digest_trigger_sql().values():
+        db.execute(sql)
+    fill(db.conn)
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
@@ -922,6 +950,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     migrate_event_heads,  # verify: deleting a chain's last events
     migrate_bulk_writes,  # db.bulk: bulk inserts keep FTS and totals per chunk
     m018_queue_designs,  # queue designs for people-level estimates (random, stratified)
+    m019_run_digests,  # verify: judgments, outputs, cases and run configuration digested
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -283,7 +283,12 @@ def _kinds() -> list[tuple[str, Attack, str | None, str]]:
             "hashes recomputed",
         ),
         ("move to another generation", _careful(_move_generation), "chain broken", "chain broken"),
-        ("edit labelled output", _careful(_edit_output), None, "output or case of a generation"),
+        (
+            "edit labelled output",
+            _careful(_edit_output),
+            "output, case or judgments",
+            "output or case of a generation",
+        ),
     ]
     for name in event_trigger_sql():
         kinds.append((f"drop trigger {name}", _drop(name), f"trigger missing: {name}", name))
@@ -519,30 +524,36 @@ def test_an_anchors_bidi_controls_are_shown_escaped_and_read_back(tmp_path: Path
     assert read_anchor(tmp_path / "d.md") == anchor
 
 
-# --- what no check covers yet (issue 33): pinned, so that the gap is measured ----------
+# --- everything a reported figure depends on (issue 33): the run digests -------------
+
+_FIRST = "WHERE id = (SELECT MIN(id) FROM judgments)"
+_VALUE = f"UPDATE judgments SET value = COALESCE(value, 0) + 1 {_FIRST}"
+_VERDICT = f"UPDATE judgments SET flagged = 1 - COALESCE(flagged, 0) {_FIRST}"
+_EVIDENCE = f"UPDATE judgments SET evidence = '[]' {_FIRST}"
+_DELETE = f"DELETE FROM judgments {_FIRST}"
+_CONFIG = "UPDATE runs SET config = json_set(config, '$.limit', 99)"
+_OUTPUT = "UPDATE generations SET output = 'forged' WHERE id = 3"  # unlabelled
+_CASE = "UPDATE cases SET payload = json_set(payload, '$.title', 'x') WHERE id = 3"
+_GENERATION = "DELETE FROM judgments WHERE generation_id = 3; DELETE FROM generations WHERE id = 3"
+# (kind, SQL, whether the attacker then recomputes every stored digest: db.run_digests.fill)
+CONTENT_KINDS: list[tuple[str, str, bool]] = [
+    ("edit a judgment's value", _VALUE, False),
+    ("edit a judgment's verdict (flagged)", _VERDICT, False),
+    ("edit a judgment's evidence", _EVIDENCE, False),
+    ("delete a judgment", _DELETE, False),
+    ("edit runs.config", _CONFIG, False),
+    ("edit an unlabelled generation's output", _OUTPUT, False),
+    ("edit an unlabelled generation's case", _CASE, False),
+    ("delete an unlabelled generation", _GENERATION, False),
+    ("edit a judgment's value + digests", _VALUE, True),
+    ("delete a judgment + digests", _DELETE, True),
+    ("edit runs.config + digests", _CONFIG, True),
+]
 
 
-def _uncovered_kinds() -> list[tuple[str, str]]:
-    """(kind, SQL) of edits to evidence a reported figure depends on that no chain holds
-    yet: judgments, a run's configuration, an unlabelled generation's output."""
-    return [
-        ("edit a judgment's value", "UPDATE judgments SET value = COALESCE(value, 0) + 1 "
-         "WHERE id = (SELECT MIN(id) FROM judgments)"),
-        ("edit a judgment's verdict (flagged)", "UPDATE judgments SET flagged = "
-         "1 - COALESCE(flagged, 0) WHERE id = (SELECT MIN(id) FROM judgments)"),
-        ("delete a judgment", "DELETE FROM judgments WHERE id = (SELECT MIN(id) FROM judgments)"),
-        ("edit runs.config", "UPDATE runs SET config = json_set(config, '$.limit', 99)"),
-        ("edit an unlabelled generation's output",
-         "UPDATE generations SET output = 'forged' WHERE id = 3"),
-    ]  # fmt: skip
-
-
-def test_the_census_of_what_verify_does_not_cover_yet(
-    audited: Path, cli, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Each kind is applied to a fresh copy of a judged database with a third, unlabelled
-    generation; `verify` (and `verify --against` an anchor) still passes: the limit the
-    issue names, printed and pinned until a chain covers these (then flip the asserts)."""
+@pytest.fixture
+def judged(audited: Path, cli, tmp_path: Path) -> tuple[Path, Path]:
+    """The audited database with a third, unlabelled generation, judged; its anchor."""
     extra = write_jsonl(tmp_path / "lit3.jsonl", [_case(3)])
     assert cli("import", "nonliteral", str(extra), "--suite", "lit").code == 0
     gens = write_jsonl(tmp_path / "g3.jsonl", [{"case_id": "lit-3", "output": "third"}])
@@ -551,23 +562,70 @@ def test_the_census_of_what_verify_does_not_cover_yet(
     assert judged.code == 0, judged.err
     anchor = tmp_path / "anchor.json"
     assert cli("anchor", "-o", str(anchor)).code == 0
+    assert cli("verify", "--against", str(anchor)).code == 0
+    return audited, anchor
+
+
+def _apply(path: Path, sql: str, recompute: bool) -> int:
+    """Run the attacker's SQL (no copyaudit code); with `recompute`, then rewrite every
+    stored digest to match. Returns the rows the edit changed."""
+    from db.run_digests import fill
+
+    conn = sqlite3.connect(path)
+    changed = 0
+    for statement in sql.split(";"):
+        changed += conn.execute(statement).rowcount
+    if recompute:
+        fill(conn)
+    conn.commit()
+    conn.close()
+    return changed
+
+
+@pytest.mark.parametrize(
+    ("kind", "sql", "recompute"), CONTENT_KINDS, ids=[k[0] for k in CONTENT_KINDS]
+)
+def test_each_content_edit_is_detected(
+    judged: tuple[Path, Path], cli, kind: str, sql: str, recompute: bool
+) -> None:
+    """Without recomputed digests `verify` names the run (and the generation); with them
+    only the anchor, which holds the run digests, catches the edit."""
+    path, anchor = judged
+    assert _apply(path, sql, recompute) >= 1, kind  # the edit hit a row
+    plain = cli("verify")
+    if recompute:
+        assert plain.code == 0, plain.err
+    else:
+        assert plain.code == 1 and "run r:" in plain.err, plain.err
+    against = cli("verify", "--against", str(anchor))
+    assert against.code == 1 and "run r:" in against.err, against.err
+
+
+def test_the_census_of_content_tampering(
+    judged: tuple[Path, Path], cli, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each kind on a fresh copy of the judged database: how many `verify` catches alone,
+    with the anchor, and with signatures (none: human events only are signed), printed
+    (-s) and pinned."""
+    path, anchor = judged
     pristine = tmp_path / "pristine.db"
-    Store(audited).close()
-    pristine.write_bytes(audited.read_bytes())
-    caught = anchored = 0
-    kinds = _uncovered_kinds()
-    for kind, sql in kinds:
-        audited.write_bytes(pristine.read_bytes())
-        conn = sqlite3.connect(audited)
-        changed = conn.execute(sql).rowcount
-        conn.commit()
-        conn.close()
-        assert changed == 1, kind  # the edit hit a row: the census is not vacuous
-        caught += cli("verify").code != 0
-        anchored += cli("verify", "--against", str(anchor)).code != 0
+    Store(path).close()
+    pristine.write_bytes(path.read_bytes())
+    rows = []
+    for kind, sql, recompute in CONTENT_KINDS:
+        path.write_bytes(pristine.read_bytes())
+        assert _apply(path, sql, recompute) >= 1, kind
+        plain = cli("verify").code != 0
+        anchored = cli("verify", "--against", str(anchor)).code != 0
+        rows.append((kind, plain, anchored))
+    caught = sum(r[1] for r in rows)
+    anchored = sum(r[2] for r in rows)
     with capsys.disabled():
+        print(f"\n{'kind':40} verify  anchor")
+        for kind, plain, with_anchor in rows:
+            print(f"{kind:40} {'yes' if plain else 'no':7} {'yes' if with_anchor else 'no'}")
         print(
-            f"\nuncovered kinds tried {len(kinds)}: detected by verify {caught}, "
-            f"with an anchor {anchored}, with signatures 0 (none exist yet)"
+            f"content kinds tried {len(rows)}: detected by verify {caught}, "
+            f"with an anchor {anchored}, with signatures 0 (run content is not signed)"
         )
-    assert (caught, anchored) == (0, 0)
+    assert (len(rows), caught, anchored) == (11, 8, 11)

@@ -37,7 +37,9 @@ def _against(store: Any, path: Path, public_key: Path | None) -> tuple[list[Find
                 f"{path} anchors database {anchor['database']['origin']}, this is {origin}",
             )
         )
-    problems = anchor_problems(store, anchor["heads"], anchor.get("labelled_content"))
+    problems = anchor_problems(
+        store, anchor["heads"], anchor.get("labelled_content"), anchor.get("runs")
+    )
     found += [Finding("anchor not extended", p) for p in problems]
     line = (
         f"extends anchor {anchor_digest(anchor)[:16]} of {anchor['created_at']} "

@@ -1,0 +1,278 @@
+"""Per-run digests: every figure's inputs (judgments, generations, cases, run
+configuration) under a hash that `verify` recomputes.
+
+A generation's digest covers its case (case_id and payload), template, prompt, output,
+tokens, seconds, source, error and every judgment of it (judge, judge_hash, metric,
+value, flagged, evidence). A run's digest covers its configuration (name, suite,
+backend, model, revision, templates, decoding, mitigation, config, config_hash,
+code_version) and its generations' digests, sorted (so it names no row id: merge and
+renumbering leave it alone). Stored in `generation_digests` and `run_digests`
+(db.migrations.m019_run_digests); anchors carry the run digests (db.anchors).
+
+Kept up to date by every copyaudit write, at the commit of its transaction
+(db.connection.Store.transaction): plain-SQL triggers note which generations and runs
+a write touched in `digest_pending` while a copyaudit writer's marker row
+(`digest_writing`) exists, and `refresh` recomputes only those (and the digests of
+their runs, from the stored generation digests) before the commit. A write made
+behind the tool (sqlite3 directly, no marker) is noted nowhere: its rows no longer
+match their stored digests, which `verify` reports. Triggers that call no custom SQL
+function, so every plain sqlite3 write still works.
+
+A leaf module (no db import): db.migrations fills the tables with it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+# Run columns the run digest covers (not status, error, timestamps: they move no figure).
+RUN_FIELDS = (
+    "name",
+    "backend",
+    "model",
+    "model_revision",
+    "templates",
+    "decoding",
+    "mitigation",
+    "config",
+    "config_hash",
+    "code_version",
+)
+GENERATION_FIELDS = ("template", "prompt", "output", "tokens", "seconds", "source", "error")
+JUDGMENT_FIELDS = ("judge", "judge_hash", "metric", "value", "flagged", "evidence")
+CHUNK = 500  # ids per query
+
+
+@dataclass(frozen=True)
+class GenerationDigest:
+    generation_id: int
+    run_id: int
+    key: str  # run/case_id/template, for messages
+    digest: str
+    judgments: int
+
+
+@dataclass(frozen=True)
+class RunDigest:
+    run_id: int
+    name: str
+    digest: str
+    generations: int
+    judgments: int
+
+
+def _sha(parts: object) -> str:
+    text = json.dumps(parts, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _named(conn: sqlite3.Connection) -> sqlite3.Cursor:
+    """A cursor giving rows by column name whatever the connection's row factory (a
+    plain sqlite3 connection: a migration, an attacker's tool in the tests)."""
+    cursor = conn.cursor()
+    cursor.row_factory = sqlite3.Row
+    return cursor
+
+
+def _generation_rows(conn: sqlite3.Connection, where: str, params: tuple) -> Iterator[sqlite3.Row]:
+    columns = ", ".join(f"g.{c}" for c in GENERATION_FIELDS)
+    return _named(conn).execute(
+        f"SELECT g.id, g.run_id, r.name AS run, c.case_id, c.payload, {columns} "
+        "FROM generations g JOIN cases c ON c.id = g.case_pk "
+        f"LEFT JOIN runs r ON r.id = g.run_id WHERE {where} ORDER BY g.id",
+        params,
+    )
+
+
+def _judgments(conn: sqlite3.Connection, where: str, params: tuple) -> dict[int, list[list]]:
+    out: dict[int, list[list]] = {}
+    columns = ", ".join(JUDGMENT_FIELDS)
+    for row in conn.execute(
+        f"SELECT generation_id, {columns} FROM judgments WHERE {where} "
+        "ORDER BY generation_id, judge, metric",
+        params,
+    ):
+        out.setdefault(row[0], []).append(list(row[1:]))
+    return out
+
+
+def _digests(
+    conn: sqlite3.Connection, generation_where: str, judgment_where: str, params: tuple
+) -> Iterator[GenerationDigest]:
+    judged = _judgments(conn, judgment_where, params)
+    payload_hashes: dict[str, str] = {}
+    for row in _generation_rows(conn, generation_where, params):
+        payload = row["payload"]
+        if payload not in payload_hashes:
+            payload_hashes[payload] = hashlib.sha256(payload.encode()).hexdigest()
+        judgments = judged.get(row["id"], [])
+        parts = [
+            row["case_id"],
+            payload_hashes[payload],
+            [row[c] for c in GENERATION_FIELDS],
+            judgments,
+        ]
+        key = f"{row['run']}/{row['case_id']}/{row['template']}"
+        yield GenerationDigest(row["id"], row["run_id"], key, _sha(parts), len(judgments))
+
+
+def generation_digests(conn: sqlite3.Connection, ids: Iterable[int]) -> list[GenerationDigest]:
+    """The digests of the generations `ids` as their rows are now (absent ones left out)."""
+    ordered = sorted(set(ids))
+    found: list[GenerationDigest] = []
+    for start in range(0, len(ordered), CHUNK):
+        chunk = json.dumps(ordered[start : start + CHUNK])
+        inside = "IN (SELECT value FROM json_each(?))"
+        found += _digests(conn, f"g.id {inside}", f"generation_id {inside}", (chunk,))
+    return found
+
+
+def run_generation_digests(conn: sqlite3.Connection, run_id: int) -> list[GenerationDigest]:
+    """The digests of every generation of run `run_id` as its rows are now."""
+    return list(
+        _digests(
+            conn,
+            "g.run_id = ?",
+            "generation_id IN (SELECT id FROM generations WHERE run_id = ?)",
+            (run_id,),
+        )
+    )
+
+
+def run_digest(
+    conn: sqlite3.Connection, run_id: int, generations: list[tuple[str, int]]
+) -> RunDigest | None:
+    """Run `run_id`'s digest over its configuration and its generations' (digest,
+    judgment count); None when there is no such run."""
+    row = (
+        _named(conn)
+        .execute(
+            f"SELECT s.name AS suite, {', '.join(f'r.{c}' for c in RUN_FIELDS)} "
+            "FROM runs r LEFT JOIN suites s ON s.id = r.suite_id WHERE r.id = ?",
+            (run_id,),
+        )
+        .fetchone()
+    )
+    if row is None:
+        return None
+    digests = sorted(d for d, _ in generations)
+    config = [row["suite"], *(row[c] for c in RUN_FIELDS)]
+    judgments = sum(n for _, n in generations)
+    return RunDigest(run_id, row["name"], _sha([config, digests]), len(digests), judgments)
+
+
+def _stored_generations(conn: sqlite3.Connection, run_id: int) -> list[tuple[str, int]]:
+    return [
+        (r[0], int(r[1]))
+        for r in conn.execute(
+            "SELECT digest, n_judgments FROM generation_digests WHERE run_id = ?", (run_id,)
+        )
+    ]
+
+
+def _store_run(conn: sqlite3.Connection, run_id: int, stamp: str) -> None:
+    digest = run_digest(conn, run_id, _stored_generations(conn, run_id))
+    if digest is None:
+        conn.execute("DELETE FROM run_digests WHERE run_id = ?", (run_id,))
+        conn.execute("DELETE FROM generation_digests WHERE run_id = ?", (run_id,))
+        return
+    conn.execute(
+        "INSERT OR REPLACE INTO run_digests (run_id, digest, computed_at, n_generations, "
+        "n_judgments) VALUES (?, ?, ?, ?, ?)",
+        (run_id, digest.digest, stamp, digest.generations, digest.judgments),
+    )
+
+
+def _store_generations(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
+    """Recompute and store the digests of generations `ids`; the runs they were and are in."""
+    runs: set[int] = set()
+    for start in range(0, len(ids), CHUNK):
+        chunk = json.dumps(ids[start : start + CHUNK])
+        runs.update(
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT run_id FROM generation_digests "
+                "WHERE generation_id IN (SELECT value FROM json_each(?))",
+                (chunk,),
+            )
+        )
+        conn.execute(
+            "DELETE FROM generation_digests "
+            "WHERE generation_id IN (SELECT value FROM json_each(?))",
+            (chunk,),
+        )
+    fresh = generation_digests(conn, ids)
+    conn.executemany(
+        "INSERT INTO generation_digests (generation_id, run_id, digest, n_judgments) "
+        "VALUES (?, ?, ?, ?)",
+        [(d.generation_id, d.run_id, d.digest, d.judgments) for d in fresh],
+    )
+    return runs | {d.run_id for d in fresh}
+
+
+def refresh(conn: sqlite3.Connection) -> int:
+    """Recompute the digests a write noted in `digest_pending`, then empty it (inside the
+    writer's transaction, before its commit); returns how many runs were redigested."""
+    pending = conn.execute("SELECT kind, id FROM digest_pending").fetchall()
+    if not pending:
+        return 0
+    generations = sorted(i for kind, i in pending if kind == "generation")
+    runs = {i for kind, i in pending if kind == "run"} | _store_generations(conn, generations)
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    for run_id in sorted(runs):
+        _store_run(conn, run_id, stamp)
+    conn.execute("DELETE FROM digest_pending")
+    return len(runs)
+
+
+def fill(conn: sqlite3.Connection) -> None:
+    """Digest every run from scratch (the migration that adds the tables)."""
+    conn.execute("DELETE FROM generation_digests")
+    conn.execute("DELETE FROM run_digests")
+    conn.execute("DELETE FROM digest_pending")
+    ids = [r[0] for r in conn.execute("SELECT id FROM generations ORDER BY id")]
+    _store_generations(conn, ids)
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    for (run_id,) in conn.execute("SELECT id FROM runs ORDER BY id").fetchall():
+        _store_run(conn, run_id, stamp)
+
+
+# --- the triggers: which rows a copyaudit write touched ------------------------------
+
+WRITER = "EXISTS (SELECT 1 FROM digest_writing)"
+
+
+def _note(kind: str, expression: str) -> str:
+    return f"INSERT OR IGNORE INTO digest_pending (kind, id) VALUES ('{kind}', {expression});"
+
+
+def digest_trigger_sql() -> dict[str, str]:
+    """name -> CREATE TRIGGER text of the triggers noting what a copyaudit write touched."""
+    bodies = {
+        ("generations", "insert"): _note("generation", "NEW.id"),
+        ("generations", "update"): _note("generation", "NEW.id") + _note("generation", "OLD.id"),
+        ("generations", "delete"): _note("generation", "OLD.id"),
+        ("judgments", "insert"): _note("generation", "NEW.generation_id"),
+        ("judgments", "update"): _note("generation", "NEW.generation_id")
+        + _note("generation", "OLD.generation_id"),
+        ("judgments", "delete"): _note("generation", "OLD.generation_id"),
+        ("runs", "insert"): _note("run", "NEW.id"),
+        ("runs", "update"): _note("run", "NEW.id") + _note("run", "OLD.id"),
+        ("runs", "delete"): _note("run", "OLD.id"),
+        ("cases", "update"): "INSERT OR IGNORE INTO digest_pending (kind, id) "
+        "SELECT 'generation', id FROM generations WHERE case_pk IN (NEW.id, OLD.id);",
+        ("suites", "update"): "INSERT OR IGNORE INTO digest_pending (kind, id) "
+        "SELECT 'run', id FROM runs WHERE suite_id IN (NEW.id, OLD.id);",
+    }
+    return {
+        f"{table}_digest_{verb}": (
+            f"CREATE TRIGGER {table}_digest_{verb} AFTER {verb.upper()} ON {table} "
+            f"WHEN {WRITER} BEGIN {body} END"
+        )
+        for (table, verb), body in bodies.items()
+    }
