@@ -9,7 +9,7 @@ anchor (db.anchors) holds the run digests outside the database and catches that.
 from __future__ import annotations
 
 from db.connection import Store
-from db.run_digests import run_digest, run_generation_digests
+from db.run_digests import buckets, run_digest, run_generation_digests
 
 SHOWN = 3  # generations named per run
 
@@ -25,7 +25,7 @@ def _stored(store: Store, run_id: int) -> dict[int, str]:
 
 def _run_problems(store: Store, run_id: int, name: str, stored: str | None) -> list[str]:
     fresh = run_generation_digests(store.conn, run_id)
-    digest = run_digest(store.conn, run_id, [(d.digest, d.judgments) for d in fresh])
+    digest = run_digest(store.conn, run_id, buckets(fresh))
     if digest is not None and digest.digest == stored:
         return []
     if stored is None:

@@ -905,28 +905,38 @@ def m018_queue_designs(db: sqlite_utils.Database) -> None:
 
 
 def m019_run_digests(db: sqlite_utils.Database) -> None:
-    """Tables `generation_digests`, `run_digests` (db.run_digests: judgments, outputs,
-    cases and run configuration under a digest `verify` recomputes), `digest_pending`
-    (what a copyaudit write touched, emptied at its commit) and `digest_writing` (a
-    copyaudit writer's marker, inside its own transaction only), the triggers that fill
-    `digest_pending`, and every run's digest computed from the rows there. A later
-    migration that changes those rows calls db.run_digests.fill (or refresh) itself."""
+    """Tables `generation_digests`, `digest_buckets`, `run_digests` (db.run_digests:
+    judgments, outputs, cases and run configuration under a digest `verify` recomputes),
+    `digest_pending` (what a copyaudit write touched, emptied at its commit) and
+    `digest_writing` (a copyaudit writer's marker, inside its own transaction only), the
+    triggers that fill `digest_pending`, and every run's digest computed from the rows
+    there. Idempotent (a test winding the schema back runs it again). A later migration
+    that changes those rows calls db.run_digests.fill itself."""
     db.execute(
-        "CREATE TABLE generation_digests (generation_id INTEGER PRIMARY KEY, "
+        "CREATE TABLE IF NOT EXISTS generation_digests (generation_id INTEGER PRIMARY KEY, "
         "run_id INTEGER NOT NULL, digest TEXT NOT NULL, n_judgments INTEGER NOT NULL)"
     )
-    db.execute("CREATE INDEX generation_digests_run ON generation_digests (run_id)")
     db.execute(
-        "CREATE TABLE run_digests (run_id INTEGER PRIMARY KEY, digest TEXT NOT NULL, "
-        "computed_at TEXT NOT NULL, n_generations INTEGER NOT NULL, "
+        "CREATE INDEX IF NOT EXISTS generation_digests_run "
+        "ON generation_digests (run_id, generation_id)"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS digest_buckets (run_id INTEGER NOT NULL, "
+        "bucket INTEGER NOT NULL, digest TEXT NOT NULL, n_generations INTEGER NOT NULL, "
+        "n_judgments INTEGER NOT NULL, PRIMARY KEY (run_id, bucket)) WITHOUT ROWID"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS run_digests (run_id INTEGER PRIMARY KEY, "
+        "digest TEXT NOT NULL, computed_at TEXT NOT NULL, n_generations INTEGER NOT NULL, "
         "n_judgments INTEGER NOT NULL)"
     )
     db.execute(
-        "CREATE TABLE digest_pending (kind TEXT NOT NULL, id INTEGER NOT NULL, "
+        "CREATE TABLE IF NOT EXISTS digest_pending (kind TEXT NOT NULL, id INTEGER NOT NULL, "
         "PRIMARY KEY (kind, id)) WITHOUT ROWID"
     )
-    db.execute("CREATE TABLE digest_writing (writer INTEGER PRIMARY KEY)")
-    for sql in digest_trigger_sql().values():
+    db.execute("CREATE TABLE IF NOT EXISTS digest_writing (writer INTEGER PRIMARY KEY)")
+    for name, sql in digest_trigger_sql().items():
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
         db.execute(sql)
     fill(db.conn)
 

@@ -5,8 +5,9 @@ A generation's digest covers its case (case_id and payload), template, prompt, o
 tokens, seconds, source, error and every judgment of it (judge, judge_hash, metric,
 value, flagged, evidence). A run's digest covers its configuration (name, suite,
 backend, model, revision, templates, decoding, mitigation, config, config_hash,
-code_version) and its generations' digests, sorted (so it names no row id: merge and
-renumbering leave it alone). Stored in `generation_digests` and `run_digests`
+code_version) and its buckets' digests (a bucket: the sorted digests of the run's
+generations with ids in one range of 2**BUCKET_BITS), a two-level Merkle tree. Stored
+in `generation_digests`, `digest_buckets` and `run_digests`
 (db.migrations.m019_run_digests); anchors carry the run digests (db.anchors).
 
 Kept up to date by every copyaudit write, at the commit of its transaction
@@ -46,6 +47,10 @@ RUN_FIELDS = (
 GENERATION_FIELDS = ("template", "prompt", "output", "tokens", "seconds", "source", "error")
 JUDGMENT_FIELDS = ("judge", "judge_hash", "metric", "value", "flagged", "evidence")
 CHUNK = 500  # ids per query
+# A run's generations are digested in buckets of 2**BUCKET_BITS consecutive ids, and the
+# run over its buckets' digests: a write of a batch redigests its bucket or two, not the
+# whole run (a judge's batches of 32 would make a whole run's redigest quadratic).
+BUCKET_BITS = 8
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,14 @@ class GenerationDigest:
     run_id: int
     key: str  # run/case_id/template, for messages
     digest: str
+    judgments: int
+
+
+@dataclass(frozen=True)
+class Bucket:
+    number: int  # generation id >> BUCKET_BITS
+    digest: str
+    generations: int
     judgments: int
 
 
@@ -144,11 +157,29 @@ def run_generation_digests(conn: sqlite3.Connection, run_id: int) -> list[Genera
     )
 
 
-def run_digest(
-    conn: sqlite3.Connection, run_id: int, generations: list[tuple[str, int]]
-) -> RunDigest | None:
-    """Run `run_id`'s digest over its configuration and its generations' (digest,
-    judgment count); None when there is no such run."""
+def bucket_of(generation_id: int) -> int:
+    return generation_id >> BUCKET_BITS
+
+
+def buckets(generations: Iterable[GenerationDigest]) -> list[Bucket]:
+    """The generations' digests grouped in their buckets, each bucket digested."""
+    grouped: dict[int, list[GenerationDigest]] = {}
+    for d in generations:
+        grouped.setdefault(bucket_of(d.generation_id), []).append(d)
+    return [
+        Bucket(
+            number,
+            _sha(sorted(d.digest for d in members)),
+            len(members),
+            sum(d.judgments for d in members),
+        )
+        for number, members in sorted(grouped.items())
+    ]
+
+
+def run_digest(conn: sqlite3.Connection, run_id: int, parts: list[Bucket]) -> RunDigest | None:
+    """Run `run_id`'s digest over its configuration and its buckets' digests; None when
+    there is no such run."""
     row = (
         _named(conn)
         .execute(
@@ -160,26 +191,49 @@ def run_digest(
     )
     if row is None:
         return None
-    digests = sorted(d for d, _ in generations)
     config = [row["suite"], *(row[c] for c in RUN_FIELDS)]
-    judgments = sum(n for _, n in generations)
-    return RunDigest(run_id, row["name"], _sha([config, digests]), len(digests), judgments)
+    ordered = sorted(parts, key=lambda b: b.number)
+    return RunDigest(
+        run_id,
+        row["name"],
+        _sha([config, [[b.number, b.digest] for b in ordered]]),
+        sum(b.generations for b in ordered),
+        sum(b.judgments for b in ordered),
+    )
 
 
-def _stored_generations(conn: sqlite3.Connection, run_id: int) -> list[tuple[str, int]]:
-    return [
-        (r[0], int(r[1]))
+def _store_bucket(conn: sqlite3.Connection, run_id: int, number: int) -> None:
+    low = number << BUCKET_BITS
+    members = [
+        GenerationDigest(int(r[0]), run_id, "", r[1], int(r[2]))
         for r in conn.execute(
-            "SELECT digest, n_judgments FROM generation_digests WHERE run_id = ?", (run_id,)
+            "SELECT generation_id, digest, n_judgments FROM generation_digests "
+            "WHERE run_id = ? AND generation_id BETWEEN ? AND ?",
+            (run_id, low, low + (1 << BUCKET_BITS) - 1),
         )
     ]
+    conn.execute("DELETE FROM digest_buckets WHERE run_id = ? AND bucket = ?", (run_id, number))
+    for bucket in buckets(members):
+        conn.execute(
+            "INSERT INTO digest_buckets (run_id, bucket, digest, n_generations, n_judgments) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (run_id, bucket.number, bucket.digest, bucket.generations, bucket.judgments),
+        )
 
 
 def _store_run(conn: sqlite3.Connection, run_id: int, stamp: str) -> None:
-    digest = run_digest(conn, run_id, _stored_generations(conn, run_id))
+    stored = [
+        Bucket(int(r[0]), r[1], int(r[2]), int(r[3]))
+        for r in conn.execute(
+            "SELECT bucket, digest, n_generations, n_judgments FROM digest_buckets "
+            "WHERE run_id = ?",
+            (run_id,),
+        )
+    ]
+    digest = run_digest(conn, run_id, stored)
     if digest is None:
-        conn.execute("DELETE FROM run_digests WHERE run_id = ?", (run_id,))
-        conn.execute("DELETE FROM generation_digests WHERE run_id = ?", (run_id,))
+        for table in ("run_digests", "digest_buckets", "generation_digests"):
+            conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
         return
     conn.execute(
         "INSERT OR REPLACE INTO run_digests (run_id, digest, computed_at, n_generations, "
@@ -188,15 +242,16 @@ def _store_run(conn: sqlite3.Connection, run_id: int, stamp: str) -> None:
     )
 
 
-def _store_generations(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
-    """Recompute and store the digests of generations `ids`; the runs they were and are in."""
-    runs: set[int] = set()
+def _store_generations(conn: sqlite3.Connection, ids: list[int]) -> set[tuple[int, int]]:
+    """Recompute and store the digests of generations `ids`; the (run, bucket) they were
+    and are in."""
+    touched: set[tuple[int, int]] = set()
     for start in range(0, len(ids), CHUNK):
         chunk = json.dumps(ids[start : start + CHUNK])
-        runs.update(
-            r[0]
+        touched.update(
+            (int(r[0]), bucket_of(int(r[1])))
             for r in conn.execute(
-                "SELECT DISTINCT run_id FROM generation_digests "
+                "SELECT run_id, generation_id FROM generation_digests "
                 "WHERE generation_id IN (SELECT value FROM json_each(?))",
                 (chunk,),
             )
@@ -212,17 +267,20 @@ def _store_generations(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
         "VALUES (?, ?, ?, ?)",
         [(d.generation_id, d.run_id, d.digest, d.judgments) for d in fresh],
     )
-    return runs | {d.run_id for d in fresh}
+    return touched | {(d.run_id, bucket_of(d.generation_id)) for d in fresh}
 
 
 def refresh(conn: sqlite3.Connection) -> int:
     """Recompute the digests a write noted in `digest_pending`, then empty it (inside the
-    writer's transaction, before its commit); returns how many runs were redigested."""
+    writer's transaction, before its commit): the generations', their buckets', their
+    runs'. Returns how many runs were redigested."""
     pending = conn.execute("SELECT kind, id FROM digest_pending").fetchall()
     if not pending:
         return 0
-    generations = sorted(i for kind, i in pending if kind == "generation")
-    runs = {i for kind, i in pending if kind == "run"} | _store_generations(conn, generations)
+    touched = _store_generations(conn, sorted(i for kind, i in pending if kind == "generation"))
+    for run_id, number in sorted(touched):
+        _store_bucket(conn, run_id, number)
+    runs = {i for kind, i in pending if kind == "run"} | {run for run, _ in touched}
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     for run_id in sorted(runs):
         _store_run(conn, run_id, stamp)
@@ -232,11 +290,11 @@ def refresh(conn: sqlite3.Connection) -> int:
 
 def fill(conn: sqlite3.Connection) -> None:
     """Digest every run from scratch (the migration that adds the tables)."""
-    conn.execute("DELETE FROM generation_digests")
-    conn.execute("DELETE FROM run_digests")
-    conn.execute("DELETE FROM digest_pending")
+    for table in ("generation_digests", "digest_buckets", "run_digests", "digest_pending"):
+        conn.execute(f"DELETE FROM {table}")
     ids = [r[0] for r in conn.execute("SELECT id FROM generations ORDER BY id")]
-    _store_generations(conn, ids)
+    for run_id, number in sorted(_store_generations(conn, ids)):
+        _store_bucket(conn, run_id, number)
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     for (run_id,) in conn.execute("SELECT id FROM runs ORDER BY id").fetchall():
         _store_run(conn, run_id, stamp)
