@@ -7,7 +7,8 @@ generation each, two judgments per generation, M label events chained as the app
 them, written in one transaction), then prints the CPU seconds of each check `verify`
 runs (quick_check, the triggers, the chains, the head records, the generation bindings,
 the run digests), of integrity_check (`verify --full`), of building an anchor and of
-checking the database against it, the database's size and the peak RSS. Not collected by pytest (bench_*.py).
+checking the database against it, the database's size and the peak RSS. Not collected by
+pytest (bench_*.py).
 """
 
 from __future__ import annotations
