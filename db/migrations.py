@@ -941,6 +941,21 @@ def m019_run_digests(db: sqlite_utils.Database) -> None:
     fill(db.conn)
 
 
+def m020_event_signatures(db: sqlite_utils.Database) -> None:
+    """Tables `trusted_keys` (ed25519 public keys a person added, each as one person's)
+    and `event_signatures` (a label or review event's signature over its hash:
+    db.signatures). Idempotent (a test winding the schema back runs it again)."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS trusted_keys (fingerprint TEXT PRIMARY KEY, "
+        "name TEXT NOT NULL, public_key TEXT NOT NULL, added_at TEXT NOT NULL)"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS event_signatures (tbl TEXT NOT NULL, uuid TEXT NOT NULL, "
+        "fingerprint TEXT NOT NULL, signature TEXT NOT NULL, PRIMARY KEY (tbl, uuid)) "
+        "WITHOUT ROWID"
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
@@ -961,6 +976,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     migrate_bulk_writes,  # db.bulk: bulk inserts keep FTS and totals per chunk
     m018_queue_designs,  # queue designs for people-level estimates (random, stratified)
     m019_run_digests,  # verify: judgments, outputs, cases and run configuration digested
+    m020_event_signatures,  # events signed by their person's key (db.signatures)
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from copyaudit.sign_key import choose_key
 from db import Store
 from db.events import append_label, append_review, event_hash, retract_label
 from db.migrations import event_trigger_sql
 from tests.conftest import write_jsonl
+from tests.event_forgery import append_behind, signer_of
 from tests.factories import nonliteral_record
 
 EVENTS = ["Mira plants a glass seed.", "The orchard grows overnight.", "Zoë picks a glass pear."]
@@ -36,37 +38,63 @@ Attack = Callable[[Path], None]  # what is done to the database file
 GUARDS = ("labels_no_update", "labels_no_delete", "reviews_no_update", "reviews_no_delete")
 
 
-@pytest.fixture
-def audited(tmp_path: Path, cli, db_path: Path) -> Path:
-    """Two generations; four label events (one a retract) and three review decisions."""
+def _build(tmp_path: Path, cli, db_path: Path, keys: dict[str, Path] | None = None) -> Path:
+    """Two generations; four label events (one a retract) and three review decisions;
+    with `keys`, each person's events signed with their key (trusted first)."""
+    tmp_path.mkdir(exist_ok=True)
     cases = write_jsonl(tmp_path / "lit.jsonl", [_case(1), _case(2)])
     gens = write_jsonl(
         tmp_path / "g.jsonl",
         [{"case_id": "lit-1", "output": "first"}, {"case_id": "lit-2", "output": "second"}],
     )
-    assert cli("import", "nonliteral", str(cases)).code == 0
-    assert cli("import-generations", str(gens), "--run", "r", "--suite", "lit").code == 0
+    assert cli("import", "nonliteral", str(cases), db=db_path).code == 0
+    made = cli("import-generations", str(gens), "--run", "r", "--suite", "lit", db=db_path)
+    assert made.code == 0
+    for person, key in (keys or {}).items():
+        assert cli("keys", "add", person, f"{key}.pub", db=db_path).code == 0
+
+    def by(person: str) -> str:
+        choose_key(keys[person] if keys else None)
+        return person
+
     with Store(db_path) as store:
         kept = append_label(
-            store, generation_id=1, annotator="ann", target="event", item_index=0, label="yes"
+            store, generation_id=1, annotator=by("ann"), target="event", item_index=0, label="yes"
         )
         append_label(
             store,
             generation_id=1,
-            annotator="ann",
+            annotator=by("ann"),
             target="event",
             item_index=1,
             label="no",
             note="n",
         )
-        retract_label(store, label_uuid=kept, annotator="ann")
+        retract_label(store, label_uuid=kept, annotator=by("ann"))
         append_label(
-            store, generation_id=2, annotator="bob", target="event", item_index=0, label="yes"
+            store, generation_id=2, annotator=by("bob"), target="event", item_index=0, label="yes"
         )
-        first = append_review(store, generation_id=1, reviewer="rev", status="escalated")
+        first = append_review(store, generation_id=1, reviewer=by("rev"), status="escalated")
         append_review(store, generation_id=1, reviewer="rev", status="cleared", undoes=first)
         append_review(store, generation_id=2, reviewer="rev", status="cleared", note="ok")
+    choose_key(None)
     return db_path
+
+
+@pytest.fixture
+def audited(tmp_path: Path, cli, db_path: Path) -> Path:
+    return _build(tmp_path, cli, db_path)
+
+
+@pytest.fixture
+def people_keys(tmp_path: Path, cli) -> Iterator[dict[str, Path]]:
+    """A key pair per person (private key paths); mallory's is trusted by no database."""
+    made = {}
+    for person in ("ann", "bob", "rev", "mallory"):
+        made[person] = tmp_path / f"{person}.key"
+        assert cli("anchor", "--new-key", str(made[person])).code == 0
+    yield made
+    choose_key(None)
 
 
 # --- the attacker's tools ---------------------------------------------------------------
@@ -626,6 +654,72 @@ def test_the_census_of_content_tampering(
             print(f"{kind:40} {'yes' if plain else 'no':7} {'yes' if with_anchor else 'no'}")
         print(
             f"content kinds tried {len(rows)}: detected by verify {caught}, "
-            f"with an anchor {anchored}, with signatures 0 (run content is not signed)"
+            f"with an anchor {anchored}, with signatures n/a (machine-written: not signed)"
         )
     assert (len(rows), caught, anchored) == (11, 8, 11)
+
+
+# --- appended events, and what signatures add (issue 33) --------------------------------
+
+
+def _append(table: str, person: str, forger: str | None = None) -> Callable[..., None]:
+    def attack(path: Path, keys: dict[str, Path]) -> None:
+        append_behind(path, table, person, signer_of(keys[forger]) if forger else None)
+
+    return attack
+
+
+def _rewritten(path: Path, keys: dict[str, Path]) -> None:
+    _careful(_rewrite)(path)
+
+
+# (kind, attack(path, keys)): each keeps every hash, link and head record consistent
+APPEND_KINDS: list[tuple[str, Callable[..., None]]] = [
+    ("append a label (hash recomputed)", _append("labels", "ann")),
+    ("append a review (hash recomputed)", _append("reviews", "rev")),
+    ("append a label signed by the forger's key", _append("labels", "ann", "mallory")),
+    ("append a label signed by another person's key", _append("labels", "ann", "bob")),
+    ("rewrite the label chain (hashes + head record)", _rewritten),
+]
+
+
+def test_the_census_of_appended_events(
+    tmp_path: Path, cli, db_path: Path, people_keys: dict[str, Path], capsys
+) -> None:
+    """Each kind on a copy of the database built without keys (`verify`, `verify
+    --against` an anchor made before) and on one whose people signed with trusted keys
+    (`verify`): printed (-s) with the content kinds' counts, and pinned."""
+    trusted = {p: k for p, k in people_keys.items() if p != "mallory"}
+    plain_db = _build(tmp_path / "plain", cli, tmp_path / "plain.db")
+    signed_db = _build(tmp_path / "signed", cli, tmp_path / "signed.db", trusted)
+    anchor = tmp_path / "anchor.json"
+    assert cli("anchor", "-o", str(anchor), db=plain_db).code == 0
+    pristine = {p: p.read_bytes() for p in (plain_db, signed_db)}
+    rows = []
+    for kind, attack in APPEND_KINDS:
+        for path, data in pristine.items():
+            path.write_bytes(data)
+            attack(path, people_keys)
+        plain = cli("verify", db=plain_db).code != 0
+        anchored = cli("verify", "--against", str(anchor), db=plain_db).code != 0
+        signed = cli("verify", db=signed_db)
+        rows.append((kind, plain, anchored, signed.code != 0))
+    content = (len(CONTENT_KINDS), 8, len(CONTENT_KINDS))  # test_the_census_of_content_tampering
+    with capsys.disabled():
+        print(f"\n{'kind':48} verify  anchor  signed")
+        for kind, *caught in rows:
+            print(f"{kind:48} " + " ".join(f"{'yes' if c else 'no':7}" for c in caught))
+        print(
+            f"appended-event kinds tried {len(rows)}: detected by verify "
+            f"{sum(r[1] for r in rows)}, with an anchor {sum(r[2] for r in rows)}, "
+            f"with signatures {sum(r[3] for r in rows)}; content kinds tried {content[0]}: "
+            f"verify {content[1]}, anchor {content[2]}, signatures n/a"
+        )
+    # a signature by a key the database does not trust is a finding even without keys
+    assert [r[1:] for r in rows] == [
+        (False, False, True),
+        (False, False, True),
+        (True, True, True),
+        (True, True, True),
+        (False, True, True),
+    ]
