@@ -17,13 +17,10 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from copyaudit.anchor_signing import key_fingerprint, load_key, raw_public
-from copyaudit.errors import UserError
-from copyaudit.sign_key import named_sign_key
 
 
 @dataclass(frozen=True)
@@ -63,29 +60,3 @@ class Signer:
 @functools.lru_cache(maxsize=8)
 def load_signer(path: Path) -> Signer:
     return Signer(load_key(path, private=True), path)
-
-
-def current_signer() -> Signer | None:
-    """The key events are signed with now (copyaudit.sign_key); None when none is named."""
-    path = named_sign_key()
-    return None if path is None else load_signer(path)
-
-
-def signature_valid(pem: str, event_hash: str, signature: str) -> bool:
-    """Whether `signature` (hex) is the key `pem`'s over `event_hash`."""
-    try:
-        key = serialization.load_pem_public_key(pem.encode())
-        if not isinstance(key, Ed25519PublicKey):
-            return False
-        key.verify(bytes.fromhex(signature), event_hash.encode())
-    except (InvalidSignature, ValueError, TypeError):
-        return False
-    return True
-
-
-def check_registered(signer: Signer, name: str, registered_to: str | None) -> None:
-    """Refuse to sign `name`'s event with a key the database trusts as someone else's."""
-    if registered_to is not None and registered_to != name:
-        raise UserError(
-            f"the signing key {signer.path} is registered to {registered_to!r}, not {name!r}"
-        )

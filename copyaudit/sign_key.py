@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from copyaudit.identity import setting
+
+if TYPE_CHECKING:
+    from copyaudit.event_signing import Signer
 
 SIGN_KEY_ENV = "COPYAUDIT_SIGN_KEY"
 SIGN_KEY_SETTING = "event_sign_key"
@@ -26,3 +30,13 @@ def named_sign_key() -> Path | None:
         return _chosen[0]
     named = os.environ.get(SIGN_KEY_ENV) or setting(SIGN_KEY_SETTING, "")
     return Path(named) if named else None
+
+
+def signer() -> Signer | None:
+    """The loaded key named now (db.signatures.use_signer's source); None when none is."""
+    path = named_sign_key()
+    if path is None:
+        return None
+    from copyaudit.event_signing import load_signer  # deferred: loads cryptography
+
+    return load_signer(path)

@@ -306,7 +306,20 @@ WRITER = "EXISTS (SELECT 1 FROM digest_writing)"
 
 
 def _note(kind: str, expression: str) -> str:
-    return f"INSERT OR IGNORE INTO digest_pending (kind, id) VALUES ('{kind}', {expression});"
+    # NOT EXISTS, not INSERT OR IGNORE: an outer statement's conflict clause (an upsert's
+    # ON CONFLICT) overrides a trigger's OR IGNORE, and the duplicate would then abort it
+    return (
+        f"INSERT INTO digest_pending (kind, id) SELECT '{kind}', {expression} WHERE NOT EXISTS "
+        f"(SELECT 1 FROM digest_pending WHERE kind = '{kind}' AND id = {expression});"
+    )
+
+
+def _note_all(kind: str, select: str) -> str:
+    return (
+        f"INSERT INTO digest_pending (kind, id) SELECT '{kind}', x.id FROM ({select}) x "
+        f"WHERE NOT EXISTS (SELECT 1 FROM digest_pending p WHERE p.kind = '{kind}' "
+        "AND p.id = x.id);"
+    )
 
 
 def digest_trigger_sql() -> dict[str, str]:
@@ -322,10 +335,12 @@ def digest_trigger_sql() -> dict[str, str]:
         ("runs", "insert"): _note("run", "NEW.id"),
         ("runs", "update"): _note("run", "NEW.id") + _note("run", "OLD.id"),
         ("runs", "delete"): _note("run", "OLD.id"),
-        ("cases", "update"): "INSERT OR IGNORE INTO digest_pending (kind, id) "
-        "SELECT 'generation', id FROM generations WHERE case_pk IN (NEW.id, OLD.id);",
-        ("suites", "update"): "INSERT OR IGNORE INTO digest_pending (kind, id) "
-        "SELECT 'run', id FROM runs WHERE suite_id IN (NEW.id, OLD.id);",
+        ("cases", "update"): _note_all(
+            "generation", "SELECT id FROM generations WHERE case_pk IN (NEW.id, OLD.id)"
+        ),
+        ("suites", "update"): _note_all(
+            "run", "SELECT id FROM runs WHERE suite_id IN (NEW.id, OLD.id)"
+        ),
     }
     return {
         f"{table}_digest_{verb}": (

@@ -14,33 +14,50 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from copyaudit.errors import UserError
-from copyaudit.sign_key import named_sign_key
 from db.clock import now
 from db.connection import Store
 
-if TYPE_CHECKING:
-    from copyaudit.event_signing import PublicKey
+
+class Signer(Protocol):
+    """A loaded private key (copyaudit.event_signing.Signer): db imports no key code."""
+
+    path: Path
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    def sign(self, digest: str) -> str: ...
+
+
+# What gives the key this process signs with (None: none named), set by its entry point
+# (copyaudit.cli.main: copyaudit.sign_key.signer): db imports no key-choosing code.
+_source: list[Callable[[], Signer | None]] = []
+
+
+def use_signer(source: Callable[[], Signer | None] | None) -> None:
+    """Sign the events this process appends with the key `source()` gives."""
+    _source[:] = [] if source is None else [source]
+
 
 PERSON = {"labels": "annotator", "reviews": "reviewer"}  # who made an event, per table
 
 
-def add_key(store: Store, name: str, key: PublicKey) -> None:
-    """Trust `key` as `name`'s from now on (a key already trusted is refused)."""
+def add_key(store: Store, name: str, fingerprint: str, pem: str) -> None:
+    """Trust the public key `pem` as `name`'s from now on (one already trusted is refused)."""
     if not name.strip():
         raise UserError("a key's NAME must not be empty")
     with store.transaction(durable=True):
-        known = store.scalar(
-            "SELECT name FROM trusted_keys WHERE fingerprint = ?", (key.fingerprint,)
-        )
+        known = store.scalar("SELECT name FROM trusted_keys WHERE fingerprint = ?", (fingerprint,))
         if known is not None:
-            raise UserError(f"key {key.fingerprint} is already trusted, as {known!r}'s")
+            raise UserError(f"key {fingerprint} is already trusted, as {known!r}'s")
         store.conn.execute(
             "INSERT INTO trusted_keys (fingerprint, name, public_key, added_at) "
             "VALUES (?, ?, ?, ?)",
-            (key.fingerprint, name, key.pem, now()),
+            (fingerprint, name, pem, now()),
         )
 
 
@@ -59,17 +76,17 @@ def sign_event(store: Store, table: str, event: dict[str, Any], digest: str) -> 
     """Sign the event being appended (inside its transaction) with the current key, if
     one is named: its `digest` (db.events.signed_digest). A key trusted as someone
     else's is refused."""
-    if named_sign_key() is None:
-        return  # cryptography stays unloaded
-    from copyaudit.event_signing import check_registered, current_signer
-
-    signer = current_signer()
+    signer = _source[0]() if _source else None
     if signer is None:
         return
     registered = store.scalar(
         "SELECT name FROM trusted_keys WHERE fingerprint = ?", (signer.fingerprint,)
     )
-    check_registered(signer, event[PERSON[table]], registered)
+    name = event[PERSON[table]]
+    if registered is not None and registered != name:
+        raise UserError(
+            f"the signing key {signer.path} is registered to {registered!r}, not {name!r}"
+        )
     store.conn.execute(
         "INSERT INTO event_signatures (tbl, uuid, fingerprint, signature) VALUES (?, ?, ?, ?)",
         (table, event["uuid"], signer.fingerprint, signer.sign(digest)),
@@ -114,6 +131,22 @@ def signed_count(store: Store) -> int:
     )
 
 
+def signature_valid(pem: str, digest: str, signature: str) -> bool:
+    """Whether `signature` (hex) is the ed25519 key `pem`'s over `digest`."""
+    from cryptography.exceptions import InvalidSignature  # deferred: only verify needs it
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    try:
+        key = load_pem_public_key(pem.encode())
+        if not isinstance(key, Ed25519PublicKey):
+            return False
+        key.verify(bytes.fromhex(signature), digest.encode())
+    except (InvalidSignature, ValueError, TypeError):
+        return False
+    return True
+
+
 @dataclass
 class SignatureAudit:
     findings: list[tuple[str, str]]
@@ -124,8 +157,6 @@ class SignatureAudit:
 def audit_signatures(store: Store, digest: Callable[[str, dict[str, Any]], str]) -> SignatureAudit:
     """Every event's signature against the trusted keys (see the module's rule); `digest`:
     what a key signs of an event (db.events.signed_digest)."""
-    from copyaudit.event_signing import signature_valid  # deferred: loads cryptography
-
     keys = {r["fingerprint"]: dict(r) for r in store.conn.execute("SELECT * FROM trusted_keys")}
     since: dict[str, str] = {}
     for key in keys.values():

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from copyaudit.sign_key import SIGN_KEY_ENV, choose_key
+from copyaudit.sign_key import SIGN_KEY_ENV, choose_key, signer
 from db import Store
 from db.events import append_label, append_review
+from db.signatures import use_signer
 from tests.conftest import write_jsonl
 from tests.event_forgery import append_behind, signer_of
 from tests.factories import nonliteral_record
@@ -23,6 +24,7 @@ PEOPLE = ("ann", "rev", "mallory")
 
 @pytest.fixture(autouse=True)
 def _no_chosen_key() -> Iterator[None]:
+    use_signer(signer)  # as copyaudit.cli.main does: these tests append events directly
     yield
     choose_key(None)
 

@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from copyaudit.sign_key import choose_key
+from copyaudit.sign_key import choose_key, signer
 from db import Store
 from db.events import append_label, append_review, event_hash, retract_label
 from db.migrations import event_trigger_sql
+from db.signatures import use_signer
 from tests.conftest import write_jsonl
 from tests.event_forgery import append_behind, signer_of
 from tests.factories import nonliteral_record
@@ -52,6 +53,8 @@ def _build(tmp_path: Path, cli, db_path: Path, keys: dict[str, Path] | None = No
     assert made.code == 0
     for person, key in (keys or {}).items():
         assert cli("keys", "add", person, f"{key}.pub", db=db_path).code == 0
+
+    use_signer(signer)  # as copyaudit.cli.main does: events are appended directly here
 
     def by(person: str) -> str:
         choose_key(keys[person] if keys else None)

@@ -28,7 +28,7 @@ def add_cmd(obj: Any, name: str, public_key: Path) -> None:
 
     key = read_public_key(public_key)
     with obj.store() as store:
-        add_key(store, name, key)
+        add_key(store, name, key.fingerprint, key.pem)
     click.echo(terminal_text(f"trusted key {key.fingerprint} as {name!r}'s"))
 
 

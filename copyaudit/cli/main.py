@@ -17,9 +17,10 @@ from copyaudit import __version__
 from copyaudit.cli.commands import LazyCommands
 from copyaudit.cli.tui import open_app
 from copyaudit.errors import UserError, environment_error
-from copyaudit.sign_key import choose_key
+from copyaudit.sign_key import choose_key, signer
 from copyaudit.untrusted import terminal_text
 from db import Store
+from db.signatures import use_signer
 
 DEFAULT_DB = "copyaudit.db"
 
@@ -89,6 +90,7 @@ def cli(
     ctx.obj = AppContext(db_path, explicit, debug, read_only)
     ctx.obj.annotator = annotator
     choose_key(sign_key)  # None: $COPYAUDIT_SIGN_KEY or the setting (no stale choice)
+    use_signer(signer)
     if ctx.invoked_subcommand is None:
         open_app(ctx.obj)
 
