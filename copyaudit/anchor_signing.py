@@ -23,7 +23,7 @@ from copyaudit.errors import UserError
 ALGORITHM = "ed25519"
 
 
-def _raw(public: Ed25519PublicKey) -> bytes:
+def raw_public(public: Ed25519PublicKey) -> bytes:
     return public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 
@@ -53,7 +53,7 @@ def generate_key(path: Path) -> Path:
     return public_path
 
 
-def _load(path: Path, private: bool) -> Any:
+def load_key(path: Path, private: bool) -> Any:
     try:
         data = path.read_bytes()
     except OSError as error:
@@ -73,13 +73,13 @@ def _load(path: Path, private: bool) -> Any:
 
 def sign_anchor(anchor: dict[str, Any], key_path: Path) -> dict[str, Any]:
     """The anchor with an ed25519 signature by the private key at `key_path`."""
-    key: Ed25519PrivateKey = _load(key_path, private=True)
+    key: Ed25519PrivateKey = load_key(key_path, private=True)
     unsigned = {k: v for k, v in anchor.items() if k != "signature"}
     return {
         **unsigned,
         "signature": {
             "algorithm": ALGORITHM,
-            "public_key": _raw(key.public_key()).hex(),
+            "public_key": raw_public(key.public_key()).hex(),
             "value": key.sign(signed_bytes(unsigned)).hex(),
         },
     }
@@ -108,6 +108,6 @@ def check_signature(anchor: dict[str, Any], trusted: Path | None) -> tuple[bool,
     fingerprint = key_fingerprint(public_hex)
     if trusted is None:
         return True, f"signature valid, by key {fingerprint} (--public-key requires yours)"
-    if _raw(_load(trusted, private=False)).hex() != public_hex:
+    if raw_public(load_key(trusted, private=False)).hex() != public_hex:
         return False, f"the anchor is signed by key {fingerprint}, not by the key in {trusted}"
     return True, f"signature valid, by the trusted key {fingerprint}"

@@ -2,7 +2,8 @@
 
 An anchor (`copyaudit anchor`, and the one every report and dossier embeds) names the
 database (its origin id), the time, each chain's head (table, chain id, seq, hash) and
-a digest of the content the anchored events were made on. Kept elsewhere (mailed,
+a digest of the content the anchored events were made on, and each run's digest
+(everything its figures depend on: db.run_digests). Kept elsewhere (mailed,
 committed, printed), it lets `copyaudit verify --against` prove later that the database
 still extends it, as a certificate-transparency log's signed tree head does. It may be
 signed with an ed25519 key (copyaudit.anchor_signing).
@@ -32,9 +33,14 @@ SIGN_KEY_SETTING = "anchor_sign_key"
 
 
 def make_anchor(
-    origin: str, path: str, heads: list[dict[str, Any]], content: dict[str, Any]
+    origin: str,
+    path: str,
+    heads: list[dict[str, Any]],
+    content: dict[str, Any],
+    runs: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """An unsigned anchor document of the database `origin` (at `path`)."""
+    """An unsigned anchor document of the database `origin` (at `path`); `runs`: each
+    run's digest (db.run_digests: its judgments, generations, cases, configuration)."""
     return {
         "format": ANCHOR_FORMAT,
         "database": {"origin": origin, "path": path},
@@ -42,6 +48,7 @@ def make_anchor(
         "copyaudit": __version__,
         "heads": heads,
         "labelled_content": content,
+        "runs": runs or [],
     }
 
 
@@ -112,6 +119,14 @@ def _check_shape(anchor: dict[str, Any], path: Path) -> None:
         for field, kind in zip(HEAD_FIELDS, kinds, strict=True):
             if not isinstance(head[field], kind) or isinstance(head[field], bool):
                 raise UserError(f"{path}: heads[{number}].{field} must be a {kind.__name__}")
+    runs = anchor.get("runs", [])
+    if not isinstance(runs, list):
+        raise UserError(f"{path}: field 'runs' must be a list")
+    for number, run in enumerate(runs):
+        if not isinstance(run, dict) or not all(
+            isinstance(run.get(f), str) for f in ("run", "digest")
+        ):
+            raise UserError(f"{path}: runs[{number}] must have a string run and digest")
     database = anchor.get("database")
     if not isinstance(database, dict) or not isinstance(database.get("origin"), str):
         raise UserError(f"{path}: field 'database.origin' must be a string")

@@ -66,9 +66,44 @@ def labelled_content(store: Store, heads: list[dict[str, Any]]) -> dict[str, Any
     return {"generations": count, "digest": digest.hexdigest()}
 
 
-def anchor_problems(store: Store, heads: list[dict[str, Any]], content: Any) -> list[str]:
+def run_digests(store: Store) -> list[dict[str, Any]]:
+    """Each run's stored digest (db.run_digests), by name: what an anchor records."""
+    return [
+        {"run": row["name"], "digest": row["digest"], "generations": row["n_generations"],
+         "judgments": row["n_judgments"]}
+        for row in store.conn.execute(
+            "SELECT r.name, d.digest, d.n_generations, d.n_judgments FROM run_digests d "
+            "JOIN runs r ON r.id = d.run_id ORDER BY r.name"
+        )
+    ]  # fmt: skip
+
+
+def run_problems(store: Store, anchored: list[dict[str, Any]]) -> list[str]:
+    """Anchored runs whose digest is no longer the stored one (rejudged, regenerated,
+    edited, or their stored digest rewritten to hide an edit) or that are gone. A run
+    made after the anchor is no problem."""
+    now = {run["run"]: run for run in run_digests(store)}
+    problems = []
+    for run in anchored:
+        name = run.get("run")
+        if name not in now:
+            problems.append(f"run {name}: anchored, now absent (deleted or renamed)")
+        elif now[name]["digest"] != run.get("digest"):
+            problems.append(
+                f"run {name}: its judgments, generations, cases or configuration changed "
+                f"since the anchor ({run.get('generations')} generation(s), "
+                f"{run.get('judgments')} judgment(s) then; {now[name]['generations']}, "
+                f"{now[name]['judgments']} now)"
+            )
+    return problems
+
+
+def anchor_problems(
+    store: Store, heads: list[dict[str, Any]], content: Any, runs: Any = None
+) -> list[str]:
     """How this database fails to extend anchored `heads` (and their labelled `content`,
-    when the anchor has it): [] when every anchored chain is still its prefix."""
+    when the anchor has it), and the anchored `runs`' digests: [] when every anchored
+    chain is still its prefix and every anchored run as it was."""
     problems = []
     for head in heads:
         table, chain, seq = head["table"], head["chain"], head["seq"]
@@ -94,4 +129,4 @@ def anchor_problems(store: Store, heads: list[dict[str, Any]], content: Any) -> 
             "the output or case of a generation labelled before the anchor changed since "
             "(edited, or replaced with --replace)"
         )
-    return problems
+    return problems + (run_problems(store, runs) if isinstance(runs, list) else [])

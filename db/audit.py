@@ -16,9 +16,12 @@ from dataclasses import dataclass
 
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
+from db.digest_audit import digest_problems
 from db.event_rules import EventProblem, check_event
-from db.events import HASHED_FIELDS, verify_chains
+from db.events import HASHED_FIELDS, signed_digest, verify_chains
 from db.migrations import event_trigger_sql
+from db.run_digests import digest_trigger_sql
+from db.signatures import audit_signatures
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ def trigger_problems(store: Store) -> list[Finding]:
         for row in store.conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
     }
     found = []
-    for name, sql in event_trigger_sql().items():
+    for name, sql in {**event_trigger_sql(), **digest_trigger_sql()}.items():
         if name not in present:
             found.append(Finding("trigger missing", f"{name} (dropped?)"))
         elif _normal(present[name]) != _normal(sql):
@@ -153,13 +156,19 @@ def sqlite_check(store: Store, *, full: bool = False) -> list[str]:
 
 
 def audit_events(store: Store) -> list[Finding]:
-    """The audit trail's checks (triggers, chains, head records, generation bindings),
-    without SQLite's check of the whole file: what a report or dossier states."""
+    """The audit trail's checks (triggers, chains, head records, generation bindings,
+    event values, run digests, event signatures), without SQLite's check of the whole
+    file: what a report or dossier states."""
     found = trigger_problems(store)
     found += [Finding("chain broken", str(p)) for p in verify_chains(store)]
     found += head_problems(store)
     found += binding_problems(store)
     found += rule_problems(store)
+    found += [Finding(check, message) for check, message in digest_problems(store)]
+    found += [
+        Finding(check, message)
+        for check, message in audit_signatures(store, signed_digest).findings
+    ]
     return found
 
 

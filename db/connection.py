@@ -21,6 +21,7 @@ from db.content import register as register_content_hash
 from db.fraction_metrics import sync_fraction_metrics
 from db.migrations import migrate, require_current
 from db.open_modes import check_database_path, check_readable, read_only_uri
+from db.run_digests import refresh as refresh_digests
 
 BUSY_TIMEOUT_MS = 30_000
 PROGRESS_STEPS = 1_000  # SQLite VM steps between checks of a stop condition
@@ -130,6 +131,10 @@ class Store:
         self.migrations_applied = 0 if read_only else migrate(self.db)
         if not read_only:  # the code's fraction metrics, whenever the database was made
             sync_fraction_metrics(self.conn, vocabulary.FRACTION_METRICS)
+        # a schema wound back before the run digests (tests of older migrations) has none
+        self._digested = (
+            self.scalar("SELECT 1 FROM sqlite_master WHERE name = 'digest_writing'") is not None
+        )
 
     @contextmanager
     def transaction(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
@@ -140,7 +145,10 @@ class Store:
         default, may lose the last commits on a power cut, never corrupt them). SQLite
         cannot change the level inside a transaction, so a durable call may join only
         a durable one (RuntimeError otherwise: ask for it in the outermost). On a store
-        opened read-only: ReadOnlyStore, before anything is asked of SQLite."""
+        opened read-only: ReadOnlyStore, before anything is asked of SQLite.
+
+        Its writes to runs, generations, judgments and cases are digested before the
+        commit (db.run_digests: the marker row lets their triggers note what changed)."""
         if self.read_only:
             raise ReadOnlyStore(f"{self.path} is open read-only: nothing is written")
         with self._lock:
@@ -161,9 +169,14 @@ class Store:
             self._durable = durable
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
+                if self._digested:
+                    self.conn.execute("INSERT INTO digest_writing (writer) VALUES (1)")
                 self._depth = 1
                 try:
                     yield self.conn
+                    if self._digested:
+                        refresh_digests(self.conn)
+                        self.conn.execute("DELETE FROM digest_writing")
                 except BaseException:
                     self._depth = 0
                     # SQLite has already rolled back after some errors (SQLITE_FULL): a

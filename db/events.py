@@ -22,6 +22,7 @@ from db.event_rules import LABEL_VALUES as LABEL_VALUES
 from db.event_rules import REVIEW_STATUS_ALIASES as REVIEW_STATUS_ALIASES
 from db.event_rules import REVIEW_STATUSES as REVIEW_STATUSES
 from db.event_rules import check_event
+from db.signatures import sign_event
 
 # The columns covered by the hash, per table (besides prev_hash).
 HASHED_FIELDS: dict[str, tuple[str, ...]] = {
@@ -74,6 +75,13 @@ def event_hash(table: str, event: dict[str, Any], prev_hash: str) -> str:
     return hashlib.sha256((prev_hash + canonical_json(content)).encode()).hexdigest()
 
 
+def signed_digest(table: str, event: dict[str, Any]) -> str:
+    """What a person's key signs (db.signatures): the event's hash without its place in a
+    chain (chain, seq, previous hash), so that a signature survives `merge` re-chaining
+    the event; the chain's own hashes order the events."""
+    return event_hash(table, {k: v for k, v in event.items() if k not in ("chain", "seq")}, "")
+
+
 def origin(store: Store) -> str:
     return str(store.scalar("SELECT value FROM meta WHERE key = 'origin'"))
 
@@ -124,6 +132,8 @@ def _append(
         store.conn.execute(
             f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(event.values())
         )
+        if uuid is None:  # made here, by the person now at the keyboard (not imported)
+            sign_event(store, table, event, signed_digest(table, event))
         return str(event["uuid"])
 
 

@@ -48,6 +48,7 @@ from db.events import HASHED_FIELDS, event_hash, verify_chains
 from db.labels import generation_ids_by_key
 from db.migrations import SCHEMA_VERSION
 from db.open_modes import read_only_uri
+from db.signatures import carry as carry_signature
 
 EVENT_TABLES = ("labels", "reviews")
 # Content that must match when an event (by uuid) is already here; chain, seq and
@@ -252,6 +253,7 @@ def _merge_table(
             )
             if event["content_hash"] is None:  # bound by the other database's migration
                 _carry_binding(store, other, event)
+            carry_signature(store, other, table, event["uuid"])
             placed = (target_chain, seq, event["hash"])
             result.added[table] += 1
 

@@ -20,6 +20,7 @@ import sqlite_utils
 from copyaudit.errors import UserError
 from copyaudit.hashing import generation_content_hash
 from db.derived import given_character_indices
+from db.run_digests import digest_trigger_sql, fill
 
 
 def _now() -> str:
@@ -908,6 +909,58 @@ def m018_queue_designs(db: sqlite_utils.Database) -> None:
             db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declared}")
 
 
+def m019_run_digests(db: sqlite_utils.Database) -> None:
+    """Tables `generation_digests`, `digest_buckets`, `run_digests` (db.run_digests:
+    judgments, outputs, cases and run configuration under a digest `verify` recomputes),
+    `digest_pending` (what a copyaudit write touched, emptied at its commit) and
+    `digest_writing` (a copyaudit writer's marker, inside its own transaction only), the
+    triggers that fill `digest_pending`, and every run's digest computed from the rows
+    there. Idempotent (a test winding the schema back runs it again). A later migration
+    that changes those rows calls db.run_digests.fill itself."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS generation_digests (generation_id INTEGER PRIMARY KEY, "
+        "run_id INTEGER NOT NULL, digest TEXT NOT NULL, n_judgments INTEGER NOT NULL)"
+    )
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS generation_digests_run "
+        "ON generation_digests (run_id, generation_id)"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS digest_buckets (run_id INTEGER NOT NULL, "
+        "bucket INTEGER NOT NULL, digest TEXT NOT NULL, n_generations INTEGER NOT NULL, "
+        "n_judgments INTEGER NOT NULL, PRIMARY KEY (run_id, bucket)) WITHOUT ROWID"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS run_digests (run_id INTEGER PRIMARY KEY, "
+        "digest TEXT NOT NULL, computed_at TEXT NOT NULL, n_generations INTEGER NOT NULL, "
+        "n_judgments INTEGER NOT NULL)"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS digest_pending (kind TEXT NOT NULL, id INTEGER NOT NULL, "
+        "PRIMARY KEY (kind, id)) WITHOUT ROWID"
+    )
+    db.execute("CREATE TABLE IF NOT EXISTS digest_writing (writer INTEGER PRIMARY KEY)")
+    for name, sql in digest_trigger_sql().items():
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+        db.execute(sql)
+    fill(db.conn)
+
+
+def m020_event_signatures(db: sqlite_utils.Database) -> None:
+    """Tables `trusted_keys` (ed25519 public keys a person added, each as one person's)
+    and `event_signatures` (a label or review event's signature over its hash:
+    db.signatures). Idempotent (a test winding the schema back runs it again)."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS trusted_keys (fingerprint TEXT PRIMARY KEY, "
+        "name TEXT NOT NULL, public_key TEXT NOT NULL, added_at TEXT NOT NULL)"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS event_signatures (tbl TEXT NOT NULL, uuid TEXT NOT NULL, "
+        "fingerprint TEXT NOT NULL, signature TEXT NOT NULL, PRIMARY KEY (tbl, uuid)) "
+        "WITHOUT ROWID"
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
@@ -927,6 +980,8 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     migrate_event_heads,  # verify: deleting a chain's last events
     migrate_bulk_writes,  # db.bulk: bulk inserts keep FTS and totals per chunk
     m018_queue_designs,  # queue designs for people-level estimates (random, stratified)
+    m019_run_digests,  # verify: judgments, outputs, cases and run configuration digested
+    m020_event_signatures,  # events signed by their person's key (db.signatures)
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

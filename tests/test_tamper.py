@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from copyaudit.sign_key import choose_key, signer
 from db import Store
 from db.events import append_label, append_review, event_hash, retract_label
 from db.migrations import event_trigger_sql
+from db.signatures import use_signer
 from tests.conftest import write_jsonl
+from tests.event_forgery import append_behind, signer_of
 from tests.factories import nonliteral_record
 
 EVENTS = ["Mira plants a glass seed.", "The orchard grows overnight.", "Zoë picks a glass pear."]
@@ -36,37 +39,65 @@ Attack = Callable[[Path], None]  # what is done to the database file
 GUARDS = ("labels_no_update", "labels_no_delete", "reviews_no_update", "reviews_no_delete")
 
 
-@pytest.fixture
-def audited(tmp_path: Path, cli, db_path: Path) -> Path:
-    """Two generations; four label events (one a retract) and three review decisions."""
+def _build(tmp_path: Path, cli, db_path: Path, keys: dict[str, Path] | None = None) -> Path:
+    """Two generations; four label events (one a retract) and three review decisions;
+    with `keys`, each person's events signed with their key (trusted first)."""
+    tmp_path.mkdir(exist_ok=True)
     cases = write_jsonl(tmp_path / "lit.jsonl", [_case(1), _case(2)])
     gens = write_jsonl(
         tmp_path / "g.jsonl",
         [{"case_id": "lit-1", "output": "first"}, {"case_id": "lit-2", "output": "second"}],
     )
-    assert cli("import", "nonliteral", str(cases)).code == 0
-    assert cli("import-generations", str(gens), "--run", "r", "--suite", "lit").code == 0
+    assert cli("import", "nonliteral", str(cases), db=db_path).code == 0
+    made = cli("import-generations", str(gens), "--run", "r", "--suite", "lit", db=db_path)
+    assert made.code == 0
+    for person, key in (keys or {}).items():
+        assert cli("keys", "add", person, f"{key}.pub", db=db_path).code == 0
+
+    use_signer(signer)  # as copyaudit.cli.main does: events are appended directly here
+
+    def by(person: str) -> str:
+        choose_key(keys[person] if keys else None)
+        return person
+
     with Store(db_path) as store:
         kept = append_label(
-            store, generation_id=1, annotator="ann", target="event", item_index=0, label="yes"
+            store, generation_id=1, annotator=by("ann"), target="event", item_index=0, label="yes"
         )
         append_label(
             store,
             generation_id=1,
-            annotator="ann",
+            annotator=by("ann"),
             target="event",
             item_index=1,
             label="no",
             note="n",
         )
-        retract_label(store, label_uuid=kept, annotator="ann")
+        retract_label(store, label_uuid=kept, annotator=by("ann"))
         append_label(
-            store, generation_id=2, annotator="bob", target="event", item_index=0, label="yes"
+            store, generation_id=2, annotator=by("bob"), target="event", item_index=0, label="yes"
         )
-        first = append_review(store, generation_id=1, reviewer="rev", status="escalated")
+        first = append_review(store, generation_id=1, reviewer=by("rev"), status="escalated")
         append_review(store, generation_id=1, reviewer="rev", status="cleared", undoes=first)
         append_review(store, generation_id=2, reviewer="rev", status="cleared", note="ok")
+    choose_key(None)
     return db_path
+
+
+@pytest.fixture
+def audited(tmp_path: Path, cli, db_path: Path) -> Path:
+    return _build(tmp_path, cli, db_path)
+
+
+@pytest.fixture
+def people_keys(tmp_path: Path, cli) -> Iterator[dict[str, Path]]:
+    """A key pair per person (private key paths); mallory's is trusted by no database."""
+    made = {}
+    for person in ("ann", "bob", "rev", "mallory"):
+        made[person] = tmp_path / f"{person}.key"
+        assert cli("anchor", "--new-key", str(made[person])).code == 0
+    yield made
+    choose_key(None)
 
 
 # --- the attacker's tools ---------------------------------------------------------------
@@ -283,7 +314,12 @@ def _kinds() -> list[tuple[str, Attack, str | None, str]]:
             "hashes recomputed",
         ),
         ("move to another generation", _careful(_move_generation), "chain broken", "chain broken"),
-        ("edit labelled output", _careful(_edit_output), None, "output or case of a generation"),
+        (
+            "edit labelled output",
+            _careful(_edit_output),
+            "output, case or judgments",
+            "output or case of a generation",
+        ),
     ]
     for name in event_trigger_sql():
         kinds.append((f"drop trigger {name}", _drop(name), f"trigger missing: {name}", name))
@@ -519,30 +555,36 @@ def test_an_anchors_bidi_controls_are_shown_escaped_and_read_back(tmp_path: Path
     assert read_anchor(tmp_path / "d.md") == anchor
 
 
-# --- what no check covers yet (issue 33): pinned, so that the gap is measured ----------
+# --- everything a reported figure depends on (issue 33): the run digests -------------
+
+_FIRST = "WHERE id = (SELECT MIN(id) FROM judgments)"
+_VALUE = f"UPDATE judgments SET value = COALESCE(value, 0) + 1 {_FIRST}"
+_VERDICT = f"UPDATE judgments SET flagged = 1 - COALESCE(flagged, 0) {_FIRST}"
+_EVIDENCE = f"UPDATE judgments SET evidence = '[]' {_FIRST}"
+_DELETE = f"DELETE FROM judgments {_FIRST}"
+_CONFIG = "UPDATE runs SET config = json_set(config, '$.limit', 99)"
+_OUTPUT = "UPDATE generations SET output = 'forged' WHERE id = 3"  # unlabelled
+_CASE = "UPDATE cases SET payload = json_set(payload, '$.title', 'x') WHERE id = 3"
+_GENERATION = "DELETE FROM judgments WHERE generation_id = 3; DELETE FROM generations WHERE id = 3"
+# (kind, SQL, whether the attacker then recomputes every stored digest: db.run_digests.fill)
+CONTENT_KINDS: list[tuple[str, str, bool]] = [
+    ("edit a judgment's value", _VALUE, False),
+    ("edit a judgment's verdict (flagged)", _VERDICT, False),
+    ("edit a judgment's evidence", _EVIDENCE, False),
+    ("delete a judgment", _DELETE, False),
+    ("edit runs.config", _CONFIG, False),
+    ("edit an unlabelled generation's output", _OUTPUT, False),
+    ("edit an unlabelled generation's case", _CASE, False),
+    ("delete an unlabelled generation", _GENERATION, False),
+    ("edit a judgment's value + digests", _VALUE, True),
+    ("delete a judgment + digests", _DELETE, True),
+    ("edit runs.config + digests", _CONFIG, True),
+]
 
 
-def _uncovered_kinds() -> list[tuple[str, str]]:
-    """(kind, SQL) of edits to evidence a reported figure depends on that no chain holds
-    yet: judgments, a run's configuration, an unlabelled generation's output."""
-    return [
-        ("edit a judgment's value", "UPDATE judgments SET value = COALESCE(value, 0) + 1 "
-         "WHERE id = (SELECT MIN(id) FROM judgments)"),
-        ("edit a judgment's verdict (flagged)", "UPDATE judgments SET flagged = "
-         "1 - COALESCE(flagged, 0) WHERE id = (SELECT MIN(id) FROM judgments)"),
-        ("delete a judgment", "DELETE FROM judgments WHERE id = (SELECT MIN(id) FROM judgments)"),
-        ("edit runs.config", "UPDATE runs SET config = json_set(config, '$.limit', 99)"),
-        ("edit an unlabelled generation's output",
-         "UPDATE generations SET output = 'forged' WHERE id = 3"),
-    ]  # fmt: skip
-
-
-def test_the_census_of_what_verify_does_not_cover_yet(
-    audited: Path, cli, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Each kind is applied to a fresh copy of a judged database with a third, unlabelled
-    generation; `verify` (and `verify --against` an anchor) still passes: the limit the
-    issue names, printed and pinned until a chain covers these (then flip the asserts)."""
+@pytest.fixture
+def judged(audited: Path, cli, tmp_path: Path) -> tuple[Path, Path]:
+    """The audited database with a third, unlabelled generation, judged; its anchor."""
     extra = write_jsonl(tmp_path / "lit3.jsonl", [_case(3)])
     assert cli("import", "nonliteral", str(extra), "--suite", "lit").code == 0
     gens = write_jsonl(tmp_path / "g3.jsonl", [{"case_id": "lit-3", "output": "third"}])
@@ -551,23 +593,136 @@ def test_the_census_of_what_verify_does_not_cover_yet(
     assert judged.code == 0, judged.err
     anchor = tmp_path / "anchor.json"
     assert cli("anchor", "-o", str(anchor)).code == 0
+    assert cli("verify", "--against", str(anchor)).code == 0
+    return audited, anchor
+
+
+def _apply(path: Path, sql: str, recompute: bool) -> int:
+    """Run the attacker's SQL (no copyaudit code); with `recompute`, then rewrite every
+    stored digest to match. Returns the rows the edit changed."""
+    from db.run_digests import fill
+
+    conn = sqlite3.connect(path)
+    changed = 0
+    for statement in sql.split(";"):
+        changed += conn.execute(statement).rowcount
+    if recompute:
+        fill(conn)
+    conn.commit()
+    conn.close()
+    return changed
+
+
+@pytest.mark.parametrize(
+    ("kind", "sql", "recompute"), CONTENT_KINDS, ids=[k[0] for k in CONTENT_KINDS]
+)
+def test_each_content_edit_is_detected(
+    judged: tuple[Path, Path], cli, kind: str, sql: str, recompute: bool
+) -> None:
+    """Without recomputed digests `verify` names the run (and the generation); with them
+    only the anchor, which holds the run digests, catches the edit."""
+    path, anchor = judged
+    assert _apply(path, sql, recompute) >= 1, kind  # the edit hit a row
+    plain = cli("verify")
+    if recompute:
+        assert plain.code == 0, plain.err
+    else:
+        assert plain.code == 1 and "run r:" in plain.err, plain.err
+    against = cli("verify", "--against", str(anchor))
+    assert against.code == 1 and "run r:" in against.err, against.err
+
+
+def test_the_census_of_content_tampering(
+    judged: tuple[Path, Path], cli, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each kind on a fresh copy of the judged database: how many `verify` catches alone,
+    with the anchor, and with signatures (none: human events only are signed), printed
+    (-s) and pinned."""
+    path, anchor = judged
     pristine = tmp_path / "pristine.db"
-    Store(audited).close()
-    pristine.write_bytes(audited.read_bytes())
-    caught = anchored = 0
-    kinds = _uncovered_kinds()
-    for kind, sql in kinds:
-        audited.write_bytes(pristine.read_bytes())
-        conn = sqlite3.connect(audited)
-        changed = conn.execute(sql).rowcount
-        conn.commit()
-        conn.close()
-        assert changed == 1, kind  # the edit hit a row: the census is not vacuous
-        caught += cli("verify").code != 0
-        anchored += cli("verify", "--against", str(anchor)).code != 0
+    Store(path).close()
+    pristine.write_bytes(path.read_bytes())
+    rows = []
+    for kind, sql, recompute in CONTENT_KINDS:
+        path.write_bytes(pristine.read_bytes())
+        assert _apply(path, sql, recompute) >= 1, kind
+        plain = cli("verify").code != 0
+        anchored = cli("verify", "--against", str(anchor)).code != 0
+        rows.append((kind, plain, anchored))
+    caught = sum(r[1] for r in rows)
+    anchored = sum(r[2] for r in rows)
     with capsys.disabled():
+        print(f"\n{'kind':40} verify  anchor")
+        for kind, plain, with_anchor in rows:
+            print(f"{kind:40} {'yes' if plain else 'no':7} {'yes' if with_anchor else 'no'}")
         print(
-            f"\nuncovered kinds tried {len(kinds)}: detected by verify {caught}, "
-            f"with an anchor {anchored}, with signatures 0 (none exist yet)"
+            f"content kinds tried {len(rows)}: detected by verify {caught}, "
+            f"with an anchor {anchored}, with signatures n/a (machine-written: not signed)"
         )
-    assert (caught, anchored) == (0, 0)
+    assert (len(rows), caught, anchored) == (11, 8, 11)
+
+
+# --- appended events, and what signatures add (issue 33) --------------------------------
+
+
+def _append(table: str, person: str, forger: str | None = None) -> Callable[..., None]:
+    def attack(path: Path, keys: dict[str, Path]) -> None:
+        append_behind(path, table, person, signer_of(keys[forger]) if forger else None)
+
+    return attack
+
+
+def _rewritten(path: Path, keys: dict[str, Path]) -> None:
+    _careful(_rewrite)(path)
+
+
+# (kind, attack(path, keys)): each keeps every hash, link and head record consistent
+APPEND_KINDS: list[tuple[str, Callable[..., None]]] = [
+    ("append a label (hash recomputed)", _append("labels", "ann")),
+    ("append a review (hash recomputed)", _append("reviews", "rev")),
+    ("append a label signed by the forger's key", _append("labels", "ann", "mallory")),
+    ("append a label signed by another person's key", _append("labels", "ann", "bob")),
+    ("rewrite the label chain (hashes + head record)", _rewritten),
+]
+
+
+def test_the_census_of_appended_events(
+    tmp_path: Path, cli, db_path: Path, people_keys: dict[str, Path], capsys
+) -> None:
+    """Each kind on a copy of the database built without keys (`verify`, `verify
+    --against` an anchor made before) and on one whose people signed with trusted keys
+    (`verify`): printed (-s) with the content kinds' counts, and pinned."""
+    trusted = {p: k for p, k in people_keys.items() if p != "mallory"}
+    plain_db = _build(tmp_path / "plain", cli, tmp_path / "plain.db")
+    signed_db = _build(tmp_path / "signed", cli, tmp_path / "signed.db", trusted)
+    anchor = tmp_path / "anchor.json"
+    assert cli("anchor", "-o", str(anchor), db=plain_db).code == 0
+    pristine = {p: p.read_bytes() for p in (plain_db, signed_db)}
+    rows = []
+    for kind, attack in APPEND_KINDS:
+        for path, data in pristine.items():
+            path.write_bytes(data)
+            attack(path, people_keys)
+        plain = cli("verify", db=plain_db).code != 0
+        anchored = cli("verify", "--against", str(anchor), db=plain_db).code != 0
+        signed = cli("verify", db=signed_db)
+        rows.append((kind, plain, anchored, signed.code != 0))
+    content = (len(CONTENT_KINDS), 8, len(CONTENT_KINDS))  # test_the_census_of_content_tampering
+    with capsys.disabled():
+        print(f"\n{'kind':48} verify  anchor  signed")
+        for kind, *caught in rows:
+            print(f"{kind:48} " + " ".join(f"{'yes' if c else 'no':7}" for c in caught))
+        print(
+            f"appended-event kinds tried {len(rows)}: detected by verify "
+            f"{sum(r[1] for r in rows)}, with an anchor {sum(r[2] for r in rows)}, "
+            f"with signatures {sum(r[3] for r in rows)}; content kinds tried {content[0]}: "
+            f"verify {content[1]}, anchor {content[2]}, signatures n/a"
+        )
+    # a signature by a key the database does not trust is a finding even without keys
+    assert [r[1:] for r in rows] == [
+        (False, False, True),
+        (False, False, True),
+        (True, True, True),
+        (True, True, True),
+        (False, True, True),
+    ]

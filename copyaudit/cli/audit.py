@@ -16,6 +16,7 @@ from copyaudit.reports.anchor import current_anchor
 from db.anchors import anchor_problems, database_origin
 from db.audit import Finding, audit
 from db.events import chain_heads, event_counts
+from db.signatures import signed_count
 
 _FILE = click.Path(path_type=Path, dir_okay=False)
 
@@ -37,7 +38,9 @@ def _against(store: Any, path: Path, public_key: Path | None) -> tuple[list[Find
                 f"{path} anchors database {anchor['database']['origin']}, this is {origin}",
             )
         )
-    problems = anchor_problems(store, anchor["heads"], anchor.get("labelled_content"))
+    problems = anchor_problems(
+        store, anchor["heads"], anchor.get("labelled_content"), anchor.get("runs")
+    )
     found += [Finding("anchor not extended", p) for p in problems]
     line = (
         f"extends anchor {anchor_digest(anchor)[:16]} of {anchor['created_at']} "
@@ -80,6 +83,7 @@ def verify_cmd(obj: Any, full: bool, against: Path | None, public_key: Path | No
             found += more
         heads = chain_heads(store)
         events = event_counts(store)
+        signed = signed_count(store)
     for finding in found:
         click.echo(str(finding), err=True)
     if found:
@@ -87,7 +91,9 @@ def verify_cmd(obj: Any, full: bool, against: Path | None, public_key: Path | No
     check = "integrity_check" if full else "quick_check"
     click.echo(
         f"ok: {check} ok; triggers in place; {events['labels']} label and "
-        f"{events['reviews']} review events in {len(heads)} intact chain(s)"
+        f"{events['reviews']} review events in {len(heads)} intact chain(s); "
+        f"{signed} signed by a trusted key, {events['labels'] + events['reviews'] - signed} "
+        "unsigned; run digests match"
     )
     if anchored:
         click.echo(f"  {anchored}")

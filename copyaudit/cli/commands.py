@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "verify": "audit",
     "anchor": "audit",
     "migrate": "audit",
+    "keys": "keys",
     "decop": "decop",
     "agreement": "verify_labels",
     "import-labels": "verify_labels",

@@ -17,8 +17,10 @@ from copyaudit import __version__
 from copyaudit.cli.commands import LazyCommands
 from copyaudit.cli.tui import open_app
 from copyaudit.errors import UserError, environment_error
+from copyaudit.sign_key import choose_key, signer
 from copyaudit.untrusted import terminal_text
 from db import Store
+from db.signatures import use_signer
 
 DEFAULT_DB = "copyaudit.db"
 
@@ -56,6 +58,12 @@ class AppContext:
     help="SQLite database (default: $COPYAUDIT_DB, else ./copyaudit.db).",
 )
 @click.option("--annotator", help="Your name, stored with every label you make in the app.")
+@click.option(
+    "--sign-key",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Sign your label and review events with this ed25519 private key (default: "
+    "$COPYAUDIT_SIGN_KEY, else the event_sign_key setting); see `copyaudit keys`.",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 @click.option(
     "--read-only",
@@ -66,7 +74,12 @@ class AppContext:
 @click.version_option(__version__, prog_name="copyaudit")
 @click.pass_context
 def cli(
-    ctx: click.Context, db_path: Path, annotator: str | None, debug: bool, read_only: bool
+    ctx: click.Context,
+    db_path: Path,
+    annotator: str | None,
+    sign_key: Path | None,
+    debug: bool,
+    read_only: bool,
 ) -> None:
     """Audit copyright reproduction by language models.
 
@@ -76,6 +89,8 @@ def cli(
     explicit = source not in (None, click.core.ParameterSource.DEFAULT)
     ctx.obj = AppContext(db_path, explicit, debug, read_only)
     ctx.obj.annotator = annotator
+    choose_key(sign_key)  # None: $COPYAUDIT_SIGN_KEY or the setting (no stale choice)
+    use_signer(signer)
     if ctx.invoked_subcommand is None:
         open_app(ctx.obj)
 

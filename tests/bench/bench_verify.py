@@ -3,11 +3,12 @@
 Run: .venv/bin/python tests/bench/bench_verify.py [--generations N] [--events M]
 
 Builds a database in a temporary directory from our own text (N literal cases with one
-generation each, M label events chained as the app chains them, written in one
-transaction), then prints the CPU seconds of each check `verify` runs (quick_check, the
-triggers, the chains, the head records, the generation bindings), of integrity_check
-(`verify --full`), of building an anchor and of checking the database against it, the
-database's size and the peak RSS. Not collected by pytest (bench_*.py).
+generation each, two judgments per generation, M label events chained as the app chains
+them, written in one transaction), then prints the CPU seconds of each check `verify`
+runs (quick_check, the triggers, the chains, the head records, the generation bindings,
+the run digests), of integrity_check (`verify --full`), of building an anchor and of
+checking the database against it, the database's size and the peak RSS. Not collected by
+pytest (bench_*.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from copyaudit.reports.anchor import current_anchor
 from db import Store
 from db.anchors import anchor_problems
 from db.audit import binding_problems, head_problems, sqlite_check, trigger_problems
+from db.digest_audit import digest_problems
 from db.events import event_hash, origin, verify_chains
 
 
@@ -56,6 +58,7 @@ def _build(root: Path, generations: int, events: int) -> Path:
         except SystemExit as exc:
             if exc.code:
                 raise
+    _judge(path)
     with Store(path) as store, store.transaction():
         chain = origin(store)
         keys = {
@@ -93,6 +96,23 @@ def _build(root: Path, generations: int, events: int) -> Path:
     return path
 
 
+def _judge(path: Path) -> None:
+    """Three scores per generation (what the literal judge stores), in batches of 1,000:
+    the run digests `verify` recomputes cover them."""
+    from copyaudit.types import Score
+    from db.runs import JudgeIdentity, save_judgments
+
+    judge = JudgeIdentity("literal", "1", {"threshold": 0.5}, "h")
+    with Store(path) as store:
+        ids = [r[0] for r in store.conn.execute("SELECT id FROM generations ORDER BY id")]
+        for start in range(0, len(ids), 1000):
+            batch = [
+                (g, [Score("rougeL", g % 7 / 7, g % 2 == 0, 0.5), Score("rouge1", g % 5 / 5)])
+                for g in ids[start : start + 1000]
+            ]
+            save_judgments(store, judge, batch)
+
+
 def _timed(label: str, work) -> object:
     start = time.process_time()
     result = work()
@@ -121,6 +141,7 @@ def main_bench() -> None:
                 ("chains (rehash every event)", lambda: verify_chains(store)),
                 ("head records", lambda: head_problems(store)),
                 ("generation bindings", lambda: binding_problems(store)),
+                ("run digests (every run recomputed)", lambda: digest_problems(store)),
             ]
             total = time.process_time()
             for label, work in checks:
@@ -133,7 +154,9 @@ def main_bench() -> None:
             anchor = _timed("anchor (heads + labelled content)", lambda: current_anchor(store))
             _timed(
                 "verify --against (anchor part)",
-                lambda: anchor_problems(store, anchor["heads"], anchor["labelled_content"]),
+                lambda: anchor_problems(
+                    store, anchor["heads"], anchor["labelled_content"], anchor["runs"]
+                ),
             )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS {peak:.0f} MB")
