@@ -67,7 +67,7 @@ def check_readable(conn: sqlite3.Connection, path: Path) -> None:
     (a `-wal` on read-only media without its `-shm`: SQLite would have to create one)."""
     try:
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-    except sqlite3.OperationalError as error:
+    except sqlite3.DatabaseError as error:  # OperationalError, or "file is not a database"
         if (
             getattr(error, "sqlite_errorname", "") == "SQLITE_CANTOPEN"
             and Path(f"{path}-wal").exists()
