@@ -123,7 +123,9 @@ async def test_dashboard_shows_the_highlighted_runs_estimates(demo: Path, cli) -
         line = app.screen.query_one("#run-people")
         await wait_until(pilot, lambda: line.display, timeout=60)
         shown = str(line.render())
-        assert shown.startswith(f"{RUN}: events % ") and "→" in shown and "labelled)" in shown
+        estimates = shown[shown.index(f"{RUN}: events % ") :]  # after the judges' quality
+        assert "→" in estimates and "labelled)" in estimates
+        assert shown.startswith("characters: F1 ")  # each judge measured on the labels
 
 
 pytestmark = pytest.mark.anyio
