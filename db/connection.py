@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlite_utils
 
-from copyaudit import vocabulary
+import copyaudit.vocabulary as vocabulary
 from copyaudit.errors import UserError
 from db import live_files
 from db.content import register as register_content_hash
