@@ -31,6 +31,7 @@ from copyaudit.cli.main import main
 from copyaudit.studies.registry import STUDIES
 from db import Store
 from tests.factories import RECORD_FACTORIES, decop_rows
+from tests.process_cache import copy_database as copy_db  # same origin, chain ids
 from tests.test_decop_results import SUSPECT, workbook_rows, write_suite, write_workbook
 
 
@@ -113,17 +114,6 @@ def build_base_db(path: Path) -> Path:
     _ok(path, "import-labels", str(labels))
     _ok(path, "import", "decop", str(write_suite(work / "bt.csv")), "--suite", "bt")
     return path
-
-
-def copy_db(source: Path, target: Path) -> Path:
-    """A copy of the database through SQLite's backup API."""
-    src, dst = sqlite3.connect(source), sqlite3.connect(target)
-    try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
-    return target
 
 
 # --- valid files ---------------------------------------------------------------------------

@@ -17,17 +17,11 @@ from db.labels import current_labels
 from db.merge import derived_chain
 from tests.conftest import database_fingerprint, write_jsonl
 from tests.label_fixtures import EVENTS_JUDGE, event_score, gid, judge, label, make_run
+from tests.process_cache import copy_database as copy_db  # same origin, chain ids
 
 G1, G2 = "r/nl-1/1", "r/nl-2/1"
 ANN = {0: "yes", 1: "no", 2: "yes", 3: "no"}
 BOB = {0: "yes", 1: "yes", 2: "yes", 3: "no"}
-
-
-def copy_db(source: Path, target: Path) -> Path:
-    """A byte copy of the database's content (same origin, same chain ids)."""
-    with closing(sqlite3.connect(source)) as a, closing(sqlite3.connect(target)) as b:
-        a.backup(b)
-    return target
 
 
 def events(path: Path, table: str = "labels") -> dict[str, dict]:
