@@ -509,7 +509,10 @@ async def test_the_judges_endpoint_reaches_the_request(three_kinds: Path) -> Non
 
 def test_launcher_snapshot(three_kinds: Path, snap_compare) -> None:
     async def ready(pilot) -> None:
-        await _open_launcher(pilot, "notice")
+        launcher = await _open_launcher(pilot, "notice")
+        # the suite's fields are shown once the suites are read; then the model field
+        # takes the focus (and its focus style): wait for it, or the picture races it
+        await wait_until(pilot, lambda: pilot.app.focused is launcher.query_one("#model"))
         await pilot.pause()
 
     assert snap_compare(CopyauditApp(three_kinds), terminal_size=SIZE, run_before=ready)
