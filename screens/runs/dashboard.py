@@ -88,7 +88,9 @@ def load_dashboard(store: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any
             else None
         )
         # how far to trust each headline's judge, where its rate is read
-        row["quality"] = [quality_brief(q) for q in judge_quality(store, row["name"])]
+        # no intervals on the dashboard: skip the bootstrap on every reload
+        quality = judge_quality(store, row["name"], resamples=0)
+        row["quality"] = [quality_brief(q) for q in quality]
         row["auc"] = None
         if row["kind"] == "decop" and row["generations"]:
             from copyaudit.studies.decop.report import decop_report  # deferred: loads scipy
