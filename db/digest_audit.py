@@ -47,7 +47,10 @@ def _run_problems(store: Store, run_id: int, name: str, stored: str | None) -> l
     if gone:
         said.append(f"{len(gone)} generation(s) deleted (ids {', '.join(map(str, gone[:SHOWN]))})")
     if not said:
-        said.append("its configuration (runs row or suite) changed, or its digest was edited")
+        said.append(
+            "its configuration (runs row or suite), its DE-COP scores or calibration (or "
+            "their passages) changed, or its digest was edited"
+        )
     return [f"run {name}: " + "; ".join(said)]
 
 

@@ -31,6 +31,13 @@ class LocatedGeneration(Protocol):
     def output(self) -> str: ...
 
 
+class ExportedSignature(Protocol):
+    @property
+    def fingerprint(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+
+
 class LabelRecord(Protocol):
     """A current label read from a label file (run/case_id/template `generation`)."""
 
@@ -50,6 +57,11 @@ class LabelRecord(Protocol):
     def uuid(self) -> str | None: ...
     @property
     def created_at(self) -> str | None: ...
+    @property
+    def signature(self) -> ExportedSignature | None:
+        """The signature the exported event carried (copyaudit.verification.label_files)."""
+        ...
+
     def error(self, field: str | None, message: str) -> InputError:
         """The error naming the record's file and line."""
         ...

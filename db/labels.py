@@ -21,9 +21,10 @@ from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
 from db.content import stale_sql
 from db.event_rules import PAYLOAD_ITEMS, EventProblem, canonical_time
-from db.events import append_label
+from db.events import append_label, signed_digest
 from db.generation_keys import generation_ids
 from db.inputs import LabelRecord
+from db.signatures import adopt_signature
 
 ITEM_TARGETS = NUMBERED_TARGETS  # judged per reference item
 
@@ -363,7 +364,7 @@ def _import_chunk(store: Store, records: Sequence[LabelRecord]) -> tuple[int, in
         assert record.label is not None
         try:
             created_at = None if record.created_at is None else canonical_time(record.created_at)
-            append_label(
+            uuid = append_label(
                 store,
                 generation_id=generation_id,
                 annotator=record.annotator,
@@ -378,6 +379,11 @@ def _import_chunk(store: Store, records: Sequence[LabelRecord]) -> tuple[int, in
             raise record.error(
                 _FILE_FIELDS.get(problem.field, problem.field), problem.message
             ) from None
+        carried = record.signature
+        pair = None if carried is None else (carried.fingerprint, carried.value)
+        refused = adopt_signature(store, "labels", uuid, pair, signed_digest)
+        if refused is not None:
+            raise record.error(*refused)
         current[key] = (record.label, record.note)
         added += 1
     return added, unchanged

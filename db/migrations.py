@@ -961,6 +961,14 @@ def m020_event_signatures(db: sqlite_utils.Database) -> None:
     )
 
 
+def m021_decop_digests(db: sqlite_utils.Database) -> None:
+    """DE-COP scores and calibrations under the run digests (db.run_digests.decop_digest):
+    the triggers that note a DE-COP run's writes, and every digest recomputed (a run
+    without scores keeps its digest; a DE-COP run's changes, so an anchor made before
+    this migration reports it as changed since)."""
+    m019_run_digests(db)
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
@@ -982,6 +990,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m018_queue_designs,  # queue designs for people-level estimates (random, stratified)
     m019_run_digests,  # verify: judgments, outputs, cases and run configuration digested
     m020_event_signatures,  # events signed by their person's key (db.signatures)
+    m021_decop_digests,  # verify: DE-COP scores and calibrations digested with their run
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -116,13 +116,15 @@ def iter_judgments(store: Store, run: str | None = None) -> Iterator[dict[str, A
 
 
 def iter_labels(store: Store, run: str | None = None) -> Iterator[dict[str, Any]]:
-    """Every label event (including retractions) in chain order."""
+    """Every label event (including retractions) in chain order, with its signature
+    (`signed_by`: the key's fingerprint; both None when unsigned, db.signatures)."""
     where, params = _run_filter(run)
     for row in store.conn.execute(
         "SELECT l.uuid, l.chain, l.seq, l.generation_key AS generation, l.annotator, "
         "l.target, l.item_index AS 'index', l.action, l.label, l.note, l.supersedes, "
-        "l.created_at, l.content_hash, l.prev_hash, l.hash "
-        "FROM labels l JOIN generations g ON g.id = l.generation_id "
+        "l.created_at, l.content_hash, l.prev_hash, l.hash, s.fingerprint AS signed_by, "
+        "s.signature FROM labels l JOIN generations g ON g.id = l.generation_id "
+        "LEFT JOIN event_signatures s ON s.tbl = 'labels' AND s.uuid = l.uuid "
         f"JOIN runs r ON r.id = g.run_id {where} ORDER BY l.chain, l.seq",
         params,
     ):

@@ -1,11 +1,12 @@
 """Per-run digests: every figure's inputs (judgments, generations, cases, run
-configuration) under a hash that `verify` recomputes.
+configuration, DE-COP scores and calibration) under a hash that `verify` recomputes.
 
 A generation's digest covers its case (case_id and payload), template, prompt, output,
 tokens, seconds, source, error and every judgment of it (judge, judge_hash, metric,
 value, flagged, evidence). A run's digest covers its configuration (name, suite,
 backend, model, revision, templates, decoding, mitigation, config, config_hash,
-code_version) and its buckets' digests (a bucket: the sorted digests of the run's
+code_version), a DE-COP run's scores and calibration (decop_digest) and its buckets'
+digests (a bucket: the sorted digests of the run's
 generations with ids in one range of 2**BUCKET_BITS), a two-level Merkle tree. Stored
 in `generation_digests`, `digest_buckets` and `run_digests`
 (db.migrations.m019_run_digests); anchors carry the run digests (db.anchors).
@@ -45,6 +46,10 @@ RUN_FIELDS = (
     "code_version",
 )
 GENERATION_FIELDS = ("template", "prompt", "output", "tokens", "seconds", "source", "error")
+# A DE-COP run's figures come from its scores, not generations: each passage's row (and
+# the case it scores) and the run's label calibration, digested with the run itself.
+DECOP_SCORE_FIELDS = ("probs", "answers", "baselines", "errors")
+DECOP_CALIBRATION_FIELDS = ("works", "delta", "n_prompts")
 JUDGMENT_FIELDS = ("judge", "judge_hash", "metric", "value", "flagged", "evidence")
 CHUNK = 500  # ids per query
 # A run's generations are digested in buckets of 2**BUCKET_BITS consecutive ids, and the
@@ -193,13 +198,39 @@ def run_digest(conn: sqlite3.Connection, run_id: int, parts: list[Bucket]) -> Ru
         return None
     config = [row["suite"], *(row[c] for c in RUN_FIELDS)]
     ordered = sorted(parts, key=lambda b: b.number)
+    covered: list[object] = [config, [[b.number, b.digest] for b in ordered]]
+    decop = decop_digest(conn, run_id)
+    if decop is not None:  # only then: the digests of runs without scores stay as they were
+        covered.append(decop)
     return RunDigest(
         run_id,
         row["name"],
-        _sha([config, [[b.number, b.digest] for b in ordered]]),
+        _sha(covered),
         sum(b.generations for b in ordered),
         sum(b.judgments for b in ordered),
     )
+
+
+def decop_digest(conn: sqlite3.Connection, run_id: int) -> str | None:
+    """The digest of run `run_id`'s DE-COP scores (each passage's case id and payload and
+    its row) and label calibration; None when it has neither."""
+    score_columns = ", ".join(f"d.{c}" for c in DECOP_SCORE_FIELDS)
+    digest = hashlib.sha256()
+    rows = 0
+    for row in conn.execute(
+        f"SELECT c.case_id, c.payload, {score_columns} FROM decop_scores d "
+        "JOIN cases c ON c.id = d.case_pk WHERE d.run_id = ? ORDER BY c.case_id",
+        (run_id,),
+    ):
+        digest.update(_sha(list(row)).encode())
+        rows += 1
+    calibration = conn.execute(
+        f"SELECT {', '.join(DECOP_CALIBRATION_FIELDS)} FROM decop_calibrations WHERE run_id = ?",
+        (run_id,),
+    ).fetchone()
+    if not rows and calibration is None:
+        return None
+    return _sha([rows, digest.hexdigest(), None if calibration is None else list(calibration)])
 
 
 def _store_bucket(conn: sqlite3.Connection, run_id: int, number: int) -> None:
@@ -337,10 +368,20 @@ def digest_trigger_sql() -> dict[str, str]:
         ("runs", "delete"): _note("run", "OLD.id"),
         ("cases", "update"): _note_all(
             "generation", "SELECT id FROM generations WHERE case_pk IN (NEW.id, OLD.id)"
+        )
+        + _note_all(
+            "run",
+            "SELECT DISTINCT run_id AS id FROM decop_scores WHERE case_pk IN (NEW.id, OLD.id)",
         ),
         ("suites", "update"): _note_all(
             "run", "SELECT id FROM runs WHERE suite_id IN (NEW.id, OLD.id)"
         ),
+        ("decop_scores", "insert"): _note("run", "NEW.run_id"),
+        ("decop_scores", "update"): _note("run", "NEW.run_id") + _note("run", "OLD.run_id"),
+        ("decop_scores", "delete"): _note("run", "OLD.run_id"),
+        ("decop_calibrations", "insert"): _note("run", "NEW.run_id"),
+        ("decop_calibrations", "update"): _note("run", "NEW.run_id") + _note("run", "OLD.run_id"),
+        ("decop_calibrations", "delete"): _note("run", "OLD.run_id"),
     }
     return {
         f"{table}_digest_{verb}": (

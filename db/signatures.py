@@ -120,6 +120,63 @@ def carry(store: Store, other: Any, table: str, uuid: str) -> None:
         )
 
 
+def _key_since(store: Store, person: str) -> str | None:
+    """When `person`'s first trusted key was added (None: they have none)."""
+    since = store.scalar("SELECT MIN(added_at) FROM trusted_keys WHERE name = ?", (person,))
+    return None if since is None else str(since)
+
+
+def adopt_signature(
+    store: Store,
+    table: str,
+    uuid: str,
+    signature: tuple[str, str] | None,
+    digest: Callable[[str, dict[str, Any]], str],
+) -> tuple[str, str] | None:
+    """Keep the signature (fingerprint, hex) an imported event `uuid` carried, just
+    appended in this transaction, if it passes `verify`'s rule here: (field, problem)
+    when it does not (an untrusted key, another person's key, a signature not over the
+    event as it lands here), or when an unsigned event is by a person with a trusted key
+    here. `digest`: what a key signs of an event (db.events.signed_digest)."""
+    row = store.conn.execute(f"SELECT * FROM {table} WHERE uuid = ?", (uuid,)).fetchone()
+    person = row[PERSON[table]]
+    if signature is None:
+        signed = store.scalar(
+            "SELECT COUNT(*) FROM event_signatures WHERE tbl = ? AND uuid = ?", (table, uuid)
+        )
+        since = _key_since(store, person)
+        if not signed and since is not None and row["created_at"] >= since:
+            return (
+                "signature",
+                f"unsigned, but {person!r} has a key trusted here since {since}: import "
+                "the export that carries their signature, or sign with --sign-key",
+            )
+        return None
+    fingerprint, value = signature
+    key = store.conn.execute(
+        "SELECT name, public_key FROM trusted_keys WHERE fingerprint = ?", (fingerprint,)
+    ).fetchone()
+    if key is None:
+        return (
+            "signed_by",
+            f"key {fingerprint} is not trusted by this database: add the public key of "
+            f"{person!r} first (copyaudit keys add {person} FILE.pub)",
+        )
+    if key["name"] != person:
+        return ("signed_by", f"key {fingerprint} is {key['name']!r}'s, not {person!r}'s")
+    if not signature_valid(key["public_key"], digest(table, dict(row)), value):
+        return (
+            "signature",
+            "not valid over the event as imported: the record was altered after it was "
+            "signed, or its generation differs in this database",
+        )
+    store.conn.execute(
+        "INSERT INTO event_signatures (tbl, uuid, fingerprint, signature) VALUES (?, ?, ?, ?)",
+        (table, uuid, fingerprint, value),
+    )
+    return None
+
+
 def signed_count(store: Store) -> int:
     """How many events carry a signature (all valid and trusted when `verify` passes)."""
     return int(

@@ -272,6 +272,8 @@ def test_trained_works_score_higher_and_auc_is_above_chance(
     assert sum(report["delta"]) == pytest.approx(0.0, abs=1e-6)  # Δ sums to 1 - 1 = 0
     for shares in report["label_position_bias"].values():
         assert sum(shares) == pytest.approx(1.0)
+    verified = cli("verify")  # scores and calibration written by copyaudit: digests match
+    assert verified.code == 0, verified.err
 
 
 def test_stored_probabilities_are_the_letter_tokens_at_the_answer_position(

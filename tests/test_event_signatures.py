@@ -4,6 +4,7 @@ behind the tool with a recomputed hash is caught when its person has a key."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,9 +13,10 @@ import pytest
 
 from copyaudit.sign_key import SIGN_KEY_ENV, choose_key, signer
 from db import Store
-from db.events import append_label, append_review
+from copyaudit.verification.label_files import HASHED_FROM_FILE
+from db.events import HASHED_FIELDS, append_label, append_review, event_hash
 from db.signatures import use_signer
-from tests.conftest import write_jsonl
+from tests.conftest import database_fingerprint, write_jsonl
 from tests.event_forgery import append_behind, signer_of
 from tests.factories import nonliteral_record
 
@@ -172,3 +174,84 @@ def test_merge_carries_signatures_and_their_keys(signed: Path, cli, tmp_path: Pa
     assert result.code == 0 and "2 signed by a trusted key, 1 unsigned" in result.out, result.err
     append_behind(other, "labels", "ann")  # ann's key came with her events
     assert "signature missing" in cli("verify", db=other).err
+
+
+def _second_database(tmp_path: Path, cli, *, trust: Path | None) -> Path:
+    """The same case and generation in a new database; `trust`: ann's public key."""
+    other = tmp_path / "second.db"
+    (tmp_path / "s").mkdir()
+    cases = write_jsonl(
+        tmp_path / "s" / "lit.jsonl", [nonliteral_record(1, id="lit-1", reference_events=EVENTS)]
+    )
+    gens = write_jsonl(tmp_path / "s" / "g.jsonl", [{"case_id": "lit-1", "output": "first"}])
+    assert cli("import", "nonliteral", str(cases), db=other).code == 0
+    assert cli("import-generations", str(gens), "--run", "r", "--suite", "lit", db=other).code == 0
+    if trust is not None:
+        assert cli("keys", "add", "ann", str(trust), db=other).code == 0
+    return other
+
+
+def _exported(signed: Path, cli, tmp_path: Path) -> tuple[Path, list[dict]]:
+    out = tmp_path / "labels.jsonl"
+    assert cli("export", "labels", "--output", str(out), db=signed).code == 0
+    return out, [json.loads(line) for line in out.read_text().splitlines()]
+
+
+def test_an_exported_signature_is_checked_and_kept_by_import_labels(
+    signed: Path, cli, tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    path, records = _exported(signed, cli, tmp_path)
+    by_annotator = {r["annotator"]: r for r in records}
+    assert by_annotator["ann"]["signed_by"] and by_annotator["ann"]["signature"]
+    assert by_annotator["bob"]["signed_by"] is None  # bob has no key: exported unsigned
+    other = _second_database(tmp_path, cli, trust=Path(f"{keys['ann']}.pub"))
+    imported = cli("import-labels", str(path), db=other)
+    assert imported.code == 0, imported.err
+    result = cli("verify", db=other)
+    assert result.code == 0 and "1 signed by a trusted key, 1 unsigned" in result.out, result.err
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "said"),
+    [
+        ("untrusted", "signed_by", "is not trusted by this database"),
+        ("stripped", "signature", "unsigned, but 'ann' has a key trusted here"),
+        ("flipped", "signature", "not valid over the event as imported"),
+        ("malformed", "signature", "both as lowercase hex"),
+    ],
+)
+def test_import_labels_refuses_a_label_whose_signature_does_not_hold(
+    signed: Path, cli, tmp_path: Path, keys: dict[str, Path], edit: str, field: str, said: str
+) -> None:
+    """Each refusal names the file, the line and the field, and leaves the database as it
+    was: an untrusted key, a signature stripped from a label made after the person's key
+    was trusted here, a label flipped with its hash recomputed (the signature kept), a
+    signature that is not hex. (A label made before the key was trusted here may be
+    unsigned: the limit db.signatures states.)"""
+    trust = None if edit == "untrusted" else Path(f"{keys['ann']}.pub")
+    other = _second_database(tmp_path, cli, trust=trust)
+    with Store(signed) as store:  # made after the second database trusts ann's key
+        choose_key(keys["ann"])
+        append_label(
+            store, generation_id=1, annotator="ann", target="event", item_index=1, label="yes"
+        )
+        choose_key(None)
+    path, records = _exported(signed, cli, tmp_path)
+    line = next(n for n, r in enumerate(records, 1) if r["annotator"] == "ann" and r["index"])
+    record = records[line - 1]
+    if edit == "stripped":
+        record["signed_by"] = record["signature"] = None
+    elif edit == "flipped":
+        record["label"] = "no"
+        hashed = {c: record[HASHED_FROM_FILE.get(c, c)] for c in HASHED_FIELDS["labels"]}
+        record["hash"] = event_hash("labels", hashed, record["prev_hash"])
+    elif edit == "malformed":
+        record["signature"] = "not hex"
+    write_jsonl(path, records)
+    before = database_fingerprint(other)
+    refused = cli("import-labels", str(path), db=other)
+    assert refused.code == 2, refused.err
+    if edit == "untrusted":  # ann's first label is the first the key is refused on
+        line = next(n for n, r in enumerate(records, 1) if r["annotator"] == "ann")
+    assert f"{path}: line {line}: field '{field}'" in refused.err and said in refused.err
+    assert database_fingerprint(other) == before

@@ -726,3 +726,57 @@ def test_the_census_of_appended_events(
         (True, True, True),
         (False, True, True),
     ]
+
+
+# --- DE-COP runs: their figures come from scores, not generations (issue 33) ----------
+
+_DECOP_RUN = "bt-decop-ChatGPT-published"
+_SCORE = "WHERE id = (SELECT MIN(id) FROM decop_scores)"
+DECOP_KINDS: list[tuple[str, str]] = [
+    ("edit a DE-COP score's probabilities", f"UPDATE decop_scores SET probs = '[]' {_SCORE}"),
+    ("edit a DE-COP score's answers", f"UPDATE decop_scores SET answers = '[0]' {_SCORE}"),
+    ("delete a DE-COP score", f"DELETE FROM decop_scores {_SCORE}"),
+    (
+        "edit a scored passage",
+        "UPDATE cases SET payload = json_set(payload, '$.label', 0) "
+        "WHERE id = (SELECT case_pk FROM decop_scores ORDER BY id LIMIT 1)",
+    ),
+    (
+        "add a label calibration",
+        "INSERT INTO decop_calibrations (run_id, works, delta, n_prompts, created_at) "
+        "SELECT id, '[]', '[0.1, 0, 0, -0.1]', 1, '2026-01-01' FROM runs",
+    ),
+]
+
+
+@pytest.fixture
+def decop_scored(tmp_path: Path, cli, db_path: Path) -> tuple[Path, Path]:
+    """A DE-COP run imported from the authors' workbooks (tests.test_decop_results), anchored."""
+    from tests.test_decop_results import results_dir, write_suite
+
+    suite = cli("import", "decop", str(write_suite(tmp_path / "bt.csv")), "--suite", "bt")
+    assert suite.code == 0, suite.err
+    imported = cli("import", "decop-results", str(results_dir(tmp_path)), "--model", "chatgpt")
+    assert imported.code == 0, imported.err
+    anchor = tmp_path / "anchor.json"
+    assert cli("anchor", "-o", str(anchor)).code == 0
+    assert cli("verify", "--against", str(anchor)).code == 0
+    return db_path, anchor
+
+
+@pytest.mark.parametrize(("kind", "sql"), DECOP_KINDS, ids=[k[0] for k in DECOP_KINDS])
+def test_each_decop_edit_is_detected(
+    decop_scored: tuple[Path, Path], cli, kind: str, sql: str
+) -> None:
+    """An edit of a DE-COP run's scores, passages or calibration behind the tool is named
+    by `verify` (the run digest), and against the anchor also after every stored digest
+    was recomputed to match."""
+    path, anchor = decop_scored
+    assert _apply(path, sql, recompute=False) >= 1, kind
+    plain = cli("verify")
+    assert plain.code == 1 and f"run {_DECOP_RUN}:" in plain.err, plain.err
+    assert "DE-COP scores" in plain.err
+    _apply(path, "SELECT 1", recompute=True)
+    assert cli("verify").code == 0
+    against = cli("verify", "--against", str(anchor))
+    assert against.code == 1 and _DECOP_RUN in against.err, against.err

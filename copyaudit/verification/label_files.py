@@ -11,8 +11,10 @@ character index (0 for refusal and literal); `label` is yes / no / unsure.
 The file that `copyaudit export labels` writes is accepted as it is: its records
 carry `action` ("label" or "retract"), `uuid` and, for a retraction, `supersedes`
 (the uuid of the label event it undoes, which must appear earlier in the file).
-Other keys (chain, seq, hashes) are ignored: the importing database writes its
-own chain. `fold_current` reduces a file to what it says each annotator's current
+An exported record's hash is checked against its own fields before anything else,
+and its signature (`signed_by`, `signature`) is checked by the importing database
+(db.signatures.adopt_signature); the chain fields are not imported: the importing
+database writes its own chain. `fold_current` reduces a file to what it says each annotator's current
 label is, with the same rule as the database: the latest label event not
 retracted, where "latest" is by `created_at` when the records carry one and
 otherwise by line.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -39,7 +42,7 @@ from copyaudit.records import (
 )
 from copyaudit.rows import Loaded, RowProblem
 from db.event_rules import EventProblem, canonical_time
-from db.events import HASHED_FIELDS, event_hash
+from db.events import HASHED_FIELDS, event_hash, signed_digest
 from db.label_scratch import LabelScratch
 
 TARGETS: tuple[str, ...] = LABEL_TARGETS
@@ -51,9 +54,22 @@ MAX_INDEX = 1_000_000  # an event's or character's index within one case
 # what `export labels` writes besides the fields read: the exporting database's chain and
 # what each event was made on (checked by `_own_hash`, not imported)
 EXPORT_ONLY_FIELDS = ("chain", "seq", "prev_hash", "hash", "content_hash")
+# an exported event's signature: the key's fingerprint and the ed25519 signature (hex)
+SIGNATURE_FIELDS = ("signed_by", "signature")
+HEX = re.compile(r"[0-9a-f]+")
 # an exported event's hashed column -> the field of the label file that holds it
 HASHED_FROM_FILE = {"generation_key": "generation", "item_index": "index"}
 AHEAD = 1000  # records read ahead of the checks, whose uuids are looked up together
+
+
+@dataclass(frozen=True)
+class ExportSignature:
+    """The signature an exported event carries (db.signatures), and what it must be over:
+    the event's own fields without its place in the exporting chain."""
+
+    fingerprint: str
+    value: str
+    digest: str
 
 
 @dataclass(frozen=True)
@@ -72,6 +88,7 @@ class LabelRecord:
     uuid: str | None = None
     supersedes: str | None = None
     created_at: str | None = None
+    signature: ExportSignature | None = None
 
     @property
     def item(self) -> tuple[str, str, str, int]:
@@ -157,8 +174,7 @@ def _own_hash(record: Record) -> None:
     stored, prev = data.get("hash"), data.get("prev_hash")
     if not isinstance(stored, str) or not isinstance(prev, str):
         raise record.error("hash", "an exported event needs its hash and prev_hash as text")
-    event = {column: data.get(HASHED_FROM_FILE.get(column, column)) for column in LABEL_HASHED}
-    if event_hash("labels", event, prev) != stored:
+    if event_hash("labels", _exported_event(record), prev) != stored:
         raise record.error(
             "hash",
             "does not match the record's own fields: the record was edited after export "
@@ -166,8 +182,36 @@ def _own_hash(record: Record) -> None:
         )
 
 
+def _exported_event(record: Record) -> dict[str, object]:
+    """The hashed columns of the event an exported record was written from."""
+    data = record.data
+    return {column: data.get(HASHED_FROM_FILE.get(column, column)) for column in LABEL_HASHED}
+
+
+def _signature(record: Record) -> ExportSignature | None:
+    """The record's signature (`signed_by` and `signature`, as `export labels` writes
+    them), checked for form here; whether the key is trusted and the signature valid is
+    the importing database's check (db.signatures.check_imported)."""
+    data = record.data
+    by, value = (data.get(field) for field in SIGNATURE_FIELDS)
+    if by is None and value is None:
+        return None
+    for field, text in zip(SIGNATURE_FIELDS, (by, value), strict=True):
+        if not isinstance(text, str) or not HEX.fullmatch(text):
+            raise record.error(
+                field, "a signed record needs signed_by and signature, both as lowercase hex"
+            )
+    if "hash" not in data:
+        raise record.error(
+            "signature", "a signature covers an exported event: the record lacks its hash"
+        )
+    assert isinstance(by, str) and isinstance(value, str)
+    return ExportSignature(by, value, signed_digest("labels", _exported_event(record)))
+
+
 def parse_label_record(record: Record) -> LabelRecord:
     _own_hash(record)
+    signature = _signature(record)
     annotator = _text(record, "annotator", required=True)
     assert annotator is not None
     no_nul(record, "annotator", annotator)
@@ -190,6 +234,7 @@ def parse_label_record(record: Record) -> LabelRecord:
             uuid=uuid,
             supersedes=supersedes,
             created_at=created_at,
+            signature=signature,
         )
     if record.data.get("supersedes") is not None:
         raise record.error("supersedes", "only a retraction (action 'retract') supersedes")
@@ -204,6 +249,7 @@ def parse_label_record(record: Record) -> LabelRecord:
         note=_text(record, "note", required=False),
         uuid=uuid,
         created_at=created_at,
+        signature=signature,
     )
 
 
@@ -234,7 +280,7 @@ def _read(path: str | Path, events: _Events, *, close: bool) -> Loaded[LabelReco
         events.ahead(read_json_records(path), close=close),
         parse,
         required=("annotator", "generation", "target"),
-        ignored=EXPORT_ONLY_FIELDS,
+        ignored=EXPORT_ONLY_FIELDS + SIGNATURE_FIELDS,
     )
 
 
