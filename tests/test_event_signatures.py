@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from copyaudit.sign_key import SIGN_KEY_ENV, choose_key, signer
-from db import Store
 from copyaudit.verification.label_files import HASHED_FROM_FILE
+from db import Store
 from db.events import HASHED_FIELDS, append_label, append_review, event_hash
 from db.signatures import use_signer
 from tests.conftest import database_fingerprint, write_jsonl

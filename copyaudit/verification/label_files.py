@@ -14,8 +14,8 @@ carry `action` ("label" or "retract"), `uuid` and, for a retraction, `supersedes
 An exported record's hash is checked against its own fields before anything else,
 and its signature (`signed_by`, `signature`) is checked by the importing database
 (db.signatures.adopt_signature); the chain fields are not imported: the importing
-database writes its own chain. `fold_current` reduces a file to what it says each annotator's current
-label is, with the same rule as the database: the latest label event not
+database writes its own chain. `fold_current` reduces a file to what it says each
+annotator's current label is, with the same rule as the database: the latest label event not
 retracted, where "latest" is by `created_at` when the records carry one and
 otherwise by line.
 """
