@@ -177,8 +177,11 @@ def import_generations(
     replace: bool = False,
     skipped: Sequence[RowProblem] = (),
     skip_invalid: bool = False,
+    decoding: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
 ) -> tuple[int, int, int]:
-    """Import generations made elsewhere into run `run` (created if new).
+    """Import generations made elsewhere into run `run` (created if new, with `decoding`
+    and `config` as the producer recorded them: a framework's log).
     Returns (added, unchanged, replaced). All or nothing: `rows` may be a stream
     (Loaded.stream), written CHUNK_ROWS at a time inside the one transaction. A row
     naming no case of the suite joins `skipped` (the file's unusable rows, read once
@@ -199,7 +202,7 @@ def import_generations(
         new_run = row is None
         if row is None:
             run_id = create_or_resume_run(
-                store, _imported_spec(run, suite, known), status="imported"
+                store, _imported_spec(run, suite, known, decoding, config), status="imported"
             )
         elif row["backend"] != "imported" or row["suite"] != suite:
             raise UserError(f"run '{run}' is not an imported run of suite '{suite}'")
@@ -262,9 +265,21 @@ def import_generations(
     return added, unchanged, replaced
 
 
-def _imported_spec(run: str, suite: str, model: str | None) -> RunSpec:
+def _imported_spec(
+    run: str,
+    suite: str,
+    model: str | None,
+    decoding: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
+) -> RunSpec:
     return RunSpec(
-        name=run, suite=suite, backend="imported", model=model or "imported", templates=()
+        name=run,
+        suite=suite,
+        backend="imported",
+        model=model or "imported",
+        templates=(),
+        decoding=decoding or {},
+        config=config or {},
     )
 
 

@@ -23,6 +23,7 @@ from copyaudit.cli.output import (
 )
 from copyaudit.errors import UserError
 from copyaudit.formats import case_to_record, read_cases, read_generation_files
+from copyaudit.frameworks.registry import FRAMEWORKS
 from copyaudit.reports.output_file import check_destination, output_file
 from copyaudit.rows import read_ahead, skipped_note
 from copyaudit.studies.decop.published_models import PUBLISHED_MODELS
@@ -182,6 +183,13 @@ def _import_results(
     "field, else 'imported' for a new run).",
 )
 @click.option("--replace", is_flag=True, help="Overwrite generations whose output changed.")
+@click.option(
+    "--from",
+    "framework",
+    type=click.Choice(sorted(FRAMEWORKS)),
+    help="PATH is this framework's log: its cases go into --suite (created if new) and "
+    "its outputs into --run (default: the log's own name).",
+)
 @skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_generations_cmd(
@@ -191,6 +199,7 @@ def import_generations_cmd(
     suite: str,
     model: str | None,
     replace: bool,
+    framework: str | None,
     skip_invalid: bool,
 ) -> None:
     """Import generations produced elsewhere (JSONL {case_id, output[, template, model]}).
@@ -199,8 +208,17 @@ def import_generations_cmd(
     *.json file in it becomes one run, named after the file's stem (RUN-STEM with --run
     RUN), its model the rows' `model` field or, without one, the file's stem. All the
     files are imported in one transaction: one bad file imports
-    nothing."""
+    nothing.
 
+    --from helm|lm-eval|...: PATH is that framework's log (a HELM run directory, an
+    lm-eval samples_<task>_<time>.jsonl); the log's cases are imported too, and the
+    run records the model, decoding and files (sha256) the log names."""
+
+    if framework is not None:
+        from copyaudit.cli.frameworks import import_framework_log  # defers the readers
+
+        import_framework_log(obj, framework, path, suite, run_name, model, replace)
+        return
     files = read_generation_files(path, run_name, model)
     # each file streams into the one transaction; a small one is read before the store opens
     streams = [read_ahead(file.rows(), CHUNK_ROWS) for file in files]

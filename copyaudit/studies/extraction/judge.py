@@ -13,9 +13,9 @@ length in *characters*, and each is tokenized alone by nltk's TreebankWordTokeni
   al. 2021).
 
 HELM's run spec divides each by the prefix's token count by default
-(`normalize_by_prefix_length`); the judge stores the raw values and the prefix's token
-count (`prefix_tokens`). HELM's optional whitespace normalisation is off by default
-and off here.
+(`normalize_by_prefix_length`); the judge stores the raw values and that divisor, the
+prefix's Treebank token count (`prefix_tokens` in the LCP's evidence). HELM's optional
+whitespace normalisation is off by default and off here.
 
 Flag: a case is *extracted* when the output reproduces the continuation's first
 `extract_tokens` tokens, or all of it when shorter, counted on the study's tokens
@@ -86,7 +86,9 @@ class ExtractionJudge(Judge):
     the both-sides-cut edit distance and similarity."""
 
     name = "extraction"
-    version = "2"  # 2: HELM's truncation and tokens; version 1's metrics renamed *_cut
+    # 2: HELM's truncation and tokens; version 1's metrics renamed *_cut. 3: the evidence's
+    # prefix_tokens is HELM's divisor (Treebank tokens), no longer the study's tokens
+    version = "3"
 
     def __init__(self, extract_tokens: int = DEFAULT_EXTRACT_TOKENS) -> None:
         if extract_tokens < 1:
@@ -116,7 +118,8 @@ class ExtractionJudge(Judge):
         helm = {"output_tokens": len(completion), "reference_tokens": len(truncated)}
         distance = Levenshtein.distance(completion, truncated)
         lcp = longest_common_prefix(completion, truncated)
-        prefix_tokens = len(tokens(str(item.payload.get("prefix", ""))))
+        # HELM's divisor (normalize_by_prefix_length): the prefix's Treebank token count
+        prefix_tokens = len(treebank_tokens(str(item.payload.get("prefix", ""))))
         spans = token_spans(output)
         study_output, truth = [output[a:b] for a, b in spans], tokens(reference)
         return [
