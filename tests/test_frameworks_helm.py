@@ -118,7 +118,7 @@ def test_a_helm_run_imports_with_its_per_instance_stats_reproduced(
         "equal to the published per-instance figures: edit_distance 70/70, "
         "edit_similarity 70/70, lcp_tokens 70/70"
     ) in result.out, result.out + result.err
-    assert "1 request(s) of training trials after the first left out" in result.err
+    assert "1 request(s) of training trials after the first left out" in result.out
     judged = cli("judge", RUN, "--judges", "extraction")
     assert judged.code == 0, judged.err
     exported = cli("export", "judgments", "--run", RUN)

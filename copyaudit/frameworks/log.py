@@ -98,4 +98,5 @@ def need(path: Path, line: int | None, value: Any, keys: str, kind: type = str) 
     return current
 
 
-Reader = Callable[[Path], FrameworkLog]
+# A log's reader: one run, or one per model the log holds (promptfoo: per provider).
+Reader = Callable[[Path], FrameworkLog | list[FrameworkLog]]
