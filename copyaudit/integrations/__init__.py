@@ -1,0 +1,1 @@
+"""copyaudit inside other frameworks (optional extras)."""
