@@ -25,7 +25,7 @@ from inspect_ai.log import (  # noqa: E402
 )
 from inspect_ai.model import ModelOutput  # noqa: E402
 
-from copyaudit.integrations.inspect import copyaudit_scorer  # noqa: E402
+from copyaudit.integrations.inspect_scorer import copyaudit_scorer  # noqa: E402
 from tests.conftest import write_jsonl  # noqa: E402
 from tests.factories import literal_record  # noqa: E402
 

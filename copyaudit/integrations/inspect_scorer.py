@@ -1,7 +1,7 @@
 """copyaudit's judges as an inspect_ai scorer (the `inspect` extra: pip install
 'copyaudit[inspect]'):
 
-    inspect score LOG.eval --scorer copyaudit/integrations/inspect.py@copyaudit_scorer
+    inspect score LOG.eval --scorer copyaudit/integrations/inspect_scorer.py@copyaudit_scorer
     inspect eval task.py --scorer ...      # or in a task: scorer=copyaudit_scorer()
 
 A sample's output is judged against its target as `copyaudit judge` judges an imported
