@@ -1,0 +1,139 @@
+"""The library's index: one token stream of every work (word ids, a 0 between works and at
+the end), its suffix array (pydivsufsort over uint32 ids), and where each token stands
+(its work and character offset). Saved as .npy files beside the library's texts and
+memory-mapped when opened; its manifest lists the works' SHA-256 it was built from, so
+an index older than the library is known as such.
+
+Search: the suffixes starting with a pattern are one range of the suffix array; the
+range for one more token is found inside the last by two binary searches on the token
+at that depth (the range's suffixes share everything before it). A 0 never occurs in a
+pattern, so no match crosses from one work into the next.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from pydivsufsort import divsufsort
+
+from copyaudit.tracing.tokens import word_spans
+
+FILES = ("tokens.npy", "suffixes.npy", "offsets.npy", "ends.npy", "work_starts.npy")
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class IndexedWork:
+    key: str  # the library's id of the work (its SHA-256)
+    text: str
+
+
+class LibraryIndex:
+    """A built index, in memory or memory-mapped from a folder."""
+
+    def __init__(
+        self,
+        tokens: np.ndarray,
+        suffixes: np.ndarray,
+        offsets: np.ndarray,
+        ends: np.ndarray,
+        work_starts: np.ndarray,
+        works: list[str],
+        vocabulary: dict[str, int],
+    ) -> None:
+        self.tokens, self.suffixes, self.offsets, self.ends = tokens, suffixes, offsets, ends
+        self.work_starts = work_starts  # token position where each work begins
+        self.works = works  # work keys, in the stream's order
+        self.vocabulary = vocabulary
+
+    @classmethod
+    def build(cls, works: Sequence[IndexedWork]) -> LibraryIndex:
+        vocabulary: dict[str, int] = {}
+        ids: list[int] = []
+        offsets: list[int] = []
+        ends: list[int] = []
+        starts: list[int] = []
+        for work in works:
+            starts.append(len(ids))
+            for word, start, end in word_spans(work.text):
+                ids.append(vocabulary.setdefault(word, len(vocabulary) + 1))
+                offsets.append(start)
+                ends.append(end)
+            ids.append(0)  # between works, and at the end
+            offsets.append(len(work.text))
+            ends.append(len(work.text))
+        if not ids:
+            ids, offsets, ends = [0], [0], [0]
+        tokens = np.asarray(ids, dtype=np.uint32)
+        suffixes = np.asarray(divsufsort(tokens), dtype=np.int64)
+        return cls(
+            tokens,
+            suffixes,
+            np.asarray(offsets, dtype=np.int64),
+            np.asarray(ends, dtype=np.int64),
+            np.asarray(starts, dtype=np.int64),
+            [w.key for w in works],
+            vocabulary,
+        )
+
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        arrays = (self.tokens, self.suffixes, self.offsets, self.ends, self.work_starts)
+        for name, array in zip(FILES, arrays, strict=True):
+            np.save(folder / name, array)
+        manifest = {"works": self.works, "vocabulary": self.vocabulary}
+        (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+
+    @classmethod
+    def open(cls, folder: Path) -> LibraryIndex:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        arrays = [np.load(folder / name, mmap_mode="r") for name in FILES]
+        return cls(*arrays, manifest["works"], manifest["vocabulary"])
+
+    # --- search ---------------------------------------------------------------------
+
+    def _bound(self, lo: int, hi: int, depth: int, token: int, upper: bool) -> int:
+        """The first suffix in [lo, hi) whose token at `depth` is >= `token` (> when
+        `upper`); the suffixes in the range share their first `depth` tokens."""
+        tokens, suffixes = self.tokens, self.suffixes
+        while lo < hi:
+            mid = (lo + hi) // 2
+            value = int(tokens[int(suffixes[mid]) + depth])
+            if value < token or (upper and value == token):
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def narrow(self, lo: int, hi: int, depth: int, token: int) -> tuple[int, int]:
+        """The range of suffixes in [lo, hi) whose token at `depth` is `token`."""
+        first = self._bound(lo, hi, depth, token, upper=False)
+        return first, self._bound(first, hi, depth, token, upper=True)
+
+    def longest_from(self, ids: Sequence[int], start: int) -> tuple[int, int, int]:
+        """(length, lo, hi): the longest prefix of ids[start:] in the library and the
+        suffix-array range of its occurrences."""
+        lo, hi = 0, len(self.suffixes)
+        length = 0
+        for token in ids[start:]:
+            if token <= 0:
+                break
+            new_lo, new_hi = self.narrow(lo, hi, length, token)
+            if new_lo >= new_hi:
+                break
+            lo, hi, length = new_lo, new_hi, length + 1
+        return length, lo, hi
+
+    def locations(self, lo: int, hi: int, limit: int) -> list[tuple[int, int]]:
+        """(work number, token position) of up to `limit` occurrences, in stream order."""
+        positions = np.sort(np.asarray(self.suffixes[lo : min(hi, lo + limit)]))
+        works = np.searchsorted(self.work_starts, positions, side="right") - 1
+        return [(int(w), int(p)) for w, p in zip(works, positions, strict=True)]
+
+    def ids(self, words: Sequence[str]) -> list[int]:
+        """Each word's id in the library (0: a word the library does not hold)."""
+        return [self.vocabulary.get(w, 0) for w in words]

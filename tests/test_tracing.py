@@ -1,0 +1,142 @@
+"""Tracing outputs to a library (issue 38): the suffix-array index finds every maximal
+span of an output that the library holds, with every place, equal to a brute-force scan
+(plain substring search over the works' word lists). The library: the public-domain
+passages of samples/literal.jsonl grouped by work, plus shuffled-sentence works made
+from them; the outputs: planted copies from works other than the case's own, copies that
+run across two passages of a work, copies with one word changed, and filler."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from copyaudit.tracing.index import IndexedWork, LibraryIndex
+from copyaudit.tracing.tokens import word_spans
+from copyaudit.tracing.trace import trace
+
+SAMPLES = Path(__file__).parent.parent / "samples" / "literal.jsonl"
+FILLER = [
+    "we",
+    "should",
+    "perhaps",
+    "consider",
+    "a",
+    "quite",
+    "different",
+    "answer",
+    "to",
+    "the",
+    "question",
+    "today",
+]
+
+
+def _works() -> list[IndexedWork]:
+    by_title: dict[str, list[str]] = {}
+    for line in SAMPLES.read_text(encoding="utf-8").splitlines():
+        case = json.loads(line)
+        by_title.setdefault(case["title"], []).append(case["input"] + " " + case["reference"])
+    rng = random.Random(38)
+    works = [IndexedWork(title, "\n\n".join(passages)) for title, passages in by_title.items()]
+    for n in range(3):  # other "works": the sentences of all passages, shuffled
+        sentences = [s for w in works[:4] for s in w.text.split(". ")]
+        rng.shuffle(sentences)
+        works.append(IndexedWork(f"shuffled-{n}", ". ".join(sentences[:40])))
+    return works
+
+
+def _outputs(works: list[IndexedWork], n: int) -> list[str]:
+    rng = random.Random(7)
+    out = []
+    for i in range(n):
+        pieces = [" ".join(rng.sample(FILLER, 5))]
+        for _ in range(rng.randint(1, 3)):
+            words = [w for w, _, _ in word_spans(rng.choice(works).text)]
+            start = rng.randrange(0, len(words) - 60)
+            copy = words[start : start + rng.randint(8, 60)]
+            if i % 3 == 0 and len(copy) > 10:  # a one-word slip inside the copy
+                copy[len(copy) // 2] = "zebra"
+            pieces.append(" ".join(copy))
+            pieces.append(" ".join(rng.sample(FILLER, 3)))
+        out.append(", ".join(pieces))
+    return out
+
+
+def _brute_force(works: list[IndexedWork], text: str, k: int) -> list[tuple[int, int, int, list]]:
+    """(start, end, count, places) of every maximal span by substring search."""
+    spans = word_spans(text)
+    words = [w for w, _, _ in spans]
+    streams = []
+    for work in works:
+        ws = word_spans(work.text)
+        streams.append((work.key, ws, " " + " ".join(w for w, _, _ in ws) + " "))
+    found, reach = [], 0
+    for i in range(len(words)):
+        length = 0
+        while i + length < len(words):
+            needle = " " + " ".join(words[i : i + length + 1]) + " "
+            if not any(needle in s for _, _, s in streams):
+                break
+            length += 1
+        if length < k or i + length <= reach:
+            continue
+        reach = i + length
+        needle = " " + " ".join(words[i : i + length]) + " "
+        places = []
+        for key, ws, stream in streams:
+            at = stream.find(needle)
+            while at >= 0:
+                first = stream[: at + 1].count(" ") - 1  # the word index where it starts
+                places.append((key, ws[first][1], ws[first + length - 1][2]))
+                at = stream.find(needle, at + 1)
+        found.append((spans[i][1], spans[i + length - 1][2], len(places), sorted(places)))
+    return found
+
+
+@pytest.fixture(scope="module")
+def library() -> tuple[list[IndexedWork], LibraryIndex]:
+    works = _works()
+    return works, LibraryIndex.build(works)
+
+
+@pytest.mark.parametrize(("k", "outputs"), [(12, 200), (5, 50)])
+def test_traced_spans_equal_a_brute_force_scan(library, k: int, outputs: int) -> None:
+    works, index = library
+    for text in _outputs(works, outputs):
+        ours = [
+            (s.start, s.end, s.count, sorted((p.work, p.start, p.end) for p in s.places))
+            for s in trace(index, text, min_tokens=k, max_places=1000)
+        ]
+        assert ours == _brute_force(works, text, k), text
+
+
+def test_a_copy_from_another_work_is_placed_in_that_work(library) -> None:
+    works, index = library
+    moby = next(w for w in works if w.key.startswith("Moby"))
+    output = "As the story goes, " + moby.text[200:700] + " and so on."
+    (span,) = trace(index, output, min_tokens=10)
+    place = next(p for p in span.places if p.work == moby.key)
+    words = [w for w, _, _ in word_spans(output[span.start : span.end])]
+    assert [w for w, _, _ in word_spans(moby.text[place.start : place.end])] == words
+    assert span.words == len(words) >= 70
+
+
+def test_the_index_reads_back_from_its_files(library, tmp_path: Path) -> None:
+    works, index = library
+    index.save(tmp_path / "index")
+    opened = LibraryIndex.open(tmp_path / "index")
+    text = _outputs(works, 1)[0]
+    assert trace(opened, text, min_tokens=5) == trace(index, text, min_tokens=5)
+
+
+def test_no_span_crosses_from_one_work_into_the_next() -> None:
+    index = LibraryIndex.build(
+        [IndexedWork("a", "one two three four five"), IndexedWork("b", "six seven eight nine")]
+    )
+    assert trace(index, "three four five six seven eight", min_tokens=4) == []
+    first, second = trace(index, "three four five six seven eight", min_tokens=3)
+    assert (first.words, first.places[0].work) == (3, "a")
+    assert (second.words, second.places[0].work) == (3, "b")
