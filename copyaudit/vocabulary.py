@@ -88,6 +88,12 @@ METRICS: tuple[Metric, ...] = (
     # every literal-style study: the longest verbatim run (characters) shared with the
     # source, flagged at the verbatim judge's threshold (160 by default)
     Metric("longest_verbatim_chars", "longest verbatim (chars)", "count", "flagged"),
+    # tracing to the library (copyaudit.judges.trace): the longest span a work holds
+    # (flagged at 160 characters), how many works hold a span, the share of the output
+    # inside traced spans
+    Metric("longest_traced_chars", "longest traced (chars)", "count", "flagged"),
+    Metric("traced_works", "works traced", "count"),
+    Metric("traced_share", "share traced", "fraction"),
     # prefix extraction (HELM's copyright scenario), HELM's copyright metrics exactly:
     # tokens of the true continuation reproduced from its start, flagged when extracted
     # (the first 50 reproduced: the case is k-extractable, k its prefix's tokens); token

@@ -969,6 +969,19 @@ def m021_decop_digests(db: sqlite_utils.Database) -> None:
     m019_run_digests(db)
 
 
+def m022_library(db: sqlite_utils.Database) -> None:
+    """Table `library_works`: the works tracing searches (db.library; copyaudit.tracing),
+    each by the SHA-256 of its text, with its title, author, where it came from and
+    whether it is protected or in the public domain. The texts live in a folder beside
+    the database (copyaudit.tracing.library)."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS library_works (sha256 TEXT PRIMARY KEY, title TEXT NOT "
+        "NULL, author TEXT, source TEXT, status TEXT NOT NULL CHECK (status IN "
+        "('protected', 'public-domain', 'unknown')), chars INTEGER NOT NULL, "
+        "added_at TEXT NOT NULL)"
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m001_initial,
     migrate_decop,
@@ -991,6 +1004,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m019_run_digests,  # verify: judgments, outputs, cases and run configuration digested
     m020_event_signatures,  # events signed by their person's key (db.signatures)
     m021_decop_digests,  # verify: DE-COP scores and calibrations digested with their run
+    m022_library,  # the works tracing searches (copyaudit.tracing)
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

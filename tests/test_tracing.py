@@ -16,6 +16,8 @@ import pytest
 from copyaudit.tracing.index import IndexedWork, LibraryIndex
 from copyaudit.tracing.tokens import word_spans
 from copyaudit.tracing.trace import trace
+from tests.conftest import write_jsonl
+from tests.factories import literal_record
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "literal.jsonl"
 FILLER = [
@@ -140,3 +142,40 @@ def test_no_span_crosses_from_one_work_into_the_next() -> None:
     first, second = trace(index, "three four five six seven eight", min_tokens=3)
     assert (first.words, first.places[0].work) == (3, "a")
     assert (second.words, second.places[0].work) == (3, "b")
+
+
+def test_library_add_then_judge_trace_on_a_run(cli, tmp_path: Path, db_path: Path) -> None:
+    """`library add` keeps the texts beside the database and indexes them; `judge --judges
+    trace` finds a copy of another work than the case's own, with its place, and flags
+    it at 160 characters; a text changed behind the library is refused."""
+    works = _works()
+    moby = next(w for w in works if w.key.startswith("Moby"))
+    (tmp_path / "lib").mkdir()
+    for n, work in enumerate(works[:4]):
+        (tmp_path / "lib" / f"w{n}.txt").write_text(work.text, encoding="utf-8")
+    added = cli("library", "add", str(tmp_path / "lib"), "--status", "public-domain")
+    assert added.code == 0, added.err
+    assert "4 works added" in added.out and "indexed 4 works" in added.out
+    cases = [literal_record(1, id="c1", title="Pride and Prejudice")]
+    assert cli("import", "literal", str(write_jsonl(tmp_path / "c.jsonl", cases))).code == 0
+    copy = moby.text[300:900]
+    output = "Here it is: " + copy
+    gens = [{"case_id": "c1", "output": output}]
+    g = write_jsonl(tmp_path / "g.jsonl", gens)
+    assert cli("import-generations", str(g), "--run", "r", "--suite", "c").code == 0
+    judged = cli("judge", "r", "--judges", "trace")
+    assert judged.code == 0, judged.err
+    rows = [json.loads(x) for x in cli("export", "judgments", "--run", "r").out.splitlines()]
+    by = {r["metric"]: r for r in rows}
+    assert by["longest_traced_chars"]["flagged"] is True
+    assert by["longest_traced_chars"]["value"] >= 500
+    assert by["traced_works"]["value"] == 1
+    (span,) = by["longest_traced_chars"]["evidence"]["extra"]["spans"]
+    assert span["places"][0]["work"] == "w3" and span["places"][0]["status"] == "public-domain"
+    place = span["places"][0]
+    traced = [w for w, _, _ in word_spans(moby.text[place["start"] : place["end"]])]
+    assert traced == [w for w, _, _ in word_spans(output[span["start"] : span["end"]])]
+    stored = next((db_path.parent / f"{db_path.name}.library" / "texts").iterdir())
+    stored.write_text("changed", encoding="utf-8")
+    refused = cli("judge", "r", "--judges", "trace")
+    assert "changed since it was added" in refused.out + refused.err

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "anchor": "audit",
     "migrate": "audit",
     "keys": "keys",
+    "library": "library",
     "decop": "decop",
     "agreement": "verify_labels",
     "import-labels": "verify_labels",

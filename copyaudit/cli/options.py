@@ -103,6 +103,9 @@ def judge_options(command: Callable[..., Any]) -> Any:
     @functools.wraps(command)
     def with_judging(*args: Any, **kwargs: Any) -> Any:
         chosen = {name: kwargs.pop(name) for name in _JUDGE_OPTION_NAMES}
+        traced = "trace" in str(chosen["judges"]).split(",")  # by name only: no preset has it
+        if traced and chosen["trace_library"] is None:
+            chosen["trace_library"] = _library_beside_database()
         config = kwargs.pop("judge_config")
         calibrations = _calibrations(config) if config else ()
         return command(*args, judging=JudgeOptions(**chosen, calibrations=calibrations), **kwargs)
@@ -147,6 +150,17 @@ def judge_options(command: Callable[..., Any]) -> Any:
                 "true continuation (default 50).",
             ),
             click.option(
+                "--trace-library",
+                type=click.Path(file_okay=False),
+                help="The trace judge's library folder (default: the one `copyaudit "
+                "library add` keeps beside the database).",
+            ),
+            click.option(
+                "--trace-tokens",
+                type=POSITIVE_INT,
+                help="Trace: the fewest words a traced span holds (default 20).",
+            ),
+            click.option(
                 "--judge-backend",
                 type=click.Choice(JUDGE_BACKENDS),
                 default=JUDGE_OPTION_DEFAULTS["judge_backend"],
@@ -178,6 +192,13 @@ def judge_options(command: Callable[..., Any]) -> Any:
         ),
         with_judging,
     )
+
+
+def _library_beside_database() -> str | None:
+    """The library folder beside the database, when one was indexed there."""
+    obj = click.get_current_context().find_root().obj
+    folder = Path(f"{obj.db_path}.library") if obj is not None else None
+    return str(folder) if folder is not None and (folder / "index").is_dir() else None
 
 
 def _calibrations(value: str) -> tuple[Calibration, ...]:

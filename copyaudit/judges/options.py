@@ -29,6 +29,8 @@ STORED_WHEN_SET = (
     "judge_api_key_env",
     "judge_max_response_bytes",
     "judge_request_deadline",
+    "trace_library",
+    "trace_tokens",
 )
 JUDGE_BACKENDS = ("hf", "openai")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -79,6 +81,10 @@ class JudgeOptions:
     judge_api_key_env: str = "OPENAI_API_KEY"
     judge_max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES  # per answer (openai)
     judge_request_deadline: float = DEFAULT_REQUEST_DEADLINE_S  # per request (openai)
+    # the trace judge: the library folder (copyaudit.tracing.library; default: the one
+    # beside the database, when it exists) and the fewest words a traced span holds
+    trace_library: str | None = None
+    trace_tokens: int | None = None
     device: str = "auto"  # where judge models load
     allow_download: bool = False  # hub models load from the local cache only unless set
     # thresholds fitted to labels, applied to the judges they name (not stored in the

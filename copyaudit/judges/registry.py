@@ -201,6 +201,13 @@ JUDGES: dict[str, JudgeSpec] = {
             paper="HELM's copyright metrics; extracted at 50 tokens (--extract-tokens)",
         ),
         JudgeSpec(
+            "trace",
+            "copyaudit.judges.trace:trace_judge",
+            GENERATION_KINDS,
+            paper="not in the preset (spans traced to the library: copyaudit library add)",
+            offline="not in the preset (spans traced to the library: copyaudit library add)",
+        ),
+        JudgeSpec(
             "takedown",
             "copyaudit.judges.infringement:infringement_judge",
             frozenset({"literal"}),

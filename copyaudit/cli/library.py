@@ -1,0 +1,125 @@
+"""`library`: the works tracing searches (copyaudit.tracing): texts kept beside the
+database, registered in it with their provenance, and the index over all of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from copyaudit.errors import InputError
+from copyaudit.untrusted import terminal_text
+
+MAX_TEXT_BYTES = 512 * 1024**2  # one work's text
+
+
+def _texts(paths: tuple[Path, ...]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.rglob("*.txt"))
+            if not found:
+                raise InputError(path, None, None, "a directory without .txt files")
+            files += found
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise InputError(path, None, None, "no such file")
+    return files
+
+
+def _read(path: Path) -> str:
+    if path.stat().st_size > MAX_TEXT_BYTES:
+        raise InputError(path, None, None, f"larger than {MAX_TEXT_BYTES} bytes")
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(path, None, None, f"not UTF-8 text (byte {error.start})") from None
+
+
+@click.group("library")
+def library_group() -> None:
+    """The works `judge --judges trace` traces outputs to."""
+
+
+@library_group.command("add")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--title", help="The work's title (one file; default: the file name).")
+@click.option("--author")
+@click.option("--source", help="Edition or where the text came from (default: the path).")
+@click.option(
+    "--status",
+    type=click.Choice(["protected", "public-domain", "unknown"]),
+    default="unknown",
+    show_default=True,
+)
+@click.pass_obj
+def add_cmd(
+    obj: Any,
+    paths: tuple[Path, ...],
+    title: str | None,
+    author: str | None,
+    source: str | None,
+    status: str,
+) -> None:
+    """Add plain-text works (files, or folders of .txt files) and rebuild the index."""
+    from copyaudit.tracing.library import library_folder, store_text
+    from db.library import LibraryWork, add_work
+
+    files = _texts(paths)
+    if title is not None and len(files) > 1:
+        raise click.UsageError("--title names one work: give one file")
+    folder = library_folder(obj.db_path)
+    texts = [(path, _read(path)) for path in files]  # every file read before any is stored
+    with obj.store() as store:
+        added = 0
+        for path, text in texts:
+            sha = store_text(folder, text)
+            work = LibraryWork(
+                sha, title or path.stem, author, source or str(path), status, len(text)
+            )
+            added += add_work(store, work)
+    click.echo(f"{added} works added, {len(texts) - added} already in the library")
+    _rebuild(obj)
+
+
+def _rebuild(obj: Any) -> None:
+    from copyaudit.tracing.library import CatalogueEntry, build_index, library_folder
+    from db.library import library_works
+
+    with obj.store(read_only=True) as store:
+        works = library_works(store)
+    entries = [CatalogueEntry(w.sha256, w.title, w.author, w.status, w.chars) for w in works]
+    index = build_index(library_folder(obj.db_path), entries)
+    click.echo(
+        f"indexed {len(entries)} works, {len(index.tokens) - len(entries)} words "
+        f"({library_folder(obj.db_path)})"
+    )
+
+
+@library_group.command("index")
+@click.pass_obj
+def index_cmd(obj: Any) -> None:
+    """Rebuild the index from the registered works (each text checked by its SHA-256)."""
+    _rebuild(obj)
+
+
+@library_group.command("list")
+@click.pass_obj
+def list_cmd(obj: Any) -> None:
+    """Every work: title, author, status, characters, SHA-256, source."""
+    from db.library import library_works
+
+    with obj.store(read_only=True) as store:
+        for work in library_works(store):
+            click.echo(
+                terminal_text(
+                    f"{work.title} | {work.author or '-'} | {work.status} | {work.chars} chars | "
+                    f"{work.sha256} | {work.source or '-'}"
+                )
+            )
+
+
+def register(group: click.Group) -> None:
+    group.add_command(library_group)

@@ -1,0 +1,44 @@
+"""The library's register: the works tracing searches (their texts are files beside the
+database: copyaudit.tracing.library)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from copyaudit.errors import UserError
+from db.clock import now
+from db.connection import Store
+
+STATUSES = ("protected", "public-domain", "unknown")
+
+
+@dataclass(frozen=True)
+class LibraryWork:
+    sha256: str
+    title: str
+    author: str | None
+    source: str | None
+    status: str
+    chars: int
+
+
+def add_work(store: Store, work: LibraryWork) -> bool:
+    """Register `work`; False when a text with its SHA-256 is already registered (its
+    record is kept), UserError when the status is unknown."""
+    if work.status not in STATUSES:
+        raise UserError(f"a work's status is one of {', '.join(STATUSES)}, not {work.status!r}")
+    with store.transaction(durable=True):
+        cursor = store.conn.execute(
+            "INSERT OR IGNORE INTO library_works (sha256, title, author, source, status, "
+            "chars, added_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (work.sha256, work.title, work.author, work.source, work.status, work.chars, now()),
+        )
+        return cursor.rowcount == 1
+
+
+def library_works(store: Store) -> list[LibraryWork]:
+    """Every registered work, in the order they were added."""
+    return [
+        LibraryWork(r["sha256"], r["title"], r["author"], r["source"], r["status"], r["chars"])
+        for r in store.conn.execute("SELECT * FROM library_works ORDER BY added_at, rowid")
+    ]
