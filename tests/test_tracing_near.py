@@ -128,3 +128,22 @@ def test_near_matches_equal_the_transcribed_rule(min_words: int) -> None:
             checked += len(ours)
             slips += sum(not m.exact for m in near_matches(output, work, min_words))
     assert checked > 200 and slips > 50  # the data exercises both kinds of match
+
+
+def test_the_trace_step_finds_a_copy_with_a_slip_that_exact_tracing_splits() -> None:
+    from copyaudit.tracing.index import IndexedWork, LibraryIndex
+    from copyaudit.tracing.trace import trace, trace_near
+
+    text = SAMPLES.read_text(encoding="utf-8").splitlines()
+    work = json.loads(text[0])["input"]
+    index = LibraryIndex.build([IndexedWork("alice", work), IndexedWork("other", "x y z")])
+    words = work.split()
+    copied = words[10:60]
+    copied[25] = "zebra"  # one word replaced
+    output = "As it goes: " + " ".join(copied) + " and that is all."
+    exact = trace(index, output, min_tokens=20)
+    near = trace_near(index, output, min_words=20)
+    assert len(exact) == 1 or all(s.words < 45 for s in exact)  # the slip splits it
+    (match,) = near
+    assert match.work == "alice" and match.slips == 1 and match.words >= 45
+    assert output[match.start : match.end].startswith(copied[0])

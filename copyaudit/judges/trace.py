@@ -1,6 +1,7 @@
 """The trace judge: every span of an output that a work of the library holds
 (copyaudit.tracing), however the case names its source. Metrics: `longest_traced_chars`
-(flagged at the verbatim judge's 160 characters, after Mueller et al. 2024),
+(exact or near-verbatim: copyaudit.tracing.near; flagged at the verbatim judge's 160
+characters, after Mueller et al. 2024),
 `traced_works` (distinct works holding a traced span) and `traced_share` (the share of
 the output's characters inside traced spans). Evidence: each span with where it stands
 (work, status, character offsets; the first places of a span held many times) and how
@@ -16,7 +17,7 @@ from copyaudit.errors import UserError
 from copyaudit.judges.base import Judge
 from copyaudit.judges.context import JudgeUnavailable
 from copyaudit.tracing.library import CatalogueEntry, open_index
-from copyaudit.tracing.trace import DEFAULT_MIN_TOKENS, TracedSpan, trace
+from copyaudit.tracing.trace import DEFAULT_MIN_TOKENS, NearSpan, TracedSpan, trace, trace_near
 from copyaudit.types import JudgeInput, Score, Span
 
 if TYPE_CHECKING:
@@ -64,11 +65,20 @@ class TraceJudge(Judge):
             for p in span.places[:PLACES_KEPT]
         ]
 
+    def _near(self, near: NearSpan) -> dict[str, Any]:
+        entry = self.catalogue[near.work]
+        return {
+            "start": near.start, "end": near.end, "words": near.words, "slips": near.slips,
+            "chars": near.chars, "work": entry.title, "sha256": near.work,
+            "status": entry.status, "work_start": near.work_start, "work_end": near.work_end,
+        }  # fmt: skip
+
     def _judge_one(self, output: str) -> list[Score]:
         spans = trace(self.index, output, self.min_tokens)
-        covered = _covered_chars(spans)
-        longest = max((s.chars for s in spans), default=0)
-        works = {p.work for s in spans for p in s.places}
+        near = trace_near(self.index, output, self.min_tokens)
+        covered = _covered_chars([*spans, *near])
+        longest = max([s.chars for s in spans] + [n.end - n.start for n in near], default=0)
+        works = {p.work for s in spans for p in s.places} | {n.work for n in near}
         evidence = tuple(
             Span(
                 s.start,
@@ -77,6 +87,14 @@ class TraceJudge(Judge):
                 + (f" (and {s.count - 1} more places)" if s.count > 1 else ""),
             )
             for s in spans
+        ) + tuple(
+            Span(
+                n.start,
+                n.end,
+                note=f"near-verbatim ({n.slips} slip{'s' if n.slips > 1 else ''}): "
+                f"{self.catalogue[n.work].title} @ {n.work_start}",
+            )
+            for n in near
         )
         details = [
             {"start": s.start, "end": s.end, "words": s.words, "count": s.count,
@@ -94,14 +112,23 @@ class TraceJudge(Judge):
                 flagged=longest >= FLAG_CHARS,
                 threshold=float(FLAG_CHARS),
                 spans=evidence,
-                extra={"spans": details, "protected_at_threshold": protected},
+                extra={
+                    "spans": details,
+                    "near_verbatim": [self._near(n) for n in near],
+                    "protected_at_threshold": protected
+                    or any(
+                        self.catalogue[n.work].status == "protected"
+                        for n in near
+                        if n.end - n.start >= FLAG_CHARS
+                    ),
+                },
             ),
             Score("traced_works", float(len(works))),
             Score("traced_share", covered / len(output) if output else 0.0),
         ]
 
 
-def _covered_chars(spans: Sequence[TracedSpan]) -> int:
+def _covered_chars(spans: Sequence[TracedSpan | NearSpan]) -> int:
     covered, reach = 0, 0
     for span in sorted(spans, key=lambda s: s.start):
         start = max(span.start, reach)

@@ -49,6 +49,7 @@ class LibraryIndex:
         self.work_starts = work_starts  # token position where each work begins
         self.works = works  # work keys, in the stream's order
         self.vocabulary = vocabulary
+        self._spelled: list[str] | None = None  # id -> word, made when first needed
 
     @classmethod
     def build(cls, works: Sequence[IndexedWork]) -> LibraryIndex:
@@ -133,6 +134,22 @@ class LibraryIndex:
         positions = np.sort(np.asarray(self.suffixes[lo : min(hi, lo + limit)]))
         works = np.searchsorted(self.work_starts, positions, side="right") - 1
         return [(int(w), int(p)) for w, p in zip(works, positions, strict=True)]
+
+    def words_of(self, work: int, start: int, end: int) -> list[str]:
+        """The words of work number `work` from its word `start` to `end` (clipped)."""
+        if self._spelled is None:
+            spelled = [""] * (len(self.vocabulary) + 1)
+            for word, number in self.vocabulary.items():
+                spelled[number] = word
+            self._spelled = spelled
+        spelled = self._spelled
+        first = int(self.work_starts[work])
+        last = (
+            int(self.work_starts[work + 1]) - 1 if work + 1 < len(self.work_starts)
+            else len(self.tokens) - 1
+        )  # fmt: skip
+        ids = self.tokens[first + max(start, 0) : first + min(end, last - first)]
+        return [spelled[int(i)] for i in ids]
 
     def ids(self, words: Sequence[str]) -> list[int]:
         """Each word's id in the library (0: a word the library does not hold)."""

@@ -15,6 +15,7 @@ its matched words' letters (not digits) plus one space between each two.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,9 +34,7 @@ class NearMatch:
 
     @property
     def exact(self) -> bool:
-        return all(
-            b == (a[0] + 1, a[1] + 1) for a, b in zip(self.pairs, self.pairs[1:], strict=False)
-        )
+        return all(b == (a[0] + 1, a[1] + 1) for a, b in itertools.pairwise(self.pairs))
 
 
 def _slip_allowed(pairs: tuple[Pair, ...]) -> bool:

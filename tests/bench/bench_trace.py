@@ -1,8 +1,9 @@
 """Tracing at scale (issue 38): build a library of --mb megabytes from the public-domain
 passages in samples/literal.jsonl (sentences shuffled into new "works"), index it, and
-trace generations that copy from it. Prints build time (CPU), index size, trace time per
-generation (median and p99 CPU ms) and peak RSS. Not a timed test: run it by hand,
-`python tests/bench/bench_trace.py --mb 100` (make bench runs the default size).
+trace generations that copy from it (exact and near-verbatim spans, as the judge does).
+Prints build time (CPU), index size, trace time per generation (median and p99 CPU ms)
+and peak RSS. Not a timed test: run it by hand, `python tests/bench/bench_trace.py --mb
+100` (make bench runs the default size).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from pathlib import Path
 
 from copyaudit.tracing.index import IndexedWork, LibraryIndex
-from copyaudit.tracing.trace import trace
+from copyaudit.tracing.trace import trace, trace_near
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "literal.jsonl"
 
@@ -65,6 +66,7 @@ def main() -> None:
             output = "Certainly. " + work[start : start + rng.randint(200, 1200)] + " The end."
             begin = time.process_time()
             trace(opened, output, min_tokens=20)
+            trace_near(opened, output, min_words=20)  # what the trace judge also does
             times.append((time.process_time() - begin) * 1000)
     times.sort()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
