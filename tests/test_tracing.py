@@ -175,7 +175,22 @@ def test_library_add_then_judge_trace_on_a_run(cli, tmp_path: Path, db_path: Pat
     place = span["places"][0]
     traced = [w for w, _, _ in word_spans(moby.text[place["start"] : place["end"]])]
     assert traced == [w for w, _, _ in word_spans(output[span["start"] : span["end"]])]
+    report = json.loads(cli("report", "r", "--format", "json").out)
+    assert report["trace"]["flagged"] == 1 and report["trace"]["srr"] == {"public-domain": 1.0}
+    assert report["trace"]["cdr"] is None  # no protected work holds a span
+    shown = cli("report", "r").out
+    assert "## Traced to the library" in shown and "public-domain 100.0% (1 of 1)" in shown
     stored = next((db_path.parent / f"{db_path.name}.library" / "texts").iterdir())
     stored.write_text("changed", encoding="utf-8")
     refused = cli("judge", "r", "--judges", "trace")
     assert "changed since it was added" in refused.out + refused.err
+
+
+def test_the_reproduction_rate_by_kind_of_work_and_their_ratio() -> None:
+    from copyaudit.reports.copying import with_statuses
+
+    block = {"n": 10, "flagged": 5, "rate": 0.5, "thresholds": [160.0]}
+    got = with_statuses(block, {"protected": 4, "public-domain": 2})
+    assert got["srr"] == {"protected": 0.4, "public-domain": 0.2}
+    assert got["cdr"] == pytest.approx(2.0)
+    assert with_statuses(block, {"protected": 3})["cdr"] is None  # no public-domain base

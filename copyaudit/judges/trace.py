@@ -101,10 +101,15 @@ class TraceJudge(Judge):
              "places": self._place(s)}
             for s in spans
         ]  # fmt: skip
-        protected = any(
-            self.catalogue[p.work].status == "protected"
-            for s in spans if s.chars >= FLAG_CHARS for p in s.places
-        )  # fmt: skip
+        statuses = sorted(
+            {
+                self.catalogue[p.work].status
+                for s in spans
+                if s.chars >= FLAG_CHARS
+                for p in s.places
+            }
+            | {self.catalogue[n.work].status for n in near if n.end - n.start >= FLAG_CHARS}
+        )  # the kinds of work (protected, public-domain) holding a span at the threshold
         return [
             Score(
                 "longest_traced_chars",
@@ -115,12 +120,7 @@ class TraceJudge(Judge):
                 extra={
                     "spans": details,
                     "near_verbatim": [self._near(n) for n in near],
-                    "protected_at_threshold": protected
-                    or any(
-                        self.catalogue[n.work].status == "protected"
-                        for n in near
-                        if n.end - n.start >= FLAG_CHARS
-                    ),
+                    "statuses_at_threshold": statuses,
                 },
             ),
             Score("traced_works", float(len(works))),

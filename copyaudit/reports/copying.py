@@ -11,6 +11,7 @@ from typing import Any
 from copyaudit.reports.scores import MetricScores, Tally
 
 VERBATIM = "longest_verbatim_chars"
+TRACED = "longest_traced_chars"
 EXTRACTION_METRICS = ("lcp_tokens", "edit_similarity", "edit_distance")
 
 
@@ -37,6 +38,8 @@ def copying_blocks(
     blocks: dict[str, Any] = {}
     if VERBATIM in scores:
         blocks["verbatim"] = flagged_summary(scores[VERBATIM], thresholds.get(VERBATIM, []))
+    if TRACED in scores:
+        blocks["trace"] = flagged_summary(scores[TRACED], thresholds.get(TRACED, []))
     if "lcp_tokens" in scores:
         blocks["extraction"] = {
             m: flagged_summary(scores.get(m), thresholds.get(m, [])) for m in EXTRACTION_METRICS
@@ -79,6 +82,10 @@ def copying_markdown(report: Mapping[str, Any]) -> list[str]:
             f"{_number(lcp['max'], 0)} | {_number(extraction['edit_similarity']['mean'], 3)} | "
             f"{_number(extraction['edit_distance']['mean'])} |",
         ]
+    traced = report.get("trace")
+    if traced is not None:
+        lines += [""] if lines else []
+        lines += trace_markdown(traced)
     verbatim = report.get("verbatim")
     if verbatim is not None:
         lines += [""] if lines else []
@@ -95,3 +102,39 @@ def copying_markdown(report: Mapping[str, Any]) -> list[str]:
             f"{_number(verbatim['max'], 0)} |",
         ]
     return lines
+
+
+def with_statuses(block: dict[str, Any], statuses: Mapping[str, int]) -> dict[str, Any]:
+    """The trace block with the reproduction rate (SRR, Mueller et al. 2024) per kind of
+    work, from `statuses` (status -> generations with a span at the threshold in such a
+    work), and their ratio protected / public-domain (CDR; None when either is 0)."""
+    n = block["n"]
+    srr = {status: (count / n if n else None) for status, count in sorted(statuses.items())}
+    protected, public = srr.get("protected"), srr.get("public-domain")
+    cdr = protected / public if protected and public else None
+    return {**block, "by_status": dict(statuses), "srr": srr, "cdr": cdr}
+
+
+def trace_markdown(block: Mapping[str, Any]) -> list[str]:
+    statuses = block.get("srr") or {}
+    split = "; ".join(
+        f"{status} {100 * rate:.1f}% ({block['by_status'][status]} of {block['n']})"
+        for status, rate in statuses.items()
+        if rate is not None
+    )
+    cdr = block.get("cdr")
+    return [
+        "## Traced to the library",
+        "",
+        "The longest span each output shares with any work of the library (exact, or "
+        "near-verbatim with one-word slips), flagged at the threshold: the flagged share "
+        "is the reproduction rate (SRR, Mueller et al. 2024).",
+        "",
+        "| flagged | threshold | mean | median | max |",
+        "|---|---|---|---|---|",
+        f"| {_rate(block)} | {_at(block, 'characters')} | {_number(block['mean'])} | "
+        f"{_number(block['median'])} | {_number(block['max'], 0)} |",
+        "",
+        f"By kind of work: {split or 'no span at the threshold'}. Protected / public-domain "
+        f"(CDR): {'—' if cdr is None else f'{cdr:.2f}'}.",
+    ]

@@ -7,7 +7,7 @@ from typing import Any
 
 from copyaudit.render.markdown import table
 from copyaudit.render.text import headline_text, judged_caption, suite_note_lines
-from copyaudit.reports.copying import copying_blocks, copying_markdown
+from copyaudit.reports.copying import copying_blocks, copying_markdown, with_statuses
 from copyaudit.reports.people import people_markdown
 from copyaudit.reports.scores import MetricScores, histogram, scores_from_store
 from copyaudit.reports.unreadable import unreadable_counts, unreadable_warnings
@@ -20,6 +20,7 @@ from db.cases import run_import_note, suite_import_note
 from db.queries import run_overview
 from db.run_totals import thresholds as run_thresholds
 from db.runs import run_row
+from db.tracing import traced_statuses
 
 __all__ = ["build_report", "histogram", "report_markdown", "summarize_scores"]
 
@@ -80,6 +81,8 @@ def build_report(
         "judge_quality": judge_quality(store, run),
     }
     # each headline rate as people would give it, or why that cannot be estimated
+    if "trace" in report:  # the reproduction rate by kind of work
+        report["trace"] = with_statuses(report["trace"], traced_statuses(store, run_id))
     report["people_estimates"] = people_estimates(store, run, report["kind"], report["judged"])
     report["unreadable"] = unreadable_counts(store, run_id)
     report["warnings"] = unreadable_warnings(report["unreadable"], report["judged"])
