@@ -122,3 +122,18 @@ async def test_no_more_app_processes_than_max_sessions() -> None:
     server.sessions = server.max_sessions  # that many tabs are open
     response = await server.handle_websocket(_request("/ws"))
     assert response.status == 503 and server.sessions == server.max_sessions
+
+
+def test_a_served_tab_never_takes_the_name_remembered_on_the_server(
+    cli: Callable[..., Any], db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import screens.app
+    from copyaudit.identity import remember_annotator
+
+    opened: list[str | None] = []
+    monkeypatch.setattr(screens.app, "run_app", lambda path, annotator: opened.append(annotator))
+    remember_annotator("owner")  # the serving user's name, remembered on this machine
+    assert cli().code == 0  # the terminal app takes the remembered name
+    assert cli("--served").code == 0  # a tab asks for one instead
+    assert cli("--served", "--annotator", "ann").code == 0
+    assert opened == ["owner", None, "ann"]
