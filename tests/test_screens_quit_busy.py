@@ -15,7 +15,12 @@ from copyaudit.engine import runner
 from screens.app import CopyauditApp
 from screens.runs.run_dialogs import StoppingScreen
 from tests.test_screens_data import wait_until
-from tests.test_screens_launcher import SIZE, _start_from_launcher, _status, fake_execute_run
+from tests.test_screens_launcher import (
+    SIZE,
+    _status,
+    fake_execute_run,
+    run_going_on_the_dashboard,
+)
 
 pytestmark = pytest.mark.anyio
 DEMO_KINDS = ("literal",)  # the demo_db fixture's suites (conftest)
@@ -36,10 +41,7 @@ async def test_second_q_quits_while_the_app_is_busy(demo_db: Path, monkeypatch) 
     monkeypatch.setattr(screens.app, "QUIT_CONFIRM_S", WINDOW_S)
     app = CopyauditApp(demo_db)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await _start_from_launcher(pilot)
-        run = app.active_runs["literal-default-none"]
-        await wait_until(pilot, lambda: run.progress is not None and run.progress.done > 5)
-        await pilot.press("escape")  # the dashboard, where q is not typed into a field
+        run = await run_going_on_the_dashboard(pilot)
         first = _press_q(app)
         await wait_until(pilot, lambda: len(app.screen.query("Toast")) > 0)
         assert app.is_running and not run.cancel.is_set()  # the first q only warns
