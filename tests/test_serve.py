@@ -4,6 +4,7 @@ command each tab runs. The browser test is tests/test_serve_browser.py."""
 
 from __future__ import annotations
 
+import logging
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -102,11 +103,13 @@ async def test_the_page_with_the_token_sets_the_cookie_the_rest_needs() -> None:
     server = _server(TOKEN, None)
     async with TestClient(TestServer(await server._make_app())) as client:
         assert (await client.get("/")).status == 403
-        page = await client.get(f"/?token={TOKEN}")
-        assert page.status == 200
-        cookie = page.headers["Set-Cookie"]
+        given = await client.get(f"/?fontsize=14&token={TOKEN}", allow_redirects=False)
+        assert given.status == 303 and given.headers["Location"] == "/?fontsize=14"
+        cookie = given.headers["Set-Cookie"]
         assert f"{TOKEN_COOKIE}={TOKEN}" in cookie
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        page = await client.get(given.headers["Location"])  # with the cookie
+        assert page.status == 200
         html = await page.text()
         assert "https:" not in html and "googleapis" not in html
         assert f"ws://{client.host}:{client.port}/ws" in html  # the address it was reached by
@@ -137,3 +140,11 @@ def test_a_served_tab_never_takes_the_name_remembered_on_the_server(
     assert cli("--served").code == 0  # a tab asks for one instead
     assert cli("--served", "--annotator", "ann").code == 0
     assert opened == ["owner", None, "ann"]
+
+
+def test_the_access_log_hides_the_token() -> None:
+    from copyaudit.cli.web_server import _hide_token
+
+    line = f'127.0.0.1 "GET /?fontsize=14&token={TOKEN} HTTP/1.1" 303'
+    record = logging.LogRecord("aiohttp.access", logging.INFO, "", 0, line, None, None)
+    assert _hide_token(record) and TOKEN not in record.msg and "token=…" in record.msg

@@ -7,14 +7,17 @@ The guard, an aiohttp middleware, answers 403 to:
 - a request whose Origin (sent by browsers) is another site, so a page the reviewer
   visits cannot open the app's websocket and type labels (cross-site websocket
   hijacking);
-- without the token (when one is set): `?token=` on the page's address, or the cookie
-  that page sets (HttpOnly, SameSite=Strict) for the websocket and the static files.
+- without the token (when one is set): `?token=` on the page's address (answered with a
+  redirect to the address without it, setting an HttpOnly, SameSite=Strict cookie), or
+  that cookie (the page, its websocket and its static files). The access log hides it.
 It also refuses a websocket beyond `max_sessions` open ones (each is a process).
 """
 
 from __future__ import annotations
 
 import hmac
+import logging
+import re
 from collections.abc import Awaitable, Callable, Collection
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,13 @@ TOKEN_COOKIE = "copyaudit_token"
 TEMPLATES = Path(__file__).with_name("web_page")  # textual-serve's page, no web fonts
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+TOKEN_IN_QUERY = re.compile(r"([?&]token=)[^&\s\"]*")
+
+
+def _hide_token(record: logging.LogRecord) -> bool:
+    """The access log's lines without the token of a `?token=` address."""
+    record.msg = TOKEN_IN_QUERY.sub(r"\1…", str(record.msg))
+    return True
 
 
 class GuardedServer(Server):
@@ -56,11 +66,12 @@ class GuardedServer(Server):
         refusal = self.refusal(request)
         if refusal is not None:
             return web.Response(status=403, text=f"copyaudit serve: {refusal}\n")
-        response = await handler(request)
-        if self.token is not None and request.query.get("token"):
-            response.set_cookie(
-                TOKEN_COOKIE, self.token, httponly=True, samesite="Strict", path="/"
-            )
+        if self.token is None or "token" not in request.query:
+            return await handler(request)
+        # the token moves into a cookie and out of the address (history, Referer)
+        others = request.url.with_query({k: v for k, v in request.query.items() if k != "token"})
+        response = web.Response(status=303, headers={"Location": others.path_qs})
+        response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="Strict", path="/")
         return response
 
     def refusal(self, request: web.Request) -> str | None:
@@ -94,6 +105,10 @@ class GuardedServer(Server):
             return await super().handle_websocket(request)
         finally:
             self.sessions -= 1
+
+    def initialize_logging(self) -> None:
+        super().initialize_logging()
+        logging.getLogger("aiohttp.access").addFilter(_hide_token)
 
     async def on_startup(self, app: web.Application) -> None:
         """No logo: the command prints the address itself."""
