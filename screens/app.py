@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
@@ -72,6 +73,7 @@ class CopyauditApp(App[None]):
         self.run_signal: Signal[ActiveRun] = Signal(self, "runs")
         self._quit_asked_at = -QUIT_CONFIRM_S
         self._quitting = False
+        self._key_read_at: float | None = None  # the key whose bindings run now: when read
 
     def on_mount(self) -> None:
         self.screen_change_signal.subscribe(self, self._tag_screen)
@@ -279,12 +281,25 @@ class CopyauditApp(App[None]):
 
     # --- actions -----------------------------------------------------------------------
 
+    async def on_event(self, event: events.Event) -> None:
+        """Keep the time a key was read while its bindings run: a busy app handles a key
+        late (behind a long queue of messages), and the q q window is between presses."""
+        if not isinstance(event, events.Key):
+            await super().on_event(event)
+            return
+        self._key_read_at = event.time
+        try:
+            await super().on_event(event)
+        finally:
+            self._key_read_at = None
+
     async def action_quit(self) -> None:
-        """Quit; while a run started here is in progress, only on a second q, which
+        """Quit; while a run started here is in progress, only on a second q within
+        QUIT_CONFIRM_S of the first (as pressed, however late the app handles it), which
         cancels the runs, shows "stopping the run…" and exits once their workers have
         stopped (at the next decoding step; starting a run again resumes it)."""
         running = [run.name for run in self.active_runs.values() if not run.finished]
-        now = time.monotonic()
+        now = time.monotonic() if self._key_read_at is None else self._key_read_at
         if self._quitting:
             return
         if running and now - self._quit_asked_at > QUIT_CONFIRM_S:

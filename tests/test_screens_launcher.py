@@ -17,6 +17,7 @@ from db.runs import RunSpec, create_or_resume_run, set_run_status
 from screens.app import CopyauditApp
 from screens.runs.dashboard import DashboardScreen
 from screens.runs.launcher import LauncherScreen
+from screens.runs.run_control import ActiveRun
 from screens.runs.run_dialogs import ConfirmCancelScreen, StoppingScreen
 from tests.test_screens_data import cell_texts, copy_demo_like_db, settle, wait_until
 
@@ -63,6 +64,17 @@ async def _start_from_launcher(pilot) -> LauncherScreen:
     await pilot.press("enter", "down", "enter")  # the suite list: blank, literal
     await pilot.press("ctrl+s")
     return launcher
+
+
+async def run_going_on_the_dashboard(pilot) -> ActiveRun:
+    """Start the launcher's run and go back to the dashboard once it has made progress
+    (there q is not typed into a field)."""
+    await _start_from_launcher(pilot)
+    run = pilot.app.active_runs["literal-default-none"]
+    await wait_until(pilot, lambda: run.progress is not None and run.progress.done > 5)
+    await pilot.press("escape")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, DashboardScreen))
+    return run
 
 
 async def test_progress_shows_live_and_cancel_asks_first(demo_db: Path, monkeypatch) -> None:
@@ -269,11 +281,7 @@ async def test_quitting_during_a_run_asks_first(demo_db: Path, monkeypatch) -> N
     monkeypatch.setattr(runner, "execute_run", slow_to_stop)
     app = CopyauditApp(demo_db)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await _start_from_launcher(pilot)
-        run = app.active_runs["literal-default-none"]
-        await wait_until(pilot, lambda: run.progress is not None and run.progress.done > 5)
-        await pilot.press("escape")  # the dashboard, where q is not typed into a field
-        await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen))
+        run = await run_going_on_the_dashboard(pilot)
         await pilot.press("q")
         await pilot.pause()
         assert app.is_running and not run.cancel.is_set()

@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "merge": "merge",
     "compare": "compare",
     "takedown": "takedown",
+    "serve": "serve",
 }
 
 

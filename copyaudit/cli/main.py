@@ -71,6 +71,13 @@ class AppContext:
     help="Open the database read-only (evidence on read-only media): the app browses and "
     "says so, labels and runs are refused; nothing is written.",
 )
+@click.option(
+    "--served",
+    is_flag=True,
+    hidden=True,
+    help="The app runs for `copyaudit serve`: the annotator is --annotator, else it asks "
+    "(never the name remembered on this machine).",
+)
 @click.version_option(__version__, prog_name="copyaudit")
 @click.pass_context
 def cli(
@@ -80,6 +87,7 @@ def cli(
     sign_key: Path | None,
     debug: bool,
     read_only: bool,
+    served: bool,
 ) -> None:
     """Audit copyright reproduction by language models.
 
@@ -89,6 +97,7 @@ def cli(
     explicit = source not in (None, click.core.ParameterSource.DEFAULT)
     ctx.obj = AppContext(db_path, explicit, debug, read_only)
     ctx.obj.annotator = annotator
+    ctx.obj.served = served
     choose_key(sign_key)  # None: $COPYAUDIT_SIGN_KEY or the setting (no stale choice)
     use_signer(signer)
     if ctx.invoked_subcommand is None:

@@ -24,6 +24,9 @@ def open_app(obj: Any) -> None:
         return
 
     # --annotator wins and is remembered; else the remembered name; else the app asks
+    # (served: each browser tab is its own reviewer, so only --annotator, else it asks)
     # read_only is passed only when asked for (a stand-in run_app need not know it)
     extra = {"read_only": True} if getattr(obj, "read_only", False) else {}
-    run_app(obj.db_path, annotator=resolve_annotator(getattr(obj, "annotator", None)), **extra)
+    given = getattr(obj, "annotator", None)
+    annotator = given if getattr(obj, "served", False) else resolve_annotator(given)
+    run_app(obj.db_path, annotator=annotator, **extra)

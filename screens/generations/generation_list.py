@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -35,6 +36,7 @@ from db.search import MIN_INDEXED_CHARS, uses_index
 from screens.destinations import Generation
 from screens.generations.paged_table import PagedTableScreen
 from screens.plain import DASH, metric_cell, one_line, plain
+from screens.search_type_ahead import SearchTypeAhead
 from screens.state.paging import GenerationPager
 from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import CELL_CHARS, OpenTable
@@ -115,6 +117,7 @@ class GenerationListScreen(PagedTableScreen):
         self.metrics: list[MetricKey] = []
         self._search_timer: Any = None
         self._stamp: tuple[int, int, int] | None = None
+        self._type_ahead = SearchTypeAhead()
 
     # --- layout ------------------------------------------------------------------------
 
@@ -295,7 +298,16 @@ class GenerationListScreen(PagedTableScreen):
         self.query_one("#generations", DataTable).focus()
 
     def action_search(self) -> None:
-        self.query_one("#search", Input).focus()
+        self._type_ahead.open(self, self.query_one("#search", Input))
+
+    def on_key(self, event: events.Key) -> None:
+        if self._type_ahead.take(self, self.query_one("#search", Input), event):
+            event.stop()
+            event.prevent_default()
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        if event.widget.id == "search":
+            self._type_ahead.left()
 
     def action_reverse(self) -> None:
         if self._ready:
