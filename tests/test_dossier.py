@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from html import escape
 from pathlib import Path
 
@@ -228,3 +229,43 @@ def test_the_exhibit_gives_full_hashes_of_its_texts_and_who_exported_it(
         assert f"| SHA-256 of the {name} | {digest} |" in md
         assert digest in html
     assert "| exported by | clerk |" in md and "exported by" in html
+
+
+def _page_texts(page: object) -> list[str]:
+    """Every piece of text laid out on a page, its margin boxes included."""
+    from weasyprint.formatting_structure import boxes
+
+    def walk(box: object) -> Iterator[str]:
+        if isinstance(box, boxes.TextBox):
+            yield box.text
+        for child in getattr(box, "children", None) or ():
+            yield from walk(child)
+
+    return list(walk(page._page_box))  # type: ignore[attr-defined]
+
+
+def test_pdf_dossier_numbers_its_pages_and_prints_the_hash_footer_on_each(
+    case_db: Path, cli, tmp_path: Path
+) -> None:
+    """`--format pdf` writes a real PDF; laid out, every page says "page X of Y" and
+    carries the output's full SHA-256 and the database anchor's digest."""
+    from copyaudit.anchors import anchor_digest
+    from copyaudit.reports.dossier.build import build_dossier
+    from copyaudit.reports.dossier.pdf import dossier_document
+
+    assert cli("dossier", KEY, "--format", "pdf").code == 2  # no PDF to a terminal
+    out = tmp_path / "d.pdf"
+    result = cli("dossier", KEY, "--format", "pdf", "-o", str(out))
+    assert result.code == 0, result.err
+    assert out.read_bytes().startswith(b"%PDF-") and out.stat().st_size > 5000
+    with Store(case_db) as store:
+        dossier = build_dossier(store, resolve_generation(store, KEY), case_db)
+    pages = dossier_document(dossier).pages
+    output_hash = dossier.integrity["text_sha256"]["output"]
+    anchor = anchor_digest(dossier.integrity["anchor"])
+    assert len(pages) >= 2
+    for number, page in enumerate(pages, 1):
+        texts = _page_texts(page)
+        assert f"page {number} of {len(pages)}" in texts
+        footer = " ".join(texts)
+        assert f"output SHA-256 {output_hash}" in footer and anchor in footer
