@@ -13,6 +13,7 @@ import pytest
 from copyaudit.hashing import file_sha256, stable_hash
 from copyaudit.prompts import describe_templates
 from copyaudit.reports.dossier.build import write_dossier
+from copyaudit.reports.dossier.markdown import md_escape
 from db import Store
 from db.events import append_label, chain_heads
 from db.review import resolve_generation, review_queue
@@ -269,3 +270,29 @@ def test_pdf_dossier_numbers_its_pages_and_prints_the_hash_footer_on_each(
         assert f"page {number} of {len(pages)}" in texts
         footer = " ".join(texts)
         assert f"output SHA-256 {output_hash}" in footer and anchor in footer
+
+
+def test_the_longest_verbatim_run_is_set_apart_from_the_lcs_overlap(case_db: Path, cli) -> None:
+    """The verbatim judge's run has its own highlight and legend entry, its offsets in
+    both texts in plain words, and brackets in Markdown; the LCS marks stay as they were."""
+    from copyaudit.judges.verbatim import longest_verbatim
+
+    assert cli("judge", "gen", "--judges", "verbatim").code == 0
+    reference = literal_record(1)["reference"]
+    length, start, source_start = longest_verbatim(OUTPUT, reference)
+    run = OUTPUT[start : start + length]
+    assert length == len(reference) == 43 and source_start == 0  # the whole continuation
+    html = cli("dossier", KEY, "--format", "html").out
+    marks = re.findall(r'<mark class="hl[^"]* hl-verbatim" title="[^"]*">(.*?)</mark>', html)
+    assert "".join(marks) == escape(run) * 2  # in the output and the reference
+    assert marks[-1] == "."  # the run goes on where the LCS tokens (words) stop
+    assert '<mark class="hl hl-verbatim">longest verbatim run' in html  # its legend entry
+    sentence = (
+        f"The longest verbatim run is 43 characters long (not flagged: the threshold is 160 "
+        f"characters); it is characters {start + 1} to {start + 43} of the output and "
+        "characters 1 to 43 of the reference continuation (counted from 1)."
+    )
+    assert f'<p class="verbatim">{sentence}</p>' in html
+    md = cli("dossier", KEY).out
+    assert md.count(f"⟦**{run[:-1]}**.⟧") == 2  # in the output and the reference
+    assert md.count("⟦") == 3 and md_escape(sentence) in md  # the two runs and the legend line

@@ -28,6 +28,7 @@ from copyaudit.reports.dossier.html import dossier_html
 from copyaudit.reports.dossier.markdown import dossier_markdown
 from copyaudit.reports.dossier.model import Dossier, ReferenceBlock
 from copyaudit.reports.dossier.pdf import dossier_pdf
+from copyaudit.reports.dossier.verbatim import verbatim_run
 from copyaudit.reports.output_file import write_output
 from copyaudit.reports.people import run_people_lines
 from copyaudit.runs.lifecycle import code_version
@@ -203,6 +204,7 @@ def case_file(store: Store, generation_id: int, *, quality: bool = True) -> Doss
         history=[asdict(e) for e in case_history(store, generation_id)],
         quality=case_quality(store, record["run"], judgments) if quality else [],
         people=run_people_lines(store, record["run"], record["kind"]) if quality else [],
+        verbatim=verbatim_run(judgments, record["output"] or ""),
     )
 
 

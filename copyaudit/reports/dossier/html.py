@@ -23,7 +23,13 @@ from copyaudit.render.html import (
     run_provenance,
 )
 from copyaudit.render.html import table as html_table
-from copyaudit.reports.dossier.model import Dossier, flag_text, judgment_figures, verdict_text
+from copyaudit.reports.dossier.model import (
+    Dossier,
+    flag_text,
+    judgment_figures,
+    verbatim_line,
+    verdict_text,
+)
 from copyaudit.reports.people import PEOPLE_TITLE
 from copyaudit.verification.quality import quality_line
 from db.content import EARLIER_VERSION
@@ -37,6 +43,8 @@ pre.text { white-space: pre-wrap; word-wrap: break-word; font-family: ui-monospa
   font-size: 0.9em; margin: 0; }
 mark.hl { background: none; padding: 0; }
 mark.hl-literal { background: #ffe08a; }
+mark.hl-verbatim { background: #ff9e6b; outline: 1px solid #b03a00; }
+p.verbatim { border-left: 4px solid #b03a00; padding-left: 0.5em; }
 mark.hl-character { background: #b8ddff; }
 mark.hl-event { border-bottom: 3px solid #2e9d4f; }
 mark.hl-answer { background: #d9c8ff; }
@@ -47,6 +55,7 @@ mark.hl-refusal { background: #ffc4c4; }
 
 MARK_TITLES = {
     "literal": "literal overlap (LCS tokens)",
+    "verbatim": "longest verbatim run (one unbroken stretch)",
     "character": "character named",
     "event": "window supporting a reference event",
     "answer": "extracted answer",
@@ -122,7 +131,9 @@ def _texts(d: Dossier) -> str:
         f"<tbody><tr><td>{pre(highlighted(d.output))}</td><td>{reference}</td></tr></tbody>"
         "</table>"
     )
-    return f"<p>Highlights: {legend}</p>{table}"
+    run = verbatim_line(d)
+    verbatim = f'<p class="verbatim">{esc(run)}</p>' if run else ""
+    return f"<p>Highlights: {legend}</p>{verbatim}{table}"
 
 
 def _items(d: Dossier) -> str:

@@ -17,7 +17,13 @@ from copyaudit.hashing import stable_json
 from copyaudit.items import item_name, item_number
 from copyaudit.render.highlight import Segment
 from copyaudit.render.markdown import table
-from copyaudit.reports.dossier.model import Dossier, flag_text, judgment_figures, verdict_text
+from copyaudit.reports.dossier.model import (
+    Dossier,
+    flag_text,
+    judgment_figures,
+    verbatim_line,
+    verdict_text,
+)
 from copyaudit.reports.people import PEOPLE_TITLE
 from copyaudit.untrusted import visible_bidi
 from copyaudit.verification.quality import quality_line
@@ -35,10 +41,28 @@ def md_escape(text: Any) -> str:
     return _INLINE.sub(r"\\\1", visible_bidi(str(text)).replace("\n", " "))
 
 
-def _line(pieces: Sequence[tuple[str, bool]]) -> str:
-    """One source line: (text, highlighted) pieces -> escaped Markdown."""
+# The longest verbatim run between these brackets (Markdown has no second highlight).
+RUN_OPEN, RUN_CLOSE = "⟦", "⟧"
+
+
+def _merged(pieces: Sequence[tuple[str, bool, str, str]]) -> list[tuple[str, bool, str, str]]:
+    """Neighbouring pieces of the same emphasis, no bracket between them, as one (so
+    that two marked segments read **ab**, not **a****b**)."""
+    out: list[tuple[str, bool, str, str]] = []
+    for piece in pieces:
+        if out and out[-1][1] == piece[1] and not out[-1][3] and not piece[2]:
+            text, marked, before, _ = out[-1]
+            out[-1] = (text + piece[0], marked, before, piece[3])
+        else:
+            out.append(piece)
+    return out
+
+
+def _line(pieces: Sequence[tuple[str, bool, str, str]]) -> str:
+    """One source line: (text, highlighted, raw text before, raw text after) pieces ->
+    escaped Markdown."""
     out: list[str] = []
-    for number, (text, marked) in enumerate(pieces):
+    for number, (text, marked, before, after) in enumerate(_merged(pieces)):
         escaped = md_escape(text)
         if number == 0:
             stripped = escaped.lstrip(" \t")
@@ -49,19 +73,33 @@ def _line(pieces: Sequence[tuple[str, bool]]) -> str:
             lead = escaped[: len(escaped) - len(escaped.lstrip())]
             trail = escaped[len(escaped.rstrip()) :]
             escaped = f"{lead}**{core}**{trail}"
-        out.append(escaped)
+        out.append(before + escaped + after)
     return "".join(out)
 
 
+def _bold(segment: Segment) -> bool:
+    """Evidence other than the verbatim run (which is bracketed) is bold."""
+    return any(kind != "verbatim" for kind in segment.kinds)
+
+
 def highlighted(segments: Sequence[Segment]) -> str:
-    """Segments as Markdown lines (hard breaks), marked pieces in bold."""
-    lines: list[list[tuple[str, bool]]] = [[]]
-    for segment in segments:
-        for number, piece in enumerate(segment.text.split("\n")):
+    """Segments as Markdown lines (hard breaks), marked pieces in bold, the longest
+    verbatim run between RUN_OPEN and RUN_CLOSE."""
+    lines: list[list[tuple[str, bool, str, str]]] = [[]]
+    for index, segment in enumerate(segments):
+        in_run = "verbatim" in segment.kinds
+        opens = in_run and (index == 0 or "verbatim" not in segments[index - 1].kinds)
+        closes = in_run and (
+            index + 1 == len(segments) or "verbatim" not in segments[index + 1].kinds
+        )
+        pieces = segment.text.split("\n")
+        for number, piece in enumerate(pieces):
             if number:
                 lines.append([])
-            if piece:
-                lines[-1].append((piece, bool(segment.marks)))
+            before = RUN_OPEN if opens and number == 0 else ""
+            after = RUN_CLOSE if closes and number == len(pieces) - 1 else ""
+            if piece or before or after:
+                lines[-1].append((piece, _bold(segment), before, after))
     rendered = [_line(pieces) for pieces in lines]
     return "  \n".join(rendered) if any(rendered) else "_(empty)_"
 
@@ -102,6 +140,9 @@ def _prompt(d: Dossier) -> list[str]:
 
 def _texts(d: Dossier) -> list[str]:
     lines = ["Highlighted (**bold**): the judges' evidence in the output and the reference.", ""]
+    run = verbatim_line(d)
+    if run:
+        lines += [f"Longest verbatim run (between {RUN_OPEN} {RUN_CLOSE}): {md_escape(run)}", ""]
     lines += ["### Output", "", highlighted(d.output), ""]
     for block in d.reference:
         lines += [f"### Reference: {md_escape(block.title)}", "", highlighted(block.segments), ""]

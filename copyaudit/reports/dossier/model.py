@@ -7,6 +7,7 @@ from typing import Any
 
 from copyaudit.render.highlight import Segment
 from copyaudit.render.metrics_format import format_metric
+from copyaudit.reports.dossier.verbatim import VerbatimRun, verbatim_sentence
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,17 @@ class Dossier:
     quality: list[dict[str, Any]] = field(default_factory=list)
     # the run's rates as people would give them (reports.people.run_people_lines)
     people: list[str] = field(default_factory=list)
+    # the verbatim judge's longest run (the 160-character measure), when it judged
+    verbatim: VerbatimRun | None = None
+
+
+def verbatim_line(d: Dossier) -> str | None:
+    """The longest verbatim run in plain words, naming the reference text it lies in
+    (the block the run is marked in; the study's source text otherwise)."""
+    if d.verbatim is None:
+        return None
+    marked = (b.title for b in d.reference if any("verbatim" in s.kinds for s in b.segments))
+    return verbatim_sentence(d.verbatim, next(marked, "source text").lower())
 
 
 def judgment_figures(judgment: dict[str, Any]) -> tuple[str, str]:
