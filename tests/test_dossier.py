@@ -107,7 +107,11 @@ def test_html_dossier_has_every_section_and_escapes_everything(case_db: Path, cl
     # Highlights: the copied words in the output and in the reference, side by side.
     marked = _marked(html)
     assert len(marked) >= 2 and all("continuation number 1 follows here" in m for m in marked)
-    assert '<table class="side">' in html and "Reference continuation" in html
+    # ... aligned passage by passage: the copied passage on one row, the rest beside a gap
+    rows = re.findall(r'<tr class="row-([a-z-]+)"><td class="match">(.*?)</td>', html)
+    assert [kind for kind, _ in rows] == ["output-only", "same", "output-only"]
+    assert "output 29–71<br>reference 1–43" in rows[1][1]
+    assert "<th>Reference continuation</th>" in html
     # Every judge figure with threshold and provenance.
     assert "rougeL" in html and "<td>0.800</td>" in html  # the threshold, as screens write it
     with Store(case_db) as store:
@@ -137,6 +141,9 @@ def test_markdown_dossier_escapes_markup_and_bolds_evidence(case_db: Path, cli) 
     assert "\\*stars\\* \\_under\\_ \\[link\\]\\(http://e.x\\) \\# hash \\| pipe" in md
     assert "*stars*" not in md.replace("\\*", "")  # no unescaped emphasis from the output
     assert "**and the continuation number 1 follows here**" in md
+    copied = "and the continuation number 1 follows here."
+    assert f"| same; output 29–71; reference 1–43 | {copied} | {copied} |" in md
+    assert '| output only; output 1–27 | \\<script\\>alert\\("x"\\)\\</script\\> |  |' in md
     assert "\\<b\\>copied\\</b\\> \\*see\\* line 2" in md
     assert "<b>" not in md
     assert "rev-abc123" in md and "escalated" in md and file_sha256(case_db) in md

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from copyaudit.items import item_name, item_number
+from copyaudit.render.align import align, slice_segments
 from copyaudit.render.highlight import MARK_KINDS, Segment
 from copyaudit.render.html import (
     code,
@@ -25,6 +26,8 @@ from copyaudit.render.html import (
 from copyaudit.render.html import table as html_table
 from copyaudit.reports.dossier.model import (
     Dossier,
+    ReferenceBlock,
+    aligned_block,
     flag_text,
     judgment_figures,
     verbatim_line,
@@ -44,6 +47,11 @@ pre.text { white-space: pre-wrap; word-wrap: break-word; font-family: ui-monospa
 mark.hl { background: none; padding: 0; }
 mark.hl-literal { background: #ffe08a; }
 mark.hl-verbatim { background: #ff9e6b; outline: 1px solid #b03a00; }
+table.aligned col.match { width: 9em; }
+td.match { font-size: 0.8em; }
+tr.row-same td { background: #f3faf3; }
+tr.row-differs td { background: #fdf7ec; }
+tr.row-output-only td, tr.row-reference-only td { background: #f7f7f7; }
 p.verbatim { border-left: 4px solid #b03a00; padding-left: 0.5em; }
 mark.hl-character { background: #b8ddff; }
 mark.hl-event { border-bottom: 3px solid #2e9d4f; }
@@ -121,19 +129,58 @@ def _prompt(d: Dossier) -> str:
     return note + pre(esc(d.prompt))
 
 
-def _texts(d: Dossier) -> str:
-    legend = " ".join(f'<mark class="hl hl-{k}">{esc(MARK_TITLES[k])}</mark>' for k in MARK_KINDS)
+def _span_text(segments: list[Segment], span: tuple[int, int]) -> str:
+    return pre(highlighted(slice_segments(segments, span))) if span[1] > span[0] else ""
+
+
+def _offsets(name: str, span: tuple[int, int]) -> str:
+    return f"<br>{name} {span[0] + 1}–{span[1]}" if span[1] > span[0] else ""
+
+
+def _aligned(d: Dossier, block: ReferenceBlock) -> str:
+    """Output and reference passage by passage (copyaudit.render.align): shared
+    passages on one row, a stretch only one text has on its own row beside a gap."""
+    output = "".join(s.text for s in d.output)
+    reference = "".join(s.text for s in block.segments)
+    rows = "".join(
+        f'<tr class="row-{row.kind.replace(" ", "-")}"><td class="match">{esc(row.kind)}'
+        f'<span class="muted">{_offsets("output", row.output)}'
+        f"{_offsets('reference', row.reference)}</span></td>"
+        f"<td>{_span_text(d.output, row.output)}</td>"
+        f"<td>{_span_text(block.segments, row.reference)}</td></tr>"
+        for row in align(output, reference)
+    )
+    return (
+        '<table class="side aligned"><colgroup><col class="match"><col><col></colgroup>'
+        f"<thead><tr><th>passage (characters, from 1)</th><th>Output</th>"
+        f"<th>{esc(block.title)}</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _side_by_side(d: Dossier) -> str:
     reference = "".join(
         f"<h3>{esc(block.title)}</h3>{pre(highlighted(block.segments))}" for block in d.reference
     )
-    table = (
+    return (
         '<table class="side"><thead><tr><th>Output</th><th>Reference</th></tr></thead>'
         f"<tbody><tr><td>{pre(highlighted(d.output))}</td><td>{reference}</td></tr></tbody>"
         "</table>"
     )
+
+
+def _texts(d: Dossier) -> str:
+    """The output beside the reference: aligned passage by passage where a judge
+    compared them word for word (the other reference texts below), else side by side."""
+    legend = " ".join(f'<mark class="hl hl-{k}">{esc(MARK_TITLES[k])}</mark>' for k in MARK_KINDS)
     run = verbatim_line(d)
     verbatim = f'<p class="verbatim">{esc(run)}</p>' if run else ""
-    return f"<p>Highlights: {legend}</p>{verbatim}{table}"
+    block = aligned_block(d)
+    if block is None:
+        return f"<p>Highlights: {legend}</p>{verbatim}{_side_by_side(d)}"
+    others = "".join(
+        f"<h3>{esc(b.title)}</h3>{pre(highlighted(b.segments))}" for b in d.reference if b != block
+    )
+    return f"<p>Highlights: {legend}</p>{verbatim}{_aligned(d, block)}{others}"
 
 
 def _items(d: Dossier) -> str:

@@ -15,10 +15,13 @@ from typing import Any
 from copyaudit.anchors import anchor_markdown
 from copyaudit.hashing import stable_json
 from copyaudit.items import item_name, item_number
+from copyaudit.render.align import align
 from copyaudit.render.highlight import Segment
 from copyaudit.render.markdown import table
 from copyaudit.reports.dossier.model import (
     Dossier,
+    ReferenceBlock,
+    aligned_block,
     flag_text,
     judgment_figures,
     verbatim_line,
@@ -146,10 +149,42 @@ def _texts(d: Dossier) -> list[str]:
     lines += ["### Output", "", highlighted(d.output), ""]
     for block in d.reference:
         lines += [f"### Reference: {md_escape(block.title)}", "", highlighted(block.segments), ""]
+    block = aligned_block(d)
+    if block is not None:
+        lines += [f"### Aligned passages: output and {md_escape(block.title.lower())}", ""]
+        lines += [*_aligned(d, block), ""]
     evidence = sorted({m.label for s in d.output for m in s.marks})
     if evidence:
         lines += ["Evidence in the output: " + "; ".join(md_escape(e) for e in evidence), ""]
     return lines
+
+
+def _counted(name: str, span: tuple[int, int]) -> str:
+    return f"{name} {span[0] + 1}–{span[1]}" if span[1] > span[0] else ""
+
+
+def _aligned(d: Dossier, block: ReferenceBlock) -> list[str]:
+    """Output and reference passage by passage (copyaudit.render.align), one row each,
+    with the passage's characters (counted from 1) in both texts."""
+    output = "".join(s.text for s in d.output)
+    reference = "".join(s.text for s in block.segments)
+    rows = [
+        (
+            "; ".join(
+                x
+                for x in (
+                    row.kind,
+                    _counted("output", row.output),
+                    _counted("reference", row.reference),
+                )
+                if x
+            ),
+            output[row.output[0] : row.output[1]],
+            reference[row.reference[0] : row.reference[1]],
+        )
+        for row in align(output, reference)
+    ]
+    return _table(["passage (characters)", "output", "reference"], rows)
 
 
 def _items(d: Dossier) -> list[str]:

@@ -39,6 +39,19 @@ class Dossier:
     verbatim: VerbatimRun | None = None
 
 
+ALIGNED_KINDS = ("literal", "verbatim")  # marks that say a reference was compared word for word
+
+
+def aligned_block(d: Dossier) -> ReferenceBlock | None:
+    """The reference text the output is aligned with passage by passage: the first
+    block carrying the literal or verbatim judge's marks (a continuation); None when
+    none does (events, characters, a payload: nothing to align word for word)."""
+    for block in d.reference:
+        if any(k in ALIGNED_KINDS for s in block.segments for k in s.kinds):
+            return block
+    return None
+
+
 def verbatim_line(d: Dossier) -> str | None:
     """The longest verbatim run in plain words, naming the reference text it lies in
     (the block the run is marked in; the study's source text otherwise)."""
