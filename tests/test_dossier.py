@@ -303,3 +303,36 @@ def test_the_longest_verbatim_run_is_set_apart_from_the_lcs_overlap(case_db: Pat
     md = cli("dossier", KEY).out
     assert md.count(f"⟦**{run[:-1]}**.⟧") == 2  # in the output and the reference
     assert md.count("⟦") == 3 and md_escape(sentence) in md  # the two runs and the legend line
+
+
+STORED_TIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)?")
+
+
+def _outside_code(md: str) -> str:
+    return re.sub(r"```.*?```", "", md, flags=re.S)
+
+
+def test_an_exhibit_writes_every_time_one_way_and_reads_its_source_and_anchor_plainly(
+    case_db: Path, cli
+) -> None:
+    """Times as 2026-11-28T06:30:00Z (the JSON blocks keep the stored form); where the
+    reference text came from, as its import recorded it; a glossary box; the anchor in
+    plain words."""
+    md = cli("dossier", KEY).out
+    html = cli("dossier", KEY, "--format", "html").out
+    times = STORED_TIME.findall(_outside_code(md))
+    assert len(times) >= 6  # generated, labelled, reviewed (history), imported, exported
+    assert [t for t in times if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", t)] == []
+    html_times = STORED_TIME.findall(re.sub(r"<pre.*?</pre>", "", html, flags=re.S))
+    assert html_times and all(t.endswith("Z") and len(t) == 20 for t in html_times)
+    source = md.split("\n## Source of the reference text\n")[1].split("\n## ")[0]
+    assert "| work | The Glass Orchard, Ada Lowe, 1901 |" in source
+    assert re.search(r"\| imported from | .*lit\.jsonl \|", source)
+    assert re.search(r"\| imported at \| \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \|", source)
+    assert "| edition | not recorded at import \\(the case file gives none\\) |" in source
+    glossary = md.split("\n## Glossary\n")[1].split("\n## ")[0]
+    assert "> **SHA-256**:" in glossary and "rougeL" in glossary  # the case's measure
+    assert "longest verbatim run" not in glossary  # not judged by the verbatim judge here
+    assert '<aside class="glossary">' in html and "<dt>flagged</dt>" in html
+    reading = "recorded label and review event(s) in 2 chain(s)"
+    assert reading in md and reading in html and "breaks every later seal" in md

@@ -29,11 +29,14 @@ from copyaudit.reports.dossier.model import (
     ReferenceBlock,
     aligned_block,
     flag_text,
+    glossary_entries,
     judgment_figures,
+    source_rows,
     verbatim_line,
     verdict_text,
 )
 from copyaudit.reports.people import PEOPLE_TITLE
+from copyaudit.timestamps import utc_text
 from copyaudit.verification.quality import quality_line
 from db.content import EARLIER_VERSION
 
@@ -52,6 +55,8 @@ td.match { font-size: 0.8em; }
 tr.row-same td { background: #f3faf3; }
 tr.row-differs td { background: #fdf7ec; }
 tr.row-output-only td, tr.row-reference-only td { background: #f7f7f7; }
+aside.glossary { border: 1px solid #bbb; background: #fafaf4; padding: 0.3em 1em; }
+aside.glossary dt { font-weight: bold; } aside.glossary dd { margin: 0 0 0.4em 1.5em; }
 p.verbatim { border-left: 4px solid #b03a00; padding-left: 0.5em; }
 mark.hl-character { background: #b8ddff; }
 mark.hl-event { border-bottom: 3px solid #2e9d4f; }
@@ -122,6 +127,15 @@ def _case(d: Dossier) -> str:
             ),
         ]
     )
+
+
+def _source(d: Dossier) -> str:
+    return kv_table([(name, esc(value)) for name, value in source_rows(d)])
+
+
+def _glossary(d: Dossier) -> str:
+    terms = "".join(f"<dt>{esc(t)}</dt><dd>{esc(m)}</dd>" for t, m in glossary_entries(d))
+    return f'<aside class="glossary"><dl>{terms}</dl></aside>'
 
 
 def _prompt(d: Dossier) -> str:
@@ -245,8 +259,8 @@ def _judges(d: Dossier) -> str:
 def _provenance(d: Dossier) -> str:
     g, t = d.generation, d.template
     status = (
-        f"{esc(g['run_status'])}; created {esc(g['run_created_at'])}, "
-        f"finished {esc(g['run_finished_at'] or '—')}"
+        f"{esc(g['run_status'])}; created {esc(utc_text(g['run_created_at']))}, "
+        f"finished {esc(utc_text(g['run_finished_at']))}"
     )
     return run_provenance(
         g,
@@ -255,7 +269,7 @@ def _provenance(d: Dossier) -> str:
             ("run templates", esc(g["templates"])),
         ],
         ("run status", status),
-        [("generated at", esc(g["created_at"]))],
+        [("generated at", esc(utc_text(g["created_at"])))],
     )
 
 
@@ -271,7 +285,7 @@ def _labels(d: Dossier) -> str:
                 esc(item_number(lab["target"], lab["item_index"])),
                 _label_html(lab["label"]) + _earlier(lab.get("stale")),
                 esc(lab["note"]),
-                esc(lab["created_at"]),
+                esc(utc_text(lab["created_at"])),
                 f"<code>{esc(lab['uuid'])}</code>",
             ]
             for lab in d.labels
@@ -286,14 +300,14 @@ def _review(d: Dossier) -> str:
             ("status", f"<strong>{esc(r['status'])}</strong>"),
             ("reviewer", esc(r["reviewer"] or "—")),
             ("note", esc(r["note"] or "—")),
-            ("since", esc(r["created_at"] or "—")),
+            ("since", esc(utc_text(r["created_at"]))),
         ]
     )
     if not d.history:
         return current + "<h3>History</h3><p class='muted'>No events.</p>"
     rows = [
         [
-            esc(h["created_at"]),
+            esc(utc_text(h["created_at"])),
             esc(h["kind"]),
             esc(h["who"]),
             esc("" if h["target"] is None else item_name(h["target"], h["item_index"])),
@@ -314,6 +328,8 @@ def dossier_html(d: Dossier) -> str:
     """The whole dossier page."""
     sections = [
         _section("case", "Case", _case(d)),
+        _section("source", "Source of the reference text", _source(d)),
+        _section("glossary", "Glossary", _glossary(d)),
         _section("prompt", "Prompt", _prompt(d)),
         _section("texts", "Output and reference", _texts(d)),
         _section("items", "Items: judge verdicts and human labels", _items(d)),

@@ -23,11 +23,14 @@ from copyaudit.reports.dossier.model import (
     ReferenceBlock,
     aligned_block,
     flag_text,
+    glossary_entries,
     judgment_figures,
+    source_rows,
     verbatim_line,
     verdict_text,
 )
 from copyaudit.reports.people import PEOPLE_TITLE
+from copyaudit.timestamps import utc_text
 from copyaudit.untrusted import visible_bidi
 from copyaudit.verification.quality import quality_line
 from db.content import with_version
@@ -134,6 +137,14 @@ def _case(d: Dossier) -> list[str]:
             ("review status", with_version(d.review["status"], d.review.get("stale"))),
         ],
     )
+
+
+def _source(d: Dossier) -> list[str]:
+    return _table(["field", "value"], source_rows(d))
+
+
+def _glossary(d: Dossier) -> list[str]:
+    return [f"> **{md_escape(t)}**: {md_escape(m)}  " for t, m in glossary_entries(d)]
 
 
 def _prompt(d: Dossier) -> list[str]:
@@ -250,7 +261,7 @@ def _provenance(d: Dossier) -> list[str]:
             ("run config hash", g["config_hash"]),
             ("code version (run)", g["code_version"] or "—"),
             ("run status", g["run_status"]),
-            ("generated at", g["created_at"]),
+            ("generated at", utc_text(g["created_at"])),
         ],
     )
     lines += ["", "Prompt template:", "", *_json(d.template)]
@@ -271,7 +282,7 @@ def _labels(d: Dossier) -> list[str]:
                 item_number(x["target"], x["item_index"]),
                 with_version(x["label"], x.get("stale")),
                 x["note"],
-                x["created_at"],
+                utc_text(x["created_at"]),
                 x["uuid"],
             )
             for x in d.labels
@@ -283,7 +294,7 @@ def _review(d: Dossier) -> list[str]:
     r = d.review
     lines = [
         f"Status: **{md_escape(r['status'])}**; reviewer {md_escape(r['reviewer'] or '—')}; "
-        f"since {md_escape(r['created_at'] or '—')}; note: {md_escape(r['note'] or '—')}",
+        f"since {md_escape(utc_text(r['created_at']))}; note: {md_escape(r['note'] or '—')}",
         "",
         "### History",
         "",
@@ -294,7 +305,7 @@ def _review(d: Dossier) -> list[str]:
         ["at", "event", "who", "item", "label / status", "note", "uuid", "chain #seq", "hash"],
         [
             (
-                h["created_at"],
+                utc_text(h["created_at"]),
                 h["kind"] + (f" of {h['supersedes']}" if h["supersedes"] else ""),
                 h["who"],
                 "" if h["target"] is None else item_name(h["target"], h["item_index"]),
@@ -320,7 +331,7 @@ def _integrity(d: Dossier) -> list[str]:
             ("database", i["database"]),
             ("database SHA-256", f"{i['sha256']}{checkpoint}"),
             ("audit chains", verified),
-            ("exported at", i["exported_at"]),
+            ("exported at", utc_text(i["exported_at"])),
             ("exported with", i["exported_with"]),
             *([("exported by", i["exported_by"])] if i.get("exported_by") else []),
             *((f"SHA-256 of the {n}", d) for n, d in (i.get("text_sha256") or {}).items()),
@@ -342,6 +353,8 @@ def dossier_markdown(d: Dossier) -> str:
     """The whole dossier as Markdown."""
     parts: list[tuple[str, list[str]]] = [
         ("Case", _case(d)),
+        ("Source of the reference text", _source(d)),
+        ("Glossary", _glossary(d)),
         ("Prompt", _prompt(d)),
         ("Output and reference", _texts(d)),
         ("Items: judge verdicts and human labels", _items(d)),

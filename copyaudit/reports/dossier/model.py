@@ -7,7 +7,9 @@ from typing import Any
 
 from copyaudit.render.highlight import Segment
 from copyaudit.render.metrics_format import format_metric
+from copyaudit.reports.dossier.glossary import glossary
 from copyaudit.reports.dossier.verbatim import VerbatimRun, verbatim_sentence
+from copyaudit.timestamps import utc_text
 
 
 @dataclass(frozen=True)
@@ -86,3 +88,28 @@ def verdict_text(verdict: dict[str, Any]) -> str:
         details.append(f"threshold {verdict['threshold']}")
     suffix = f" ({', '.join(details)})" if details else ""
     return f"{verdict['judge']}/{verdict['metric']}: {state}{suffix}"
+
+
+NOT_RECORDED = "not recorded at import"
+
+
+def source_rows(d: Dossier) -> list[tuple[str, str]]:
+    """Where the reference text came from, as recorded when its case was imported: the
+    work, the file, when, and the edition and source type where the case file gave them."""
+    g, payload = d.generation, d.generation["payload"] or {}
+    work = ", ".join(str(x) for x in (g["title"], g["author"], g["year"]) if x is not None)
+    rows = [
+        ("work", work),
+        ("edition", str(payload.get("edition") or f"{NOT_RECORDED} (the case file gives none)")),
+        ("imported from", g.get("case_source") or NOT_RECORDED),
+        ("imported at", utc_text(g.get("case_imported_at"))),
+        ("case content hash", str(g["content_hash"])),
+    ]
+    if payload.get("source_type"):
+        rows.insert(2, ("source type", str(payload["source_type"])))
+    return rows
+
+
+def glossary_entries(d: Dossier) -> list[tuple[str, str]]:
+    """The glossary box for this case's measures."""
+    return glossary(j["metric"] for j in d.judgments)
