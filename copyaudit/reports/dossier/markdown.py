@@ -18,17 +18,8 @@ from copyaudit.items import item_name, item_number
 from copyaudit.render.align import align
 from copyaudit.render.highlight import Segment
 from copyaudit.render.markdown import table
-from copyaudit.reports.dossier.model import (
-    Dossier,
-    ReferenceBlock,
-    aligned_block,
-    flag_text,
-    glossary_entries,
-    judgment_figures,
-    source_rows,
-    verbatim_line,
-    verdict_text,
-)
+from copyaudit.reports.dossier import model
+from copyaudit.reports.dossier.model import Dossier, ReferenceBlock, flag_text, verdict_text
 from copyaudit.reports.people import PEOPLE_TITLE
 from copyaudit.timestamps import utc_text
 from copyaudit.untrusted import visible_bidi
@@ -140,11 +131,11 @@ def _case(d: Dossier) -> list[str]:
 
 
 def _source(d: Dossier) -> list[str]:
-    return _table(["field", "value"], source_rows(d))
+    return _table(["field", "value"], model.source_rows(d))
 
 
 def _glossary(d: Dossier) -> list[str]:
-    return [f"> **{md_escape(t)}**: {md_escape(m)}  " for t, m in glossary_entries(d)]
+    return [f"> **{md_escape(t)}**: {md_escape(m)}  " for t, m in model.glossary_entries(d)]
 
 
 def _prompt(d: Dossier) -> list[str]:
@@ -154,13 +145,13 @@ def _prompt(d: Dossier) -> list[str]:
 
 def _texts(d: Dossier) -> list[str]:
     lines = ["Highlighted (**bold**): the judges' evidence in the output and the reference.", ""]
-    run = verbatim_line(d)
+    run = model.verbatim_line(d)
     if run:
         lines += [f"Longest verbatim run (between {RUN_OPEN} {RUN_CLOSE}): {md_escape(run)}", ""]
     lines += ["### Output", "", highlighted(d.output), ""]
     for block in d.reference:
         lines += [f"### Reference: {md_escape(block.title)}", "", highlighted(block.segments), ""]
-    block = aligned_block(d)
+    block = model.aligned_block(d)
     if block is not None:
         lines += [f"### Aligned passages: output and {md_escape(block.title.lower())}", ""]
         lines += [*_aligned(d, block), ""]
@@ -228,7 +219,7 @@ def _judges(d: Dossier) -> list[str]:
                 j["judge_version"],
                 j["judge_hash"],
                 j["metric"],
-                *judgment_figures(j),
+                *model.judgment_figures(j),
                 flag_text(j["flagged"]) if j["evidence"].get("threshold") is not None else "—",
                 j["evidence"].get("error"),
             )
