@@ -4,7 +4,9 @@ The texts are cut into words (each with the whitespace after it) and matched wit
 difflib.SequenceMatcher over the words (autojunk off: a frequent word is still a
 word). Each opcode is a row: a stretch both texts share ("same"), a stretch each
 has in its own words ("differs"), or a stretch only one of them has; the rows keep
-both texts' order, so a shared passage sits on the same row on both sides.
+both texts' order, so a shared passage sits on the same row on both sides. A shared
+stretch of fewer than MIN_SHARED_WORDS words between differing ones (a lone "in" or
+"the") is not a passage: it joins the differing stretch around it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from difflib import SequenceMatcher
 from copyaudit.render.highlight import Segment
 
 _WORD = re.compile(r"\S+")
+MIN_SHARED_WORDS = 3
 ROW_KINDS = {
     "equal": "same",
     "replace": "differs",
@@ -61,8 +64,32 @@ def align(output: str, reference: str) -> list[AlignedRow]:
             _trimmed(output, out_starts[i1], out_starts[i2]),
             _trimmed(reference, ref_starts[j1], ref_starts[j2]),
         )
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        for tag, i1, i2, j1, j2 in _passages(matcher.get_opcodes())
     ]
+
+
+Opcode = tuple[str, int, int, int, int]
+
+
+def _passages(opcodes: list[Opcode]) -> list[Opcode]:
+    """The opcodes with short shared stretches (fewer than MIN_SHARED_WORDS words, the
+    texts differing beside them) folded into the differing stretches beside them."""
+    out: list[Opcode] = []
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal" and i2 - i1 < MIN_SHARED_WORDS and len(opcodes) > 1:
+            tag = "replace"
+        if tag != "equal" and out and out[-1][0] != "equal":
+            _, a1, _, b1, _ = out[-1]
+            out[-1] = (_differing(i2 - a1, j2 - b1), a1, i2, b1, j2)
+        else:
+            out.append((tag if tag == "equal" else _differing(i2 - i1, j2 - j1), i1, i2, j1, j2))
+    return out
+
+
+def _differing(output_words: int, reference_words: int) -> str:
+    if output_words and reference_words:
+        return "replace"
+    return "delete" if output_words else "insert"
 
 
 def slice_segments(segments: list[Segment], span: tuple[int, int]) -> list[Segment]:
