@@ -22,6 +22,7 @@ from typing import Any
 from copyaudit import __version__
 from copyaudit.errors import UserError
 from copyaudit.hashing import canonical_json
+from copyaudit.timestamps import utc_text
 from copyaudit.untrusted import visible_bidi
 
 ANCHOR_FORMAT = "copyaudit-anchor/1"
@@ -68,8 +69,25 @@ def anchor_line(anchor: dict[str, Any]) -> str:
     events = sum(h["seq"] for h in anchor["heads"])
     return (
         f"anchor {anchor_digest(anchor)[:16]} of database {anchor['database']['origin'][:8]} "
-        f"at {anchor['created_at']}: {chains} chain(s), {events} event(s) "
+        f"at {utc_text(anchor['created_at'])}: {chains} chain(s), {events} event(s) "
         "(copyaudit verify --against this file)"
+    )
+
+
+def anchor_reading(anchor: dict[str, Any]) -> str:
+    """What the anchor says, for a reader who is not a programmer."""
+    events = sum(h["seq"] for h in anchor["heads"])
+    runs = len(anchor.get("runs") or ())
+    return (
+        f"At {utc_text(anchor['created_at'])} the database (id "
+        f"{anchor['database']['origin'][:8]}) held {events} recorded label and review "
+        f"event(s) in {len(anchor['heads'])} chain(s), and {runs} run(s) with their "
+        "figures. Each event is sealed with a hash of itself and of the event before it, so "
+        "editing or deleting one breaks every later seal. The anchor below writes down the "
+        f"last seal of each chain (its digest is {anchor_digest(anchor)[:16]}…). Anyone "
+        "holding the database can run `copyaudit verify --against` on this file: it says "
+        "whether every event and every run's figures named here are still in the database "
+        "unchanged (later events may have been added after them)."
     )
 
 
@@ -81,8 +99,10 @@ def anchor_json(anchor: dict[str, Any]) -> str:
 
 
 def anchor_markdown(anchor: dict[str, Any]) -> list[str]:
-    """The anchor embedded in a Markdown document: its line, then the whole of it."""
-    return [anchor_line(anchor), "", MARKDOWN_FENCE, anchor_json(anchor), "```"]
+    """The anchor embedded in a Markdown document: what it says in plain words, its
+    line, then the whole of it."""
+    reading = visible_bidi(anchor_reading(anchor))
+    return [reading, "", anchor_line(anchor), "", MARKDOWN_FENCE, anchor_json(anchor), "```"]
 
 
 def _embedded(text: str) -> str | None:

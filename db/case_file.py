@@ -28,6 +28,7 @@ def generation_record(store: Store, generation_id: int) -> dict[str, Any]:
     row = store.conn.execute(
         f"SELECT g.id, {GENERATION_KEY_SQL} AS key, g.template, g.prompt, g.output, g.tokens, "
         "g.seconds, g.source, g.error, g.created_at, c.case_id, c.payload, "
+        "c.source AS case_source, c.created_at AS case_imported_at, "
         "c.content_hash, s.name AS suite, s.kind, w.title, w.author, w.year, w.membership, "
         "r.name AS run, r.backend, r.model, r.model_revision, r.templates, r.decoding, "
         "r.mitigation, r.config, r.config_hash, r.code_version, r.status AS run_status, "

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import re
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,35 @@ def test_markdown_and_csv(two_models: Path, cli) -> None:
     decop = next(r for r in records if r["group"] == "tiny" and r["column"] == "decop_auc")
     assert decop["flag"] == _rows(comparison, "decop")[("tiny",)]["decop_auc"]["flag"]
     assert "⚑ tiny · DE-COP AUC: the passages alone separate" in md.out
+
+
+def test_each_distinct_empty_cell_reason_is_written_once_as_a_footnote(
+    two_models: Path, cli, tmp_path: Path
+) -> None:
+    """A table's empty cells say n/a with a footnote number; the reasons are listed
+    once each below the table, in the Markdown and the HTML."""
+    from copyaudit.reports.compare.render import SUPERSCRIPT
+
+    comparison = _json(cli, two_models, "compare", "--format", "json")
+    block = next(b for b in comparison["tables"] if b["study"] == "copybench")
+    reasons = [
+        c["reason"] for r in block["rows"] for c in r["cells"].values() if c["value"] is None
+    ]
+    distinct = list(dict.fromkeys(reasons))
+    assert len(reasons) > len(distinct) >= 3  # some reasons repeat across cells
+    md = cli("compare", db=two_models).out
+    section = md.split("## CopyBench (CopyBench Table 2)")[1].split("\n## ")[0]
+    for number, reason in enumerate(distinct, 1):
+        assert section.count(f"n/a: {reason}") == 1  # once, as the footnote
+        assert f"{str(number).translate(SUPERSCRIPT)} n/a: {reason}" in section
+    table_lines = [x for x in section.splitlines() if x.startswith("| ")]
+    assert sum(x.count("n/a") for x in table_lines) == len(reasons)
+    assert not any("n/a:" in x for x in table_lines)  # the cells carry only the number
+    out = tmp_path / "compare.html"
+    assert cli("compare", "--format", "html", "-o", str(out), db=two_models).code == 0
+    html = out.read_text(encoding="utf-8")
+    assert html.count(escape(f"n/a: {distinct[0]}")) == 1
+    assert f'<span class="missing">n/a{str(1).translate(SUPERSCRIPT)}</span>' in html
 
 
 def test_html_escapes_names_links_cells_and_embeds_plots(

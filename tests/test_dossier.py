@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from html import escape
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from copyaudit.hashing import file_sha256, stable_hash
 from copyaudit.prompts import describe_templates
 from copyaudit.reports.dossier.build import write_dossier
+from copyaudit.reports.dossier.markdown import md_escape
 from db import Store
 from db.events import append_label, chain_heads
 from db.review import resolve_generation, review_queue
@@ -105,7 +107,11 @@ def test_html_dossier_has_every_section_and_escapes_everything(case_db: Path, cl
     # Highlights: the copied words in the output and in the reference, side by side.
     marked = _marked(html)
     assert len(marked) >= 2 and all("continuation number 1 follows here" in m for m in marked)
-    assert '<table class="side">' in html and "Reference continuation" in html
+    # ... aligned passage by passage: the copied passage on one row, the rest beside a gap
+    rows = re.findall(r'<tr class="row-([a-z-]+)"><td class="match">(.*?)</td>', html)
+    assert [kind for kind, _ in rows] == ["output-only", "same", "output-only"]
+    assert "output 29–71<br>reference 1–43" in rows[1][1]
+    assert "<th>Reference continuation</th>" in html
     # Every judge figure with threshold and provenance.
     assert "rougeL" in html and "<td>0.800</td>" in html  # the threshold, as screens write it
     with Store(case_db) as store:
@@ -135,6 +141,9 @@ def test_markdown_dossier_escapes_markup_and_bolds_evidence(case_db: Path, cli) 
     assert "\\*stars\\* \\_under\\_ \\[link\\]\\(http://e.x\\) \\# hash \\| pipe" in md
     assert "*stars*" not in md.replace("\\*", "")  # no unescaped emphasis from the output
     assert "**and the continuation number 1 follows here**" in md
+    copied = "and the continuation number 1 follows here."
+    assert f"| same; output 29–71; reference 1–43 | {copied} | {copied} |" in md
+    assert '| output only; output 1–27 | \\<script\\>alert\\("x"\\)\\</script\\> |  |' in md
     assert "\\<b\\>copied\\</b\\> \\*see\\* line 2" in md
     assert "<b>" not in md
     assert "rev-abc123" in md and "escalated" in md and file_sha256(case_db) in md
@@ -228,3 +237,102 @@ def test_the_exhibit_gives_full_hashes_of_its_texts_and_who_exported_it(
         assert f"| SHA-256 of the {name} | {digest} |" in md
         assert digest in html
     assert "| exported by | clerk |" in md and "exported by" in html
+
+
+def _page_texts(page: object) -> list[str]:
+    """Every piece of text laid out on a page, its margin boxes included."""
+    from weasyprint.formatting_structure import boxes
+
+    def walk(box: object) -> Iterator[str]:
+        if isinstance(box, boxes.TextBox):
+            yield box.text
+        for child in getattr(box, "children", None) or ():
+            yield from walk(child)
+
+    return list(walk(page._page_box))  # type: ignore[attr-defined]
+
+
+def test_pdf_dossier_numbers_its_pages_and_prints_the_hash_footer_on_each(
+    case_db: Path, cli, tmp_path: Path
+) -> None:
+    """`--format pdf` writes a real PDF; laid out, every page says "page X of Y" and
+    carries the output's full SHA-256 and the database anchor's digest."""
+    from copyaudit.anchors import anchor_digest
+    from copyaudit.reports.dossier.build import build_dossier
+    from copyaudit.reports.dossier.pdf import dossier_document
+
+    assert cli("dossier", KEY, "--format", "pdf").code == 2  # no PDF to a terminal
+    out = tmp_path / "d.pdf"
+    result = cli("dossier", KEY, "--format", "pdf", "-o", str(out))
+    assert result.code == 0, result.err
+    assert out.read_bytes().startswith(b"%PDF-") and out.stat().st_size > 5000
+    with Store(case_db) as store:
+        dossier = build_dossier(store, resolve_generation(store, KEY), case_db)
+    pages = dossier_document(dossier).pages
+    output_hash = dossier.integrity["text_sha256"]["output"]
+    anchor = anchor_digest(dossier.integrity["anchor"])
+    assert len(pages) >= 2
+    for number, page in enumerate(pages, 1):
+        texts = _page_texts(page)
+        assert f"page {number} of {len(pages)}" in texts
+        footer = " ".join(texts)
+        assert f"output SHA-256 {output_hash}" in footer and anchor in footer
+
+
+def test_the_longest_verbatim_run_is_set_apart_from_the_lcs_overlap(case_db: Path, cli) -> None:
+    """The verbatim judge's run has its own highlight and legend entry, its offsets in
+    both texts in plain words, and brackets in Markdown; the LCS marks stay as they were."""
+    from copyaudit.judges.verbatim import longest_verbatim
+
+    assert cli("judge", "gen", "--judges", "verbatim").code == 0
+    reference = literal_record(1)["reference"]
+    length, start, source_start = longest_verbatim(OUTPUT, reference)
+    run = OUTPUT[start : start + length]
+    assert length == len(reference) == 43 and source_start == 0  # the whole continuation
+    html = cli("dossier", KEY, "--format", "html").out
+    marks = re.findall(r'<mark class="hl[^"]* hl-verbatim" title="[^"]*">(.*?)</mark>', html)
+    assert "".join(marks) == escape(run) * 2  # in the output and the reference
+    assert marks[-1] == "."  # the run goes on where the LCS tokens (words) stop
+    assert '<mark class="hl hl-verbatim">longest verbatim run' in html  # its legend entry
+    sentence = (
+        f"The longest verbatim run is 43 characters long (not flagged: the threshold is 160 "
+        f"characters); it is characters {start + 1} to {start + 43} of the output and "
+        "characters 1 to 43 of the reference continuation (counted from 1)."
+    )
+    assert f'<p class="verbatim">{sentence}</p>' in html
+    md = cli("dossier", KEY).out
+    assert md.count(f"⟦**{run[:-1]}**.⟧") == 2  # in the output and the reference
+    assert md.count("⟦") == 3 and md_escape(sentence) in md  # the two runs and the legend line
+
+
+STORED_TIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)?")
+
+
+def _outside_code(md: str) -> str:
+    return re.sub(r"```.*?```", "", md, flags=re.S)
+
+
+def test_an_exhibit_writes_every_time_one_way_and_reads_its_source_and_anchor_plainly(
+    case_db: Path, cli
+) -> None:
+    """Times as 2026-11-28T06:30:00Z (the JSON blocks keep the stored form); where the
+    reference text came from, as its import recorded it; a glossary box; the anchor in
+    plain words."""
+    md = cli("dossier", KEY).out
+    html = cli("dossier", KEY, "--format", "html").out
+    times = STORED_TIME.findall(_outside_code(md))
+    assert len(times) >= 6  # generated, labelled, reviewed (history), imported, exported
+    assert [t for t in times if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", t)] == []
+    html_times = STORED_TIME.findall(re.sub(r"<pre.*?</pre>", "", html, flags=re.S))
+    assert html_times and all(t.endswith("Z") and len(t) == 20 for t in html_times)
+    source = md.split("\n## Source of the reference text\n")[1].split("\n## ")[0]
+    assert "| work | The Glass Orchard, Ada Lowe, 1901 |" in source
+    assert re.search(r"\| imported from | .*lit\.jsonl \|", source)
+    assert re.search(r"\| imported at \| \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \|", source)
+    assert "| edition | not recorded at import \\(the case file gives none\\) |" in source
+    glossary = md.split("\n## Glossary\n")[1].split("\n## ")[0]
+    assert "> **SHA-256**:" in glossary and "rougeL" in glossary  # the case's measure
+    assert "longest verbatim run" not in glossary  # not judged by the verbatim judge here
+    assert '<aside class="glossary">' in html and "<dt>flagged</dt>" in html
+    reading = "recorded label and review event(s) in 2 chain(s)"
+    assert reading in md and reading in html and "breaks every later seal" in md

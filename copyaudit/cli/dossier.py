@@ -9,21 +9,25 @@ import click
 
 from copyaudit.cli.options import output_options
 from copyaudit.cli.output import emit
-from copyaudit.reports.dossier.build import build_dossier, render_dossier
+from copyaudit.errors import UserError
+from copyaudit.reports.dossier.build import FORMATS, build_dossier, render_dossier
 from copyaudit.reports.output_file import check_destination
 from db.review import resolve_generation
 
 
 @click.command("dossier")
 @click.argument("generation")
-@click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="md", show_default=True)
 @output_options
 @click.pass_obj
 def dossier_cmd(obj: Any, generation: str, fmt: str, output: Path | None, force: bool) -> None:
     """A case report for GENERATION (run/case_id/template): prompt, output and reference
     with the evidence highlighted, every judge figure with its provenance, human labels,
-    review status and history, and the database hash and audit-chain heads."""
+    review status and history, and the database hash and audit-chain heads. PDF (to a
+    file, -o) is the HTML laid out on pages, each with its number and the hash footer."""
 
+    if fmt == "pdf" and output is None:
+        raise UserError("a PDF is not terminal text: name its file with -o FILE")
     if output is not None:
         check_destination(output, database=obj.db_path, force=force)  # before any work
     with obj.store(read_only=True) as store:

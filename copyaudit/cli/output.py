@@ -102,9 +102,10 @@ def echo_warnings(path: object, warnings: Iterable[Any]) -> None:
         sys.stderr.write(f"warning: {path}: {w.unit} {w.line}: {field}{w.reason}\n")
 
 
-def emit(text: str, output: Path | None, *, database: Path, force: bool) -> None:
+def emit(text: str | bytes, output: Path | None, *, database: Path, force: bool) -> None:
     """A command's document: to standard output, or safely to `output` (never over the
-    database, an existing file only with --force) with a line on standard error."""
+    database, an existing file only with --force) with a line on standard error.
+    Bytes (a PDF) go only to a file: the caller asks for -o first."""
     if output is None:
         echo(text, nl=False)
         return

@@ -3,8 +3,11 @@
 Each judgment's evidence (copyaudit.types.Score.evidence_json) holds `spans` with
 character offsets into the output: the literal judge's LCS tokens, the characters
 judge's alias matches, the events judge's supporting 128-token windows, the QA
-answer, the refusal phrase. The literal judge also stores the same LCS tokens in
-the reference (`extra.reference_spans`). Renderers only see segments, each with the
+answer, the refusal phrase, the verbatim judge's longest verbatim run (the
+160-character measure: one unbroken run, set apart from the LCS tokens, which may be
+scattered). The literal judge also stores the same LCS tokens in the reference
+(`extra.reference_spans`), the verbatim judge the run's place in its source
+(`extra.source_span`). Renderers only see segments, each with the
 set of marks covering it, so overlapping evidence needs no nesting.
 """
 
@@ -16,7 +19,8 @@ from itertools import pairwise
 from typing import Any
 
 # The kinds a renderer styles, in the order a legend lists them.
-MARK_KINDS = ("literal", "character", "event", "answer", "refusal")
+MARK_KINDS = ("literal", "verbatim", "character", "event", "answer", "refusal")
+VERBATIM_JUDGE = "verbatim"  # copyaudit.judges.verbatim.VerbatimJudge.name
 
 
 @dataclass(frozen=True, order=True)
@@ -41,6 +45,8 @@ def _kind_of(judgment: dict[str, Any]) -> str:
     target = (judgment.get("evidence") or {}).get("target")
     if target in MARK_KINDS:
         return str(target)
+    if judgment.get("judge") == VERBATIM_JUDGE:
+        return "verbatim"
     return "answer" if judgment.get("judge") == "qa" else "literal"
 
 
@@ -50,6 +56,8 @@ def _label(kind: str, span: dict[str, Any], metric: str) -> str:
         return f"character {item}: '{note}'"
     if kind == "event":
         return f"event {item} supported ({note})"
+    if kind == "verbatim":
+        return f"longest verbatim run ({int(span['end']) - int(span['start'])} characters)"
     if kind == "literal" and note in ("", "lcs"):
         return "overlap with the reference (longest common subsequence)"
     return f"{metric}: {note}" if note else metric
@@ -67,12 +75,18 @@ def output_marks(judgments: Iterable[dict[str, Any]]) -> list[Mark]:
 
 
 def reference_marks(judgments: Iterable[dict[str, Any]]) -> list[Mark]:
-    """The literal judge's LCS tokens in the reference text."""
+    """The literal judge's LCS tokens in the reference text, and the longest verbatim
+    run where the study's verbatim source is that text (CopyBench literal, extraction)."""
     marks: set[Mark] = set()
     for judgment in judgments:
         extra = (judgment.get("evidence") or {}).get("extra") or {}
         for start, end in extra.get("reference_spans") or ():
             marks.add(Mark(int(start), int(end), "literal", f"{judgment.get('metric')}: lcs"))
+        if judgment.get("judge") == VERBATIM_JUDGE and extra.get("source_span"):
+            start, end = (int(x) for x in extra["source_span"])
+            if end > start:
+                label = f"longest verbatim run ({end - start} characters)"
+                marks.add(Mark(start, end, "verbatim", label))
     return _unique_spans(marks)
 
 

@@ -15,8 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from copyaudit.anchors import HTML_TAG, anchor_json, anchor_line
+from copyaudit.anchors import HTML_TAG, anchor_json, anchor_line, anchor_reading
 from copyaudit.hashing import stable_json
+from copyaudit.timestamps import utc_text
 from copyaudit.untrusted import visible_bidi
 
 # The rules every page shares; page() puts a document's own CSS after them.
@@ -105,8 +106,12 @@ def run_provenance(
 
 
 def anchor_html(anchor: Mapping[str, Any]) -> str:
-    """The embedded anchor: its line, and the whole of it (`verify --against` reads it)."""
-    return f"{esc(anchor_line(dict(anchor)))}{HTML_TAG}{esc(anchor_json(dict(anchor)))}</pre>"
+    """The embedded anchor: what it says in plain words, its line, and the whole of it
+    (`verify --against` reads it)."""
+    reading = f"{esc(anchor_reading(dict(anchor)))}<br>"
+    return (
+        f"{reading}{esc(anchor_line(dict(anchor)))}{HTML_TAG}{esc(anchor_json(dict(anchor)))}</pre>"
+    )
 
 
 def _file_hash_html(sha256: str | None, checkpoint: str) -> str:
@@ -140,7 +145,7 @@ def integrity_html(i: Mapping[str, Any]) -> str:
             ("database", code(i["database"])),
             ("database SHA-256", _file_hash_html(i["sha256"], checkpoint)),
             ("audit chains", verified),
-            ("exported at", esc(i["exported_at"])),
+            ("exported at", esc(utc_text(i["exported_at"]))),
             ("exported with", esc(i["exported_with"])),
             *([("exported by", esc(i["exported_by"]))] if i.get("exported_by") else []),
             *(

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from copyaudit.errors import UserError
 
@@ -41,12 +41,16 @@ def check_destination(path: Path, *, database: Path | None, force: bool) -> Path
 
 
 @contextmanager
-def output_file(path: Path, *, database: Path | None, force: bool) -> Iterator[IO[str]]:
-    """A text handle whose content replaces `path` atomically when the block completes."""
+def output_file(
+    path: Path, *, database: Path | None, force: bool, binary: bool = False
+) -> Iterator[IO[Any]]:
+    """A text (or `binary`) handle whose content replaces `path` atomically when the
+    block completes."""
     target = check_destination(path, database=database, force=force)
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        text_mode = {} if binary else {"encoding": "utf-8", "newline": ""}
+        with os.fdopen(fd, "wb" if binary else "w", **text_mode) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
@@ -56,6 +60,8 @@ def output_file(path: Path, *, database: Path | None, force: bool) -> Iterator[I
         raise
 
 
-def write_output(path: Path, text: str, *, database: Path | None, force: bool) -> None:
-    with output_file(path, database=database, force=force) as handle:
+def write_output(path: Path, text: str | bytes, *, database: Path | None, force: bool) -> None:
+    """`text` (or bytes: a PDF) into `path`, safely (output_file)."""
+    binary = isinstance(text, bytes)
+    with output_file(path, database=database, force=force, binary=binary) as handle:
         handle.write(text)

@@ -28,6 +28,7 @@ from copyaudit.reports.copying import copying_markdown
 from copyaudit.reports.people import people_markdown
 from copyaudit.studies.notice.report import notice_markdown
 from copyaudit.studies.registry import headlines as all_headlines
+from copyaudit.timestamps import utc_text
 from copyaudit.verification.quality import quality_line
 from copyaudit.vocabulary import report_headlines
 
@@ -147,8 +148,8 @@ def _histograms(report: dict[str, Any], thresholds: dict[str, list[float]]) -> s
 
 def _provenance(run: dict[str, Any], judges: list[dict[str, Any]]) -> str:
     status = (
-        f"{esc(run['status'])}; created {esc(run['created_at'])}, started "
-        f"{esc(run['started_at'] or '—')}, finished {esc(run['finished_at'] or '—')}"
+        f"{esc(run['status'])}; created {esc(utc_text(run['created_at']))}, started "
+        f"{esc(utc_text(run['started_at']))}, finished {esc(utc_text(run['finished_at']))}"
         + (f"; error: {esc(run['error'])}" if run["error"] else "")
     )
     rows = run_provenance(run, [("prompt templates", esc(run["templates"]))], ("status", status))

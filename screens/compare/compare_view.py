@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Static
 from copyaudit.reports.compare.build import build_comparison, views
 from copyaudit.reports.compare.render import cell_text, group_text
 from screens.plain import plain
-from screens.widgets.compare_plots import Distributions, FigureBars
+from screens.widgets.compare_plots import Distributions, FigureBars, run_color
 from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import OpenTable
 
@@ -185,6 +185,7 @@ class CompareScreen(Screen[None]):
         if shown:
             legend.append("runs\n", style="bold")
             for number, run in enumerate(shown):
+                legend.append("■ ", style="rgb({},{},{})".format(*run_color(number)))
                 legend.append_text(plain(f"{number + 1} {run['run']}\n"))
         self.query_one("#compare-legend", Static).update(legend)
 

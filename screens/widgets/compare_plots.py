@@ -1,7 +1,8 @@
 """The comparison's two plots, drawn with textual-plotext: the selected column's figure
 per row as bars with the 95% interval drawn over each, and the score distributions of
 the runs behind that column side by side. Rows and runs are numbered; the names (stored
-text) are listed beside the plots, never drawn into them."""
+text) are listed beside the plots, never drawn into them, and so is the runs' colour key
+(plotext draws its legend inside the plot, over the bars)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,11 @@ from textual_plotext import PlotextPlot
 BAR_COLOR = (106, 159, 216)
 INTERVAL_COLOR = (224, 122, 95)
 RUN_COLORS = ((106, 159, 216), (224, 122, 95), (129, 178, 154), (242, 204, 143), (170, 120, 200))
+
+
+def run_color(number: int) -> tuple[int, int, int]:
+    """The colour of the `number`-th run's bars (0-based), as the legend beside shows it."""
+    return RUN_COLORS[number % len(RUN_COLORS)]
 
 
 class FigureBars(PlotextPlot):
@@ -56,8 +62,7 @@ class Distributions(PlotextPlot):
             plt.multiple_bar(
                 [f"{c:g}" for c in centres],
                 [list(r["counts"]) for r in same],
-                labels=[str(i + 1) for i in range(len(same))],
-                color=[RUN_COLORS[i % len(RUN_COLORS)] for i in range(len(same))],
+                color=[run_color(i) for i in range(len(same))],
             )
         plt.title(title)
         plt.xlabel("score (bin centre); bars: runs 1..n")

@@ -11,9 +11,11 @@ from typing import Any
 
 from copyaudit.render.html import anchor_html, esc, page, table
 from copyaudit.reports.compare.render import (
-    cell_text,
     flag_notes,
+    footnote_lines,
+    footnoted_text,
     group_text,
+    missing_notes,
     people_lines,
     quality_lines,
     row_runs,
@@ -92,9 +94,10 @@ def distributions_png(label: str, runs: Sequence[Mapping[str, Any]]):
     return _png(figure)
 
 
-def _cell_html(cell: Mapping[str, Any], shown_as: str) -> str:
-    """The cell's text as a link to its run's entry; an empty cell's reason in grey."""
-    text = esc(cell_text(cell, shown_as))
+def _cell_html(cell: Mapping[str, Any], shown_as: str, notes: Mapping[str, int]) -> str:
+    """The cell's text as a link to its run's entry; an empty cell's n/a in grey, with
+    the number of its reason's footnote (missing_notes)."""
+    text = esc(footnoted_text(cell, shown_as, notes))
     run = cell.get("run")
     link = "" if run is None else f'<a href="#{esc(anchor(run))}" title="{esc(run)}">'
     if cell["value"] is None:
@@ -105,15 +108,20 @@ def _cell_html(cell: Mapping[str, Any], shown_as: str) -> str:
 
 def _block(block: Mapping[str, Any]) -> str:
     columns = block["columns"]
+    missing = missing_notes(block)
     rows = [
         [
             *(esc(v) for v in row["group"].values()),
-            *(_cell_html(row["cells"][c["key"]], c["shown_as"]) for c in columns),
+            *(_cell_html(row["cells"][c["key"]], c["shown_as"], missing) for c in columns),
         ]
         for row in block["rows"]
     ]
     html = f"<h2>{esc(block['title'])} ({esc(block['paper'])})</h2><p>{esc(block['note'])}</p>"
     html += table([*block["group"], *(c["label"] for c in columns)], rows)
+    if missing:
+        notes = "<br>".join(esc(line) for line in footnote_lines(missing))
+        html += f'<p class="missing">{notes}</p>'
+
     flags = "".join(f"<li>{esc(note)}</li>" for note in flag_notes(block))
     html += f"<ul>{flags}</ul>" if flags else ""
     for lines in (people_lines(block), quality_lines(block)):

@@ -51,10 +51,15 @@ def _bound(value: float, shown_as: str) -> str:
     return figure_text(value, "x100" if shown_as == "percent" else shown_as)
 
 
+def missing_reason(cell: Mapping[str, Any]) -> str:
+    """Why an empty cell has no figure."""
+    return cell.get("reason") or "no value"
+
+
 def cell_text(cell: Mapping[str, Any], shown_as: str, with_n: bool = True) -> str:
     """'38.1% [20.8–59.1] n=21', or 'n/a: <reason>' for an empty cell."""
     if cell["value"] is None:
-        return f"n/a: {cell.get('reason') or 'no value'}"
+        return f"n/a: {missing_reason(cell)}"
     text = figure_text(cell["value"], shown_as)
     bounds = cell.get("interval")
     if bounds:
@@ -64,6 +69,33 @@ def cell_text(cell: Mapping[str, Any], shown_as: str, with_n: bool = True) -> st
     if cell.get("flag"):
         text += f" {FLAG}"
     return text
+
+
+SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def missing_notes(block: Mapping[str, Any]) -> dict[str, int]:
+    """Each distinct reason of a table's empty cells, numbered from 1 in reading order:
+    a table's cells say "n/a¹" and the reason is written once, below it."""
+    notes: dict[str, int] = {}
+    for row in block["rows"]:
+        for column in block["columns"]:
+            cell = row["cells"][column["key"]]
+            if cell["value"] is None:
+                notes.setdefault(missing_reason(cell), len(notes) + 1)
+    return notes
+
+
+def footnoted_text(cell: Mapping[str, Any], shown_as: str, notes: Mapping[str, int]) -> str:
+    """cell_text, an empty cell as 'n/a' with its reason's footnote number."""
+    if cell["value"] is None:
+        return "n/a" + str(notes[missing_reason(cell)]).translate(SUPERSCRIPT)
+    return cell_text(cell, shown_as)
+
+
+def footnote_lines(notes: Mapping[str, int]) -> list[str]:
+    """'¹ n/a: <reason>', once per reason."""
+    return [f"{str(n).translate(SUPERSCRIPT)} n/a: {reason}" for reason, n in notes.items()]
 
 
 def flag_notes(block: Mapping[str, Any]) -> list[str]:
@@ -130,18 +162,23 @@ def comparison_markdown(comparison: Mapping[str, Any]) -> str:
         lines += ["", "No run to compare."]
     for block in comparison["tables"]:
         columns = block["columns"]
+        missing = missing_notes(block)
         lines += ["", f"## {block['title']} ({block['paper']})", "", block["note"], ""]
         lines += table(
             [*block["group"], *(c["label"] for c in columns), "runs"],
             [
                 [
                     *row["group"].values(),
-                    *(cell_text(row["cells"][c["key"]], c["shown_as"]) for c in columns),
+                    *(
+                        footnoted_text(row["cells"][c["key"]], c["shown_as"], missing)
+                        for c in columns
+                    ),
                     ", ".join(row_runs(row)),
                 ]
                 for row in block["rows"]
             ],
         )
+        lines += ["", *(f"{line}  " for line in footnote_lines(missing))] if missing else []
         lines += people_lines(block)
         lines += quality_lines(block)
         notes = sorted(

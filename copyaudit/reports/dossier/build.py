@@ -5,8 +5,8 @@ highlighted, every judge figure with its threshold and provenance (run model and
 revision, prompt template, decoding, judge name + version + config hash, code
 version), the human labels and notes, the review status with the case's full event
 history, and the database's SHA-256 and audit-chain heads at export time.
-`write_dossier` renders it as self-contained HTML or Markdown (renderers in
-copyaudit.reports.dossier.html and .markdown; every stored text is escaped).
+`write_dossier` renders it as self-contained HTML, Markdown or PDF (renderers in
+copyaudit.reports.dossier.html, .markdown and .pdf; every stored text is escaped).
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from copyaudit.reports.anchor import current_anchor
 from copyaudit.reports.dossier.html import dossier_html
 from copyaudit.reports.dossier.markdown import dossier_markdown
 from copyaudit.reports.dossier.model import Dossier, ReferenceBlock
+from copyaudit.reports.dossier.pdf import dossier_pdf
+from copyaudit.reports.dossier.verbatim import verbatim_run
 from copyaudit.reports.output_file import write_output
 from copyaudit.reports.people import run_people_lines
 from copyaudit.runs.lifecycle import code_version
@@ -46,7 +48,8 @@ from db.runs import suite_id
 if TYPE_CHECKING:
     from db import Store
 
-FORMATS = ("html", "md")
+RENDERERS = {"md": dossier_markdown, "html": dossier_html, "pdf": dossier_pdf}
+FORMATS = tuple(RENDERERS)
 
 
 def _reference_blocks(kind: str, payload: dict[str, Any], judgments: list) -> list[ReferenceBlock]:
@@ -201,6 +204,7 @@ def case_file(store: Store, generation_id: int, *, quality: bool = True) -> Doss
         history=[asdict(e) for e in case_history(store, generation_id)],
         quality=case_quality(store, record["run"], judgments) if quality else [],
         people=run_people_lines(store, record["run"], record["kind"]) if quality else [],
+        verbatim=verbatim_run(judgments, record["output"] or ""),
     )
 
 
@@ -210,18 +214,17 @@ def case_quality(store: Store, run: str, judgments: list[dict[str, Any]]) -> lis
     return [q for q in judge_quality(store, run) if (q["judge"], q["metric"]) in shown]
 
 
-def render_dossier(dossier: Dossier, fmt: str) -> str:
-    if fmt == "html":
-        return dossier_html(dossier)
-    if fmt == "md":
-        return dossier_markdown(dossier)
+def render_dossier(dossier: Dossier, fmt: str) -> str | bytes:
+    """The dossier as Markdown or HTML text, or PDF bytes."""
+    if fmt in RENDERERS:
+        return RENDERERS[fmt](dossier)
     raise UserError(f"unknown dossier format '{fmt}' (one of {', '.join(FORMATS)})")
 
 
 def write_dossier(
     store: Store, db_path: Path | None, generation_id: int, fmt: str, path: Path
 ) -> Path:
-    """Render generation `generation_id`'s dossier as `fmt` (html|md) into `path`."""
+    """Render generation `generation_id`'s dossier as `fmt` (md|html|pdf) into `path`."""
     if fmt not in FORMATS:
         raise UserError(f"unknown dossier format '{fmt}' (one of {', '.join(FORMATS)})")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from copyaudit.items import item_name, item_number
+from copyaudit.render.align import align, slice_segments
 from copyaudit.render.highlight import MARK_KINDS, Segment
 from copyaudit.render.html import (
     code,
@@ -23,8 +24,19 @@ from copyaudit.render.html import (
     run_provenance,
 )
 from copyaudit.render.html import table as html_table
-from copyaudit.reports.dossier.model import Dossier, flag_text, judgment_figures, verdict_text
+from copyaudit.reports.dossier.model import (
+    Dossier,
+    ReferenceBlock,
+    aligned_block,
+    flag_text,
+    glossary_entries,
+    judgment_figures,
+    source_rows,
+    verbatim_line,
+    verdict_text,
+)
 from copyaudit.reports.people import PEOPLE_TITLE
+from copyaudit.timestamps import utc_text
 from copyaudit.verification.quality import quality_line
 from db.content import EARLIER_VERSION
 
@@ -37,6 +49,15 @@ pre.text { white-space: pre-wrap; word-wrap: break-word; font-family: ui-monospa
   font-size: 0.9em; margin: 0; }
 mark.hl { background: none; padding: 0; }
 mark.hl-literal { background: #ffe08a; }
+mark.hl-verbatim { background: #ff9e6b; outline: 1px solid #b03a00; }
+table.aligned col.match { width: 9em; }
+td.match { font-size: 0.8em; }
+tr.row-same td { background: #f3faf3; }
+tr.row-differs td { background: #fdf7ec; }
+tr.row-output-only td, tr.row-reference-only td { background: #f7f7f7; }
+aside.glossary { border: 1px solid #bbb; background: #fafaf4; padding: 0.3em 1em; }
+aside.glossary dt { font-weight: bold; } aside.glossary dd { margin: 0 0 0.4em 1.5em; }
+p.verbatim { border-left: 4px solid #b03a00; padding-left: 0.5em; }
 mark.hl-character { background: #b8ddff; }
 mark.hl-event { border-bottom: 3px solid #2e9d4f; }
 mark.hl-answer { background: #d9c8ff; }
@@ -47,6 +68,7 @@ mark.hl-refusal { background: #ffc4c4; }
 
 MARK_TITLES = {
     "literal": "literal overlap (LCS tokens)",
+    "verbatim": "longest verbatim run (one unbroken stretch)",
     "character": "character named",
     "event": "window supporting a reference event",
     "answer": "extracted answer",
@@ -107,22 +129,72 @@ def _case(d: Dossier) -> str:
     )
 
 
+def _source(d: Dossier) -> str:
+    return kv_table([(name, esc(value)) for name, value in source_rows(d)])
+
+
+def _glossary(d: Dossier) -> str:
+    terms = "".join(f"<dt>{esc(t)}</dt><dd>{esc(m)}</dd>" for t, m in glossary_entries(d))
+    return f'<aside class="glossary"><dl>{terms}</dl></aside>'
+
+
 def _prompt(d: Dossier) -> str:
     note = f"<p class='muted'>{esc(d.prompt_note)}</p>" if d.prompt_note else ""
     return note + pre(esc(d.prompt))
 
 
-def _texts(d: Dossier) -> str:
-    legend = " ".join(f'<mark class="hl hl-{k}">{esc(MARK_TITLES[k])}</mark>' for k in MARK_KINDS)
+def _span_text(segments: list[Segment], span: tuple[int, int]) -> str:
+    return pre(highlighted(slice_segments(segments, span))) if span[1] > span[0] else ""
+
+
+def _offsets(name: str, span: tuple[int, int]) -> str:
+    return f"<br>{name} {span[0] + 1}–{span[1]}" if span[1] > span[0] else ""
+
+
+def _aligned(d: Dossier, block: ReferenceBlock) -> str:
+    """Output and reference passage by passage (copyaudit.render.align): shared
+    passages on one row, a stretch only one text has on its own row beside a gap."""
+    output = "".join(s.text for s in d.output)
+    reference = "".join(s.text for s in block.segments)
+    rows = "".join(
+        f'<tr class="row-{row.kind.replace(" ", "-")}"><td class="match">{esc(row.kind)}'
+        f'<span class="muted">{_offsets("output", row.output)}'
+        f"{_offsets('reference', row.reference)}</span></td>"
+        f"<td>{_span_text(d.output, row.output)}</td>"
+        f"<td>{_span_text(block.segments, row.reference)}</td></tr>"
+        for row in align(output, reference)
+    )
+    return (
+        '<table class="side aligned"><colgroup><col class="match"><col><col></colgroup>'
+        f"<thead><tr><th>passage (characters, from 1)</th><th>Output</th>"
+        f"<th>{esc(block.title)}</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _side_by_side(d: Dossier) -> str:
     reference = "".join(
         f"<h3>{esc(block.title)}</h3>{pre(highlighted(block.segments))}" for block in d.reference
     )
-    table = (
+    return (
         '<table class="side"><thead><tr><th>Output</th><th>Reference</th></tr></thead>'
         f"<tbody><tr><td>{pre(highlighted(d.output))}</td><td>{reference}</td></tr></tbody>"
         "</table>"
     )
-    return f"<p>Highlights: {legend}</p>{table}"
+
+
+def _texts(d: Dossier) -> str:
+    """The output beside the reference: aligned passage by passage where a judge
+    compared them word for word (the other reference texts below), else side by side."""
+    legend = " ".join(f'<mark class="hl hl-{k}">{esc(MARK_TITLES[k])}</mark>' for k in MARK_KINDS)
+    run = verbatim_line(d)
+    verbatim = f'<p class="verbatim">{esc(run)}</p>' if run else ""
+    block = aligned_block(d)
+    if block is None:
+        return f"<p>Highlights: {legend}</p>{verbatim}{_side_by_side(d)}"
+    others = "".join(
+        f"<h3>{esc(b.title)}</h3>{pre(highlighted(b.segments))}" for b in d.reference if b != block
+    )
+    return f"<p>Highlights: {legend}</p>{verbatim}{_aligned(d, block)}{others}"
 
 
 def _items(d: Dossier) -> str:
@@ -187,8 +259,8 @@ def _judges(d: Dossier) -> str:
 def _provenance(d: Dossier) -> str:
     g, t = d.generation, d.template
     status = (
-        f"{esc(g['run_status'])}; created {esc(g['run_created_at'])}, "
-        f"finished {esc(g['run_finished_at'] or '—')}"
+        f"{esc(g['run_status'])}; created {esc(utc_text(g['run_created_at']))}, "
+        f"finished {esc(utc_text(g['run_finished_at']))}"
     )
     return run_provenance(
         g,
@@ -197,7 +269,7 @@ def _provenance(d: Dossier) -> str:
             ("run templates", esc(g["templates"])),
         ],
         ("run status", status),
-        [("generated at", esc(g["created_at"]))],
+        [("generated at", esc(utc_text(g["created_at"])))],
     )
 
 
@@ -213,7 +285,7 @@ def _labels(d: Dossier) -> str:
                 esc(item_number(lab["target"], lab["item_index"])),
                 _label_html(lab["label"]) + _earlier(lab.get("stale")),
                 esc(lab["note"]),
-                esc(lab["created_at"]),
+                esc(utc_text(lab["created_at"])),
                 f"<code>{esc(lab['uuid'])}</code>",
             ]
             for lab in d.labels
@@ -228,14 +300,14 @@ def _review(d: Dossier) -> str:
             ("status", f"<strong>{esc(r['status'])}</strong>"),
             ("reviewer", esc(r["reviewer"] or "—")),
             ("note", esc(r["note"] or "—")),
-            ("since", esc(r["created_at"] or "—")),
+            ("since", esc(utc_text(r["created_at"]))),
         ]
     )
     if not d.history:
         return current + "<h3>History</h3><p class='muted'>No events.</p>"
     rows = [
         [
-            esc(h["created_at"]),
+            esc(utc_text(h["created_at"])),
             esc(h["kind"]),
             esc(h["who"]),
             esc("" if h["target"] is None else item_name(h["target"], h["item_index"])),
@@ -256,6 +328,8 @@ def dossier_html(d: Dossier) -> str:
     """The whole dossier page."""
     sections = [
         _section("case", "Case", _case(d)),
+        _section("source", "Source of the reference text", _source(d)),
+        _section("glossary", "Glossary", _glossary(d)),
         _section("prompt", "Prompt", _prompt(d)),
         _section("texts", "Output and reference", _texts(d)),
         _section("items", "Items: judge verdicts and human labels", _items(d)),

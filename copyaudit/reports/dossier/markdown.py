@@ -15,10 +15,13 @@ from typing import Any
 from copyaudit.anchors import anchor_markdown
 from copyaudit.hashing import stable_json
 from copyaudit.items import item_name, item_number
+from copyaudit.render.align import align
 from copyaudit.render.highlight import Segment
 from copyaudit.render.markdown import table
-from copyaudit.reports.dossier.model import Dossier, flag_text, judgment_figures, verdict_text
+from copyaudit.reports.dossier import model
+from copyaudit.reports.dossier.model import Dossier, ReferenceBlock, flag_text, verdict_text
 from copyaudit.reports.people import PEOPLE_TITLE
+from copyaudit.timestamps import utc_text
 from copyaudit.untrusted import visible_bidi
 from copyaudit.verification.quality import quality_line
 from db.content import with_version
@@ -35,10 +38,28 @@ def md_escape(text: Any) -> str:
     return _INLINE.sub(r"\\\1", visible_bidi(str(text)).replace("\n", " "))
 
 
-def _line(pieces: Sequence[tuple[str, bool]]) -> str:
-    """One source line: (text, highlighted) pieces -> escaped Markdown."""
+# The longest verbatim run between these brackets (Markdown has no second highlight).
+RUN_OPEN, RUN_CLOSE = "⟦", "⟧"
+
+
+def _merged(pieces: Sequence[tuple[str, bool, str, str]]) -> list[tuple[str, bool, str, str]]:
+    """Neighbouring pieces of the same emphasis, no bracket between them, as one (so
+    that two marked segments read **ab**, not **a****b**)."""
+    out: list[tuple[str, bool, str, str]] = []
+    for piece in pieces:
+        if out and out[-1][1] == piece[1] and not out[-1][3] and not piece[2]:
+            text, marked, before, _ = out[-1]
+            out[-1] = (text + piece[0], marked, before, piece[3])
+        else:
+            out.append(piece)
+    return out
+
+
+def _line(pieces: Sequence[tuple[str, bool, str, str]]) -> str:
+    """One source line: (text, highlighted, raw text before, raw text after) pieces ->
+    escaped Markdown."""
     out: list[str] = []
-    for number, (text, marked) in enumerate(pieces):
+    for number, (text, marked, before, after) in enumerate(_merged(pieces)):
         escaped = md_escape(text)
         if number == 0:
             stripped = escaped.lstrip(" \t")
@@ -49,19 +70,33 @@ def _line(pieces: Sequence[tuple[str, bool]]) -> str:
             lead = escaped[: len(escaped) - len(escaped.lstrip())]
             trail = escaped[len(escaped.rstrip()) :]
             escaped = f"{lead}**{core}**{trail}"
-        out.append(escaped)
+        out.append(before + escaped + after)
     return "".join(out)
 
 
+def _bold(segment: Segment) -> bool:
+    """Evidence other than the verbatim run (which is bracketed) is bold."""
+    return any(kind != "verbatim" for kind in segment.kinds)
+
+
 def highlighted(segments: Sequence[Segment]) -> str:
-    """Segments as Markdown lines (hard breaks), marked pieces in bold."""
-    lines: list[list[tuple[str, bool]]] = [[]]
-    for segment in segments:
-        for number, piece in enumerate(segment.text.split("\n")):
+    """Segments as Markdown lines (hard breaks), marked pieces in bold, the longest
+    verbatim run between RUN_OPEN and RUN_CLOSE."""
+    lines: list[list[tuple[str, bool, str, str]]] = [[]]
+    for index, segment in enumerate(segments):
+        in_run = "verbatim" in segment.kinds
+        opens = in_run and (index == 0 or "verbatim" not in segments[index - 1].kinds)
+        closes = in_run and (
+            index + 1 == len(segments) or "verbatim" not in segments[index + 1].kinds
+        )
+        pieces = segment.text.split("\n")
+        for number, piece in enumerate(pieces):
             if number:
                 lines.append([])
-            if piece:
-                lines[-1].append((piece, bool(segment.marks)))
+            before = RUN_OPEN if opens and number == 0 else ""
+            after = RUN_CLOSE if closes and number == len(pieces) - 1 else ""
+            if piece or before or after:
+                lines[-1].append((piece, _bold(segment), before, after))
     rendered = [_line(pieces) for pieces in lines]
     return "  \n".join(rendered) if any(rendered) else "_(empty)_"
 
@@ -95,6 +130,14 @@ def _case(d: Dossier) -> list[str]:
     )
 
 
+def _source(d: Dossier) -> list[str]:
+    return _table(["field", "value"], model.source_rows(d))
+
+
+def _glossary(d: Dossier) -> list[str]:
+    return [f"> **{md_escape(t)}**: {md_escape(m)}  " for t, m in model.glossary_entries(d)]
+
+
 def _prompt(d: Dossier) -> list[str]:
     note = [f"_{md_escape(d.prompt_note)}_", ""] if d.prompt_note else []
     return [*note, highlighted([Segment(d.prompt, ())])]
@@ -102,13 +145,48 @@ def _prompt(d: Dossier) -> list[str]:
 
 def _texts(d: Dossier) -> list[str]:
     lines = ["Highlighted (**bold**): the judges' evidence in the output and the reference.", ""]
+    run = model.verbatim_line(d)
+    if run:
+        lines += [f"Longest verbatim run (between {RUN_OPEN} {RUN_CLOSE}): {md_escape(run)}", ""]
     lines += ["### Output", "", highlighted(d.output), ""]
     for block in d.reference:
         lines += [f"### Reference: {md_escape(block.title)}", "", highlighted(block.segments), ""]
+    block = model.aligned_block(d)
+    if block is not None:
+        lines += [f"### Aligned passages: output and {md_escape(block.title.lower())}", ""]
+        lines += [*_aligned(d, block), ""]
     evidence = sorted({m.label for s in d.output for m in s.marks})
     if evidence:
         lines += ["Evidence in the output: " + "; ".join(md_escape(e) for e in evidence), ""]
     return lines
+
+
+def _counted(name: str, span: tuple[int, int]) -> str:
+    return f"{name} {span[0] + 1}–{span[1]}" if span[1] > span[0] else ""
+
+
+def _aligned(d: Dossier, block: ReferenceBlock) -> list[str]:
+    """Output and reference passage by passage (copyaudit.render.align), one row each,
+    with the passage's characters (counted from 1) in both texts."""
+    output = "".join(s.text for s in d.output)
+    reference = "".join(s.text for s in block.segments)
+    rows = [
+        (
+            "; ".join(
+                x
+                for x in (
+                    row.kind,
+                    _counted("output", row.output),
+                    _counted("reference", row.reference),
+                )
+                if x
+            ),
+            output[row.output[0] : row.output[1]],
+            reference[row.reference[0] : row.reference[1]],
+        )
+        for row in align(output, reference)
+    ]
+    return _table(["passage (characters)", "output", "reference"], rows)
 
 
 def _items(d: Dossier) -> list[str]:
@@ -141,7 +219,7 @@ def _judges(d: Dossier) -> list[str]:
                 j["judge_version"],
                 j["judge_hash"],
                 j["metric"],
-                *judgment_figures(j),
+                *model.judgment_figures(j),
                 flag_text(j["flagged"]) if j["evidence"].get("threshold") is not None else "—",
                 j["evidence"].get("error"),
             )
@@ -174,7 +252,7 @@ def _provenance(d: Dossier) -> list[str]:
             ("run config hash", g["config_hash"]),
             ("code version (run)", g["code_version"] or "—"),
             ("run status", g["run_status"]),
-            ("generated at", g["created_at"]),
+            ("generated at", utc_text(g["created_at"])),
         ],
     )
     lines += ["", "Prompt template:", "", *_json(d.template)]
@@ -195,7 +273,7 @@ def _labels(d: Dossier) -> list[str]:
                 item_number(x["target"], x["item_index"]),
                 with_version(x["label"], x.get("stale")),
                 x["note"],
-                x["created_at"],
+                utc_text(x["created_at"]),
                 x["uuid"],
             )
             for x in d.labels
@@ -207,7 +285,7 @@ def _review(d: Dossier) -> list[str]:
     r = d.review
     lines = [
         f"Status: **{md_escape(r['status'])}**; reviewer {md_escape(r['reviewer'] or '—')}; "
-        f"since {md_escape(r['created_at'] or '—')}; note: {md_escape(r['note'] or '—')}",
+        f"since {md_escape(utc_text(r['created_at']))}; note: {md_escape(r['note'] or '—')}",
         "",
         "### History",
         "",
@@ -218,7 +296,7 @@ def _review(d: Dossier) -> list[str]:
         ["at", "event", "who", "item", "label / status", "note", "uuid", "chain #seq", "hash"],
         [
             (
-                h["created_at"],
+                utc_text(h["created_at"]),
                 h["kind"] + (f" of {h['supersedes']}" if h["supersedes"] else ""),
                 h["who"],
                 "" if h["target"] is None else item_name(h["target"], h["item_index"]),
@@ -244,7 +322,7 @@ def _integrity(d: Dossier) -> list[str]:
             ("database", i["database"]),
             ("database SHA-256", f"{i['sha256']}{checkpoint}"),
             ("audit chains", verified),
-            ("exported at", i["exported_at"]),
+            ("exported at", utc_text(i["exported_at"])),
             ("exported with", i["exported_with"]),
             *([("exported by", i["exported_by"])] if i.get("exported_by") else []),
             *((f"SHA-256 of the {n}", d) for n, d in (i.get("text_sha256") or {}).items()),
@@ -266,6 +344,8 @@ def dossier_markdown(d: Dossier) -> str:
     """The whole dossier as Markdown."""
     parts: list[tuple[str, list[str]]] = [
         ("Case", _case(d)),
+        ("Source of the reference text", _source(d)),
+        ("Glossary", _glossary(d)),
         ("Prompt", _prompt(d)),
         ("Output and reference", _texts(d)),
         ("Items: judge verdicts and human labels", _items(d)),

@@ -7,6 +7,9 @@ from typing import Any
 
 from copyaudit.render.highlight import Segment
 from copyaudit.render.metrics_format import format_metric
+from copyaudit.reports.dossier.glossary import glossary
+from copyaudit.reports.dossier.verbatim import VerbatimRun, verbatim_sentence
+from copyaudit.timestamps import utc_text
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,30 @@ class Dossier:
     quality: list[dict[str, Any]] = field(default_factory=list)
     # the run's rates as people would give them (reports.people.run_people_lines)
     people: list[str] = field(default_factory=list)
+    # the verbatim judge's longest run (the 160-character measure), when it judged
+    verbatim: VerbatimRun | None = None
+
+
+ALIGNED_KINDS = ("literal", "verbatim")  # marks that say a reference was compared word for word
+
+
+def aligned_block(d: Dossier) -> ReferenceBlock | None:
+    """The reference text the output is aligned with passage by passage: the first
+    block carrying the literal or verbatim judge's marks (a continuation); None when
+    none does (events, characters, a payload: nothing to align word for word)."""
+    for block in d.reference:
+        if any(k in ALIGNED_KINDS for s in block.segments for k in s.kinds):
+            return block
+    return None
+
+
+def verbatim_line(d: Dossier) -> str | None:
+    """The longest verbatim run in plain words, naming the reference text it lies in
+    (the block the run is marked in; the study's source text otherwise)."""
+    if d.verbatim is None:
+        return None
+    marked = (b.title for b in d.reference if any("verbatim" in s.kinds for s in b.segments))
+    return verbatim_sentence(d.verbatim, next(marked, "source text").lower())
 
 
 def judgment_figures(judgment: dict[str, Any]) -> tuple[str, str]:
@@ -61,3 +88,28 @@ def verdict_text(verdict: dict[str, Any]) -> str:
         details.append(f"threshold {verdict['threshold']}")
     suffix = f" ({', '.join(details)})" if details else ""
     return f"{verdict['judge']}/{verdict['metric']}: {state}{suffix}"
+
+
+NOT_RECORDED = "not recorded at import"
+
+
+def source_rows(d: Dossier) -> list[tuple[str, str]]:
+    """Where the reference text came from, as recorded when its case was imported: the
+    work, the file, when, and the edition and source type where the case file gave them."""
+    g, payload = d.generation, d.generation["payload"] or {}
+    work = ", ".join(str(x) for x in (g["title"], g["author"], g["year"]) if x is not None)
+    rows = [
+        ("work", work),
+        ("edition", str(payload.get("edition") or f"{NOT_RECORDED} (the case file gives none)")),
+        ("imported from", g.get("case_source") or NOT_RECORDED),
+        ("imported at", utc_text(g.get("case_imported_at"))),
+        ("case content hash", str(g["content_hash"])),
+    ]
+    if payload.get("source_type"):
+        rows.insert(2, ("source type", str(payload["source_type"])))
+    return rows
+
+
+def glossary_entries(d: Dossier) -> list[tuple[str, str]]:
+    """The glossary box for this case's measures."""
+    return glossary(j["metric"] for j in d.judgments)
