@@ -7,18 +7,17 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Set
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
-import copyaudit.vocabulary as vocabulary
 from copyaudit.errors import UserError
 from db import live_files
 from db.content import register as register_content_hash
-from db.fraction_metrics import sync_fraction_metrics
+from db.fraction_metrics import declared_fractions, sync_fraction_metrics
 from db.migrations import migrate, require_current
 from db.open_modes import check_database_path, check_readable, read_only_uri
 from db.run_digests import refresh as refresh_digests
@@ -88,9 +87,20 @@ class Store:
     exist and be at the current schema (never migrated), and nothing is written, not
     even SQLite's companions (db.open_modes), so evidence on read-only media or a full
     disk can be read.
+
+    `fractions`: the metrics binned as fractions, synced into the file's
+    `fraction_metrics` at a writable open (db.fraction_metrics); None: those the judges
+    declare (db.fraction_metrics.declared_fractions). A test passes its own set.
     """
 
-    def __init__(self, path: str | Path, *, create: bool = True, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        create: bool = True,
+        read_only: bool = False,
+        fractions: Set[str] | None = None,
+    ) -> None:
         self.path = Path(path)
         self.read_only = read_only
         if not check_database_path(self.path, create=create and not read_only):
@@ -130,7 +140,9 @@ class Store:
         self._stops: list[tuple[Callable[[], bool], type[Interrupted]]] = []
         self.migrations_applied = 0 if read_only else migrate(self.db)
         if not read_only:  # the code's fraction metrics, whenever the database was made
-            sync_fraction_metrics(self.conn, vocabulary.FRACTION_METRICS)
+            sync_fraction_metrics(
+                self.conn, declared_fractions() if fractions is None else fractions
+            )
         # a schema wound back before the run digests (tests of older migrations) has none
         self._digested = (
             self.scalar("SELECT 1 FROM sqlite_master WHERE name = 'digest_writing'") is not None

@@ -13,6 +13,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
+from copyaudit.metrics_spec import report_headlines
 from copyaudit.render.html import (
     code,
     esc,
@@ -29,7 +30,6 @@ from copyaudit.reports.people import people_markdown
 from copyaudit.studies.notice.report import notice_markdown
 from copyaudit.studies.registry import headlines as all_headlines
 from copyaudit.verification.quality import quality_line
-from copyaudit.vocabulary import report_headlines
 
 CSS = """
 body { max-width: 70em; }
