@@ -7,7 +7,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Set
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -87,20 +87,9 @@ class Store:
     exist and be at the current schema (never migrated), and nothing is written, not
     even SQLite's companions (db.open_modes), so evidence on read-only media or a full
     disk can be read.
-
-    `fractions`: the metrics binned as fractions, synced into the file's
-    `fraction_metrics` at a writable open (db.fraction_metrics); None: those the judges
-    declare (db.fraction_metrics.declared_fractions). A test passes its own set.
     """
 
-    def __init__(
-        self,
-        path: str | Path,
-        *,
-        create: bool = True,
-        read_only: bool = False,
-        fractions: Set[str] | None = None,
-    ) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True, read_only: bool = False) -> None:
         self.path = Path(path)
         self.read_only = read_only
         if not check_database_path(self.path, create=create and not read_only):
@@ -139,10 +128,8 @@ class Store:
         # interrupted_when's conditions, innermost last (SQLite has one progress handler)
         self._stops: list[tuple[Callable[[], bool], type[Interrupted]]] = []
         self.migrations_applied = 0 if read_only else migrate(self.db)
-        if not read_only:  # the code's fraction metrics, whenever the database was made
-            sync_fraction_metrics(
-                self.conn, declared_fractions() if fractions is None else fractions
-            )
+        if not read_only:  # the judges' fraction metrics, whenever the database was made
+            sync_fraction_metrics(self.conn, declared_fractions())
         # a schema wound back before the run digests (tests of older migrations) has none
         self._digested = (
             self.scalar("SELECT 1 FROM sqlite_master WHERE name = 'digest_writing'") is not None
