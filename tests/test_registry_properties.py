@@ -133,6 +133,11 @@ def test_a_study_s_kinds_are_the_vocabulary_s_and_some_judge_scores_each(kind: s
         assert any(s.applies(kind, paper=False) for s in JUDGES.values()), kind
     for h in spec.headlines:
         assert metric(h.metric) == h.of, h  # on a metric a judge declares
+    verbatim = JUDGES["verbatim"].applies(kind, paper=False)
+    assert verbatim == (kind in spec.verbatim_sources)  # literal-style kinds, from the spec
+    if verbatim:  # its source is read from the bundled sample, and measured
+        source = spec.verbatim_sources[kind](_sample(kind).payload)
+        assert source, kind
 
 
 # --- every headline reaches the report, the comparison and the dashboard -----------------
