@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from copyaudit.vocabulary import HEADLINES, Headline
+from copyaudit.metrics_spec import Headline
 from db.connection import Store
 from db.content import stale_sql
 from db.labels import current_label_events_sql, item_count_sql
@@ -161,13 +161,13 @@ class GenerationDetail:
 
 
 def headline_figures(
-    store: Store, headlines: Sequence[Headline] = HEADLINES
+    store: Store, headlines: Sequence[Headline]
 ) -> dict[int, dict[str, float | None]]:
     """run id -> {headline key: figure or None} for every run with judgments: the
-    copyaudit.vocabulary headlines, "flagged" as the share of the metric's judgments that
-    are flagged (as copyaudit.reports.run_report computes it), "mean" as its mean; read
-    from the totals the database keeps (db.run_totals), not from the judgments.
-    `headlines`: these, or with the studies' own (copyaudit.studies.registry.headlines)."""
+    `headlines` (every one: copyaudit.studies.registry.headlines), "flagged" as the
+    share of the metric's judgments that are flagged (as copyaudit.reports.run_report
+    computes it), "mean" as its mean; read from the totals the database keeps
+    (db.run_totals), not from the judgments."""
     wanted = {h.metric for h in headlines}
     by_run: dict[int, dict[str, tuple[float | None, float | None]]] = {}
     for row in run_metric_tallies(store):
@@ -185,7 +185,7 @@ def headline_figures(
     return figures
 
 
-def dashboard_runs(store: Store, headlines: Sequence[Headline] = HEADLINES) -> list[dict[str, Any]]:
+def dashboard_runs(store: Store, headlines: Sequence[Headline]) -> list[dict[str, Any]]:
     """runs_summary rows with their headline figures under 'figures'."""
     figures = headline_figures(store, headlines)
     rows = runs_summary(store)

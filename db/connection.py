@@ -14,11 +14,10 @@ from typing import Any
 
 import sqlite_utils
 
-import copyaudit.vocabulary as vocabulary
 from copyaudit.errors import UserError
 from db import live_files
 from db.content import register as register_content_hash
-from db.fraction_metrics import sync_fraction_metrics
+from db.fraction_metrics import declared_fractions, sync_fraction_metrics
 from db.migrations import migrate, require_current
 from db.open_modes import check_database_path, check_readable, read_only_uri
 from db.run_digests import refresh as refresh_digests
@@ -129,8 +128,8 @@ class Store:
         # interrupted_when's conditions, innermost last (SQLite has one progress handler)
         self._stops: list[tuple[Callable[[], bool], type[Interrupted]]] = []
         self.migrations_applied = 0 if read_only else migrate(self.db)
-        if not read_only:  # the code's fraction metrics, whenever the database was made
-            sync_fraction_metrics(self.conn, vocabulary.FRACTION_METRICS)
+        if not read_only:  # the judges' fraction metrics, whenever the database was made
+            sync_fraction_metrics(self.conn, declared_fractions())
         # a schema wound back before the run digests (tests of older migrations) has none
         self._digested = (
             self.scalar("SELECT 1 FROM sqlite_master WHERE name = 'digest_writing'") is not None

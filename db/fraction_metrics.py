@@ -8,14 +8,28 @@ When the set changed, the counts of the metrics that moved are recounted from th
 judgments, so the histograms of runs judged before are right too. A read-only open cannot
 write: `binned_metrics` tells the report which metrics the file counts per bin, and the
 report recounts any metric on which it disagrees with the code from its values.
+
+The code's set is what the judges declare (copyaudit.judges.metric_facts). The store
+sits below the judges (pyproject.toml's contracts): it names the collector and imports
+it when a store first opens for writing, as copyaudit.judges.registry names the
+studies' verbatim kinds, so no module of db imports the judges and nothing is copied.
 """
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 from collections.abc import Set
 
 from db.migrations import value_bin_sql
+
+DECLARED = "copyaudit.judges.metric_facts:fraction_metrics"  # () -> the code's fractions
+
+
+def declared_fractions() -> frozenset[str]:
+    """The metrics the judges declare as fractions (DECLARED, imported when first asked)."""
+    module, function = DECLARED.split(":")
+    return frozenset(getattr(importlib.import_module(module), function)())
 
 
 def binned_metrics(conn: sqlite3.Connection) -> frozenset[str]:

@@ -570,8 +570,8 @@ def migrate_run_totals(db: sqlite_utils.Database) -> None:
     template, judge and judge configuration ('' for none) the judgments (with a value,
     their sum, with a verdict, flagged); per run
     and metric the values by histogram bin (fraction metrics, listed in
-    `fraction_metrics`) or by value (any other), and the thresholds judged against."""
-    from copyaudit.vocabulary import FRACTION_METRICS  # the metrics binned over [0, 1]
+    `fraction_metrics`, which the store fills from the code's declarations when it opens:
+    db.fraction_metrics) or by value (any other), and the thresholds judged against."""
 
     # idempotent: run again (a test winding the schema back), it rebuilds the totals
     for table in ("generations", "cases", "judgments"):
@@ -580,9 +580,6 @@ def migrate_run_totals(db: sqlite_utils.Database) -> None:
     for table in RUN_TOTALS_TABLES:
         db.execute(f"DROP TABLE IF EXISTS {table}")
     db.execute("CREATE TABLE fraction_metrics (metric TEXT PRIMARY KEY) WITHOUT ROWID")
-    db.conn.executemany(
-        "INSERT INTO fraction_metrics (metric) VALUES (?)", [(m,) for m in sorted(FRACTION_METRICS)]
-    )
     db.execute(
         "CREATE TABLE generation_totals (run_id INTEGER NOT NULL, template INTEGER NOT NULL, "
         "generations INTEGER NOT NULL, failed INTEGER NOT NULL, "

@@ -16,7 +16,8 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 
-from copyaudit.render.metrics_format import DASH, format_metric
+from copyaudit.judges.metric_facts import format_metric
+from copyaudit.render.metrics_format import DASH
 from copyaudit.untrusted import BIDI_CONTROLS
 
 REPLACEMENT = "\ufffd"

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from copyaudit.formats import LocatedCase, LocatedGeneration
+from copyaudit.studies.registry import headlines
 from copyaudit.types import Case, ItemVerdict, Score, Span, Work
 from db import Store
 from db.browse import (
@@ -258,7 +259,7 @@ def test_run_facets_dashboard_and_detail(store: Store) -> None:
     assert run_metrics(store, 1) == [EVENTS, ROUGE]
     assert [title for _, title in run_works(store, 1)] == ["Work A", "Work B"]
     assert run_templates(store, 1) == [1, 2]
-    (run,) = dashboard_runs(store)
+    (run,) = dashboard_runs(store, headlines())
     assert run["figures"]["literal_rate"] == pytest.approx(5 / 11)
     assert run["figures"]["event_rate"] == 0.0 and run["figures"]["refusal_rate"] is None
     detail = generation_detail(store, store.ids["c1", 1])  # type: ignore[attr-defined]

@@ -1,16 +1,21 @@
-"""A fraction metric the code gains after a database was made: the store's
-`fraction_metrics` follows the code at every open for writing and recounts what moved,
-and a read-only open (which writes nothing) still draws the right histogram."""
+"""A fraction metric the code gains after a database was made (a judge registered here,
+declaring it next to its code): the store's `fraction_metrics` follows the judges'
+declarations at every open for writing and recounts what moved, and a read-only open
+(which writes nothing) still draws the right histogram."""
 
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
 
-from copyaudit import vocabulary
+from copyaudit.judges.metric_facts import fraction_metrics
+from copyaudit.judges.registry import JUDGES, JudgeSpec
+from copyaudit.metrics_spec import Metric
 from copyaudit.reports.scores import scores_from_store
 from db import Store
 from db.fraction_metrics import binned_metrics
@@ -22,7 +27,7 @@ VALUES = (0.0, 1.0, 0.55, 0.55, 1.5)  # 1.5: outside [0, 1], left out of a histo
 
 def _old_database(path: Path) -> None:
     """A database made while NEW was not a fraction metric, with one run judged by it."""
-    assert NEW not in vocabulary.FRACTION_METRICS
+    assert NEW not in fraction_metrics()
     with Store(path) as store, store.transaction():
         conn = store.conn
         conn.execute("INSERT INTO works (key, title, membership) VALUES ('w', 'W', 'unknown')")
@@ -54,11 +59,21 @@ def _old_database(path: Path) -> None:
         assert NEW not in binned_metrics(conn)
 
 
+def _register_novel_judge(monkeypatch: pytest.MonkeyPatch, unit: str) -> None:
+    """A judge whose module declares NEW with `unit`, registered by one entry."""
+    module = ModuleType("novel_judge")
+    module.METRICS = (Metric(NEW, "novel share", unit),)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "novel_judge", module)
+    spec = JudgeSpec("novel", "novel_judge:build", "novel_judge", frozenset({"literal"}))
+    monkeypatch.setitem(JUDGES, "novel", spec)
+
+
 @pytest.fixture
 def old_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "old.db"
     _old_database(path)
-    monkeypatch.setattr(vocabulary, "FRACTION_METRICS", vocabulary.FRACTION_METRICS | {NEW})
+    _register_novel_judge(monkeypatch, "fraction")
+    assert NEW in fraction_metrics()
     return path
 
 
@@ -99,7 +114,8 @@ def test_a_metric_no_longer_a_fraction_is_counted_per_value_again(
     old_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     Store(old_db).close()  # NEW binned
-    monkeypatch.setattr(vocabulary, "FRACTION_METRICS", vocabulary.FRACTION_METRICS - {NEW})
+    _register_novel_judge(monkeypatch, "count")  # its declaration changed
+    assert NEW not in fraction_metrics()
     with Store(old_db) as store:
         assert NEW not in binned_metrics(store.conn)
         counts = store.conn.execute(

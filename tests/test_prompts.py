@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from copyaudit import prompts
+from copyaudit import formats, prompts
+from copyaudit.engine.demo import samples_dir
 from copyaudit.errors import UserError
 from copyaudit.prompts import (
     COPYRIGHT_WARNING,
@@ -14,6 +15,7 @@ from copyaudit.prompts import (
     templates_for,
 )
 from copyaudit.studies.copybench import prompts as copybench_prompts
+from copyaudit.studies.registry import STUDIES, prompt_kinds
 
 CASE_INPUT = "The glassblower's daughter had never seen the sea, but she dreamed of it every night."
 PAYLOADS = {
@@ -134,10 +136,12 @@ def test_demonstration_is_filled_with_input_and_output() -> None:
     assert spec.user.endswith(f"Given Prefix: {CASE_INPUT}\nCompletion:")
 
 
-@pytest.mark.parametrize("kind", ["literal", "nonliteral", "qa", "notice"])
+@pytest.mark.parametrize("kind", prompt_kinds())
 def test_reminder_adds_the_system_prompt(kind: str) -> None:
-    plain = build_prompt(kind, PAYLOADS[kind])
-    reminded = build_prompt(kind, PAYLOADS[kind], reminder=True)
+    spec = STUDIES[kind]  # every prompted study's bundled sample
+    payload = formats.load_cases(kind, samples_dir() / spec.samples[kind])[0].case.payload
+    plain = build_prompt(kind, payload)
+    reminded = build_prompt(kind, payload, reminder=True)
     assert plain.system is None
     assert reminded.system == REMINDER_SYSTEM_PROMPT
     assert reminded.user == plain.user

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from copyaudit.judges.metric_facts import fraction_metrics
 from copyaudit.reports.scores import (
     FRACTION_EDGES,
     histogram,
@@ -18,7 +19,6 @@ from copyaudit.reports.scores import (
     scores_from_store,
     value_bin,
 )
-from copyaudit.vocabulary import FRACTION_METRICS
 from db import Store, migrations
 from db.case_file import run_judges
 from db.queries import metric_thresholds, run_overview, suites_summary
@@ -208,7 +208,7 @@ def test_bins_are_numpy_s_bins(tmp_path: Path) -> None:
 def _old_histogram(metric: str, values: list[float]) -> dict:
     """The report's histogram before the totals (np.histogram of every value)."""
     data = np.asarray(values, dtype=float)
-    if metric in FRACTION_METRICS:
+    if metric in fraction_metrics():
         edges = np.linspace(0.0, 1.0, 11)
     else:
         top = int(np.nanmax(data)) if data.size else 0

@@ -20,6 +20,8 @@ from copyaudit.items import EVERY_OUTPUT_TARGETS, WHOLE_OUTPUT_TARGETS
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.presets import build_judges
 from copyaudit.judges.registry import JUDGES
+from copyaudit.judges.verbatim import LONGEST_VERBATIM
+from copyaudit.metrics_spec import Headline
 from copyaudit.records import LocatedCase, Record, collect_cases, read_json_records, string_field
 from copyaudit.reports.dossier.build import _reference_blocks
 from copyaudit.rows import Loaded
@@ -28,7 +30,6 @@ from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.spec import ReferenceText, StudySpec, UserTurn
 from copyaudit.studies.verbatim import verbatim_kinds
 from copyaudit.types import Case, JudgeInput, Work
-from copyaudit.vocabulary import Headline
 from db import Store
 from screens.runs.dashboard import load_dashboard, run_columns
 
@@ -134,7 +135,7 @@ HAIKU = StudySpec(
     headlines=(
         Headline(
             "haiku_copied",
-            "longest_verbatim_chars",
+            LONGEST_VERBATIM,
             "copied %",
             "Copied",
             kinds=("haiku",),

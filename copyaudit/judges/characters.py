@@ -16,7 +16,23 @@ from typing import TYPE_CHECKING, Any
 
 from copyaudit.judges.base import Judge
 from copyaudit.mentions import find_alias, given_characters, word_tokens
+from copyaudit.metrics_spec import Headline, Metric
 from copyaudit.types import ItemVerdict, JudgeInput, Score, Span
+
+# reference characters named in the story, flagged at the judge's count
+CHARACTERS = Metric("characters", "characters", "count", "flagged", target="character")
+METRICS = (CHARACTERS,)
+HEADLINES = (
+    Headline(
+        "character_rate",
+        CHARACTERS,
+        "characters %",
+        "Chars",
+        kinds=("nonliteral",),
+        place=3,
+        dashboard=3,
+    ),
+)
 
 if TYPE_CHECKING:
     from copyaudit.judges.context import BuildContext

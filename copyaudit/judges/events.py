@@ -37,7 +37,17 @@ from copyaudit.judges.windows import (
     describe_window_tokenizer,
     split_windows,
 )
+from copyaudit.metrics_spec import Headline, Metric
 from copyaudit.types import ItemVerdict, JudgeInput, Score, Span
+
+# reference events the story supports, flagged at the judge's count (every event judge)
+EVENTS = Metric("events", "events", "count", "flagged", target="event")
+METRICS = (EVENTS,)
+HEADLINES = (
+    Headline(
+        "event_rate", EVENTS, "events %", "Events", kinds=("nonliteral",), place=2, dashboard=2
+    ),
+)
 
 
 @runtime_checkable

@@ -15,8 +15,18 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from copyaudit.judges.lm_judge import LMJudge
+from copyaudit.metrics_spec import Headline, Metric
 from copyaudit.models.base import Generator
 from copyaudit.types import JudgeInput, Score
+
+FLUENCY = Metric("fluency", "fluency", "rating", lower_is_better=False)  # a 1-5 grade
+METRICS = (FLUENCY,)
+CREATIVE_KINDS = ("literal", "nonliteral")  # the outputs CopyBench grades for fluency
+HEADLINES = (
+    Headline(
+        "fluency", FLUENCY, "fluency", "Fluency", by_template=False, kinds=CREATIVE_KINDS, place=5
+    ),
+)
 
 if TYPE_CHECKING:
     from copyaudit.judges.context import BuildContext

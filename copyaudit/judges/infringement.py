@@ -26,23 +26,26 @@ from rapidfuzz.distance import Levenshtein
 
 from copyaudit.judges.base import Judge
 from copyaudit.judges.segments import char_segments, word_segments
+from copyaudit.metrics_spec import Metric
 from copyaudit.models.base import Embedder
 from copyaudit.types import JudgeInput, Score
 
 if TYPE_CHECKING:
     from copyaudit.judges.context import BuildContext
 
-# the eight metrics in CoTaEval's column order (winrate_compute.py `metrics`)
-INFRINGEMENT_METRICS: tuple[str, ...] = (
-    "td_rouge1",
-    "td_rougeL",
-    "td_semantic",
-    "td_lcs_chars",
-    "td_lcs_words",
-    "td_acs_words",
-    "td_levenshtein",
-    "td_minhash",
+# CoTaEval's eight infringement metrics (the takedown study), output vs reference, in
+# its column order (winrate_compute.py `metrics`)
+METRICS = (
+    Metric("td_rouge1", "ROUGE-1", "fraction"),
+    Metric("td_rougeL", "ROUGE-L", "fraction"),
+    Metric("td_semantic", "semantic sim", "fraction"),
+    Metric("td_lcs_chars", "LCS chars", "count"),
+    Metric("td_lcs_words", "LCS words", "count"),
+    Metric("td_acs_words", "ACS words", "count"),
+    Metric("td_levenshtein", "Levenshtein", "count", lower_is_better=False),
+    Metric("td_minhash", "MinHash sim", "fraction"),
 )
+INFRINGEMENT_METRICS: tuple[str, ...] = tuple(m.name for m in METRICS)
 MINHASH_PERMUTATIONS = 128  # datasketch's default, which CoTaEval keeps
 SHINGLE = 3  # characters per MinHash shingle
 

@@ -22,7 +22,22 @@ from rapidfuzz.distance import LCSseq
 
 from copyaudit.judges.base import Judge
 from copyaudit.judges.tokens import TOKENIZERS, Token, words_and_offsets
+from copyaudit.metrics_spec import Headline, Metric
 from copyaudit.types import JudgeInput, Score, Span
+
+# what the literal judges emit: ROUGE-L F-measure of the first 50 tokens, flagged at the
+# judge's threshold (the headline), ROUGE-1, and the tokens of the longest common subsequence
+ROUGE_L = Metric("rougeL", "literal", "fraction", "flagged", target="literal")
+METRICS = (
+    ROUGE_L,
+    Metric("rouge1", "ROUGE-1", "fraction"),
+    Metric("lcs_tokens", "LCS tokens", "count"),
+)
+HEADLINES = (
+    Headline(
+        "literal_rate", ROUGE_L, "literal %", "Literal", kinds=("literal",), place=1, dashboard=1
+    ),
+)
 
 if TYPE_CHECKING:
     from copyaudit.judges.context import BuildContext

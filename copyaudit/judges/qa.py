@@ -18,7 +18,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from copyaudit.judges.base import Judge
+from copyaudit.metrics_spec import Headline, Metric
 from copyaudit.types import JudgeInput, Score, Span
+
+QA_F1 = Metric("qa_f1", "fact recall F1", "fraction")
+METRICS = (QA_F1, Metric("qa_em", "exact match", "fraction"))
+HEADLINES = (
+    Headline("qa_f1", QA_F1, "fact recall F1", "QA F1", kinds=("qa",), place=4, dashboard=5),
+)
 
 if TYPE_CHECKING:
     from copyaudit.judges.context import BuildContext

@@ -30,8 +30,21 @@ from copyaudit.judges.answers import YES_NO, read_choice
 from copyaudit.judges.base import Judge
 from copyaudit.judges.context import BuildContext, JudgeUnavailable
 from copyaudit.judges.lm_judge import LMJudge
+from copyaudit.metrics_spec import Headline, Metric
 from copyaudit.models.base import Embedder, Generator
 from copyaudit.types import JudgeInput, Score, Span
+
+# every refusal judge's (phrases, reader, judge model): a classifier's probability, or
+# 0 / 1, flagged when the output refuses; a refusal is the better output
+REFUSAL = Metric(
+    "refusal", "refusal", "fraction", "flagged", lower_is_better=False, target="refusal"
+)
+METRICS = (REFUSAL,)
+HEADLINES = (
+    Headline(
+        "refusal_rate", REFUSAL, "refusal %", "Refusal", by_template=False, place=6, dashboard=4
+    ),
+)
 
 _VERBS = (
     r"(?:help|assist|provide|reproduce|repeat|share|comply|fulfil+|do\s+that|do\s+this|write|"

@@ -3,8 +3,11 @@ its paper and offline settings, and the presets that run it.
 
 The one table of judges: `build_judges`, the CLI's help and the launcher read it.
 A factory is named as "module:function" and imported only when the judge is built,
-so reading the table loads no model code (rouge_score pulls in nltk and scipy).
-Adding a judge: its module (the Judge and its factory), one entry here, its test.
+so reading the table loads no model code (rouge_score pulls in nltk and scipy). Each
+entry names the module that declares the metrics the judge emits (its METRICS and
+HEADLINES, copyaudit.metrics_spec): copyaudit.judges.metric_facts collects them.
+Adding a judge: its module (the Judge, its factory, its METRICS), one entry here;
+tests/test_registry_properties.py tests it.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ class JudgeSpec:
 
     name: str
     factory: str  # "module:function", function(BuildContext) -> Judge
+    # the module whose METRICS (and HEADLINES, if any) declare what the judge emits
+    declared_in: str
     # the kinds it scores, or "module:function" returning them (read when first asked)
     kinds_from: frozenset[str] | str
     presets: tuple[str, ...] = ()  # the presets that include it
@@ -81,6 +86,7 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "literal",
             "copyaudit.judges.literal:rouge_literal",
+            "copyaudit.judges.literal",
             frozenset({"literal"}),
             presets=("paper", "offline"),
             paper="rouge_score's tokenizer, as CopyBench",
@@ -89,6 +95,7 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "literal_unicode",
             "copyaudit.judges.literal:unicode_literal",
+            "copyaudit.judges.literal",
             frozenset({"literal"}),
             paper="not in the preset",
             offline="not in the preset (ROUGE on Unicode words, for non-Latin scripts)",
@@ -97,12 +104,14 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "characters",
             "copyaudit.judges.characters:character_judge",
+            "copyaudit.judges.characters",
             frozenset({"nonliteral"}),
             presets=("paper", "offline"),
         ),
         JudgeSpec(
             "events",
             "copyaudit.judges.loading:event_judge",
+            "copyaudit.judges.events",
             frozenset({"nonliteral"}),
             presets=("paper", "offline"),
             needs=("event model", "embedder"),
@@ -116,6 +125,7 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "events_entail",
             "copyaudit.judges.loading:entailing_event_judge",
+            "copyaudit.judges.events",
             frozenset({"nonliteral"}),
             needs=("event model", "embedder"),
             paper="not in the preset",
@@ -128,6 +138,7 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "events_window",
             "copyaudit.judges.loading:window_event_judge",
+            "copyaudit.judges.events",
             frozenset({"nonliteral"}),
             needs=("event model", "embedder"),
             paper="not in the preset",
@@ -138,6 +149,7 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "qa",
             "copyaudit.judges.qa:qa_judge",
+            "copyaudit.judges.qa",
             frozenset({"qa"}),
             presets=("paper", "offline"),
             paper="CopyBench's eval_qa.py",
@@ -145,6 +157,7 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "notice",
             "copyaudit.studies.notice.judge_models:notice_judge",
+            "copyaudit.studies.notice.metrics",
             frozenset({"notice"}),
             presets=("paper", "offline"),
             needs=("notice models", "embedder"),
@@ -155,6 +168,7 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "refusal_reader",
             "copyaudit.judges.refusal_reader:refusal_reader",
+            "copyaudit.judges.refusal",
             GENERATION_KINDS,
             presets=("offline",),
             offline="multilingual refusal cues at the opening + a learned combiner",
@@ -163,6 +177,7 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "refusal",
             "copyaudit.judges.refusal:phrase_refusal",
+            "copyaudit.judges.refusal",
             GENERATION_KINDS,
             needs=("embedder",),
             offline="not in the preset (phrases + embedding similarity; the old default)",
@@ -171,6 +186,7 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "fluency",
             "copyaudit.judges.fluency:fluency_judge",
+            "copyaudit.judges.fluency",
             frozenset({"literal", "nonliteral"}),
             presets=("paper", "offline"),
             needs=("generator",),
@@ -179,6 +195,7 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "refusal_lm",
             "copyaudit.judges.refusal:lm_refusal",
+            "copyaudit.judges.refusal",
             GENERATION_KINDS,
             presets=("paper",),
             needs=("generator",),
@@ -189,6 +206,7 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "verbatim",
             "copyaudit.studies.verbatim:verbatim_judge",
+            "copyaudit.judges.verbatim",
             VERBATIM_KINDS,
             presets=("paper", "offline"),
             paper="longest verbatim run, flagged at 160 characters (--verbatim-chars)",
@@ -196,6 +214,7 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "extraction",
             "copyaudit.studies.extraction.judge:extraction_judge",
+            "copyaudit.studies.extraction.judge",
             frozenset({"extraction"}),
             presets=("paper", "offline"),
             paper="HELM's copyright metrics; extracted at 50 tokens (--extract-tokens)",
@@ -203,6 +222,7 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "trace",
             "copyaudit.judges.trace:trace_judge",
+            "copyaudit.judges.trace",
             GENERATION_KINDS,
             paper="not in the preset (spans traced to the library: copyaudit library add)",
             offline="not in the preset (spans traced to the library: copyaudit library add)",
@@ -210,6 +230,7 @@ JUDGES: dict[str, JudgeSpec] = {
         JudgeSpec(
             "takedown",
             "copyaudit.judges.infringement:infringement_judge",
+            "copyaudit.judges.infringement",
             frozenset({"literal"}),
             needs=("embedder",),
             paper="not in the preset (CoTaEval's eight metrics; `copyaudit takedown` runs it)",

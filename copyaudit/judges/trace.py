@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from copyaudit.errors import UserError
 from copyaudit.judges.base import Judge
 from copyaudit.judges.context import JudgeUnavailable
+from copyaudit.metrics_spec import Metric
 from copyaudit.tracing.library import CatalogueEntry, open_index
 from copyaudit.tracing.trace import DEFAULT_MIN_TOKENS, NearSpan, TracedSpan, trace, trace_near
 from copyaudit.types import JudgeInput, Score, Span
@@ -25,6 +26,14 @@ if TYPE_CHECKING:
     from copyaudit.tracing.index import LibraryIndex
 
 FLAG_CHARS = 160  # Mueller et al. (AIES 2024): a reproduction of 160 characters or more
+# the longest span a work holds (flagged at FLAG_CHARS), how many works hold a span, the
+# share of the output inside traced spans
+LONGEST_TRACED = Metric("longest_traced_chars", "longest traced (chars)", "count", "flagged")
+METRICS = (
+    LONGEST_TRACED,
+    Metric("traced_works", "works traced", "count"),
+    Metric("traced_share", "share traced", "fraction"),
+)
 PLACES_KEPT = 5  # places per span in the evidence
 
 

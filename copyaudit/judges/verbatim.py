@@ -17,10 +17,15 @@ from typing import Any
 
 from copyaudit.judges.base import Judge
 from copyaudit.judges.substrings import shared_spans
+from copyaudit.metrics_spec import Metric
 from copyaudit.types import JudgeInput, Score, Span
 
 DEFAULT_VERBATIM_CHARS = 160
-METRIC = "longest_verbatim_chars"
+# every literal-style study's: the longest verbatim run (characters) shared with the
+# source, flagged at the judge's threshold
+LONGEST_VERBATIM = Metric("longest_verbatim_chars", "longest verbatim (chars)", "count", "flagged")
+METRICS = (LONGEST_VERBATIM,)
+METRIC = LONGEST_VERBATIM.name
 
 # (kind, payload) -> the source text, or None where the case has none to compare with
 SourceOf = Callable[[str, Mapping[str, Any]], str | None]

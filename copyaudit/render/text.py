@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from copyaudit.vocabulary import Headline
+from copyaudit.metrics_spec import Headline
 
 DASH = "—"  # no value
 NOTE_LABELS = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from copyaudit.metrics_spec import report_headlines
 from copyaudit.render.markdown import table
 from copyaudit.render.text import headline_text, judged_caption, suite_note_lines
 from copyaudit.reports.copying import copying_blocks, copying_markdown, with_statuses
@@ -15,7 +16,6 @@ from copyaudit.studies.notice.report import notice_markdown, notice_report
 from copyaudit.studies.registry import headlines as all_headlines
 from copyaudit.verification.estimates import people_estimates
 from copyaudit.verification.quality import judge_quality, quality_line
-from copyaudit.vocabulary import report_headlines
 from db.cases import run_import_note, suite_import_note
 from db.queries import run_overview
 from db.run_totals import thresholds as run_thresholds

@@ -13,6 +13,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
+from copyaudit.metrics_spec import report_headlines
 from copyaudit.render.html import (
     code,
     esc,
@@ -30,7 +31,6 @@ from copyaudit.studies.notice.report import notice_markdown
 from copyaudit.studies.registry import headlines as all_headlines
 from copyaudit.timestamps import utc_text
 from copyaudit.verification.quality import quality_line
-from copyaudit.vocabulary import report_headlines
 
 CSS = """
 body { max-width: 70em; }

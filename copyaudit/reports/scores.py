@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from copyaudit import vocabulary
+from copyaudit.judges.metric_facts import fraction_metrics
 from db.fraction_metrics import binned_metrics
 from db.run_totals import judgment_tallies, metric_values, value_counts
 
@@ -62,7 +62,7 @@ def value_bin(metric: str, value: float) -> float:
     """The key a value is counted under: a fraction metric's histogram bin (0-9, as
     numpy.histogram bins it; -1 outside [0, 1]), any other metric's value itself
     (db.migrations.value_bin_sql computes the same in the database)."""
-    if metric not in vocabulary.FRACTION_METRICS:
+    if metric not in fraction_metrics():
         return float(value)
     if value < 0 or value > 1:
         return -1.0
@@ -83,7 +83,7 @@ class MetricScores:
     @property
     def binned(self) -> bool:
         """Counted per histogram bin (a fraction), not per value."""
-        return self.metric in vocabulary.FRACTION_METRICS
+        return self.metric in fraction_metrics()
 
     def histogram(self) -> dict[str, list[float] | list[int]]:
         """Ten bins over [0, 1] for unit scores; one bin per integer for counts and
@@ -173,7 +173,7 @@ def scores_from_store(store: Any, run_id: int) -> dict[str, MetricScores]:
             scores[metric].bins = bins
     # a database opened read-only keeps the fraction set it was last written with: a
     # metric it counts the other way than the code is recounted from its values
-    stale = binned_metrics(store.conn).symmetric_difference(vocabulary.FRACTION_METRICS)
+    stale = binned_metrics(store.conn).symmetric_difference(fraction_metrics())
     for metric in stale.intersection(scores):
         entry = scores[metric]
         entry.bins = {}

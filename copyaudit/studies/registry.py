@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from copyaudit import vocabulary
 from copyaudit.errors import UserError
+from copyaudit.judges.metric_facts import judge_headlines
+from copyaudit.metrics_spec import Headline, in_report_order
 from copyaudit.runs.launch_plan import RunSize
 from copyaudit.studies.copybench.spec import COPYBENCH
 from copyaudit.studies.decop.spec import DECOP
@@ -20,7 +21,6 @@ from copyaudit.studies.extraction.spec import EXTRACTION
 from copyaudit.studies.notice.spec import NOTICE
 from copyaudit.studies.spec import StudySpec
 from copyaudit.types import Case
-from copyaudit.vocabulary import Headline
 
 # in the order kinds are listed to people
 STUDIES: dict[str, StudySpec] = {
@@ -29,9 +29,12 @@ STUDIES: dict[str, StudySpec] = {
 
 
 def headlines() -> tuple[Headline, ...]:
-    """Every headline figure: the shared ones, then each study's own, in registry order."""
+    """Every headline figure in the report's column order: the judges' (declared beside
+    them, copyaudit.judges.metric_facts) by their place, then each study's own, in
+    registry order."""
     studies = {id(spec): spec for spec in STUDIES.values()}  # a study of several kinds once
-    return (*vocabulary.HEADLINES, *(h for spec in studies.values() for h in spec.headlines))
+    own = (h for spec in studies.values() for h in spec.headlines)
+    return in_report_order((*judge_headlines(), *own))
 
 
 def task_kinds() -> tuple[str, ...]:

@@ -14,10 +14,10 @@ from typing import Any, Protocol
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_json
 from copyaudit.items import EVERY_OUTPUT_TARGETS
+from copyaudit.metrics_spec import Headline
 from copyaudit.records import LocatedCase
 from copyaudit.rows import Loaded
 from copyaudit.types import Case
-from copyaudit.vocabulary import Headline
 
 
 @dataclass(frozen=True)
@@ -194,6 +194,6 @@ class StudySpec:
     # (path, prefix tokens, continuation tokens or None) -> cases cut from whole texts
     # (`import KIND FILE --prefix-tokens K`); None: the study's files are not cut
     split_cases: Callable[[str | Path, int, int | None], Loaded[LocatedCase]] | None = None
-    # the study's own headline figures (on metrics its kinds' judges emit), after the
-    # shared ones of copyaudit.vocabulary.HEADLINES in reports and on the dashboard
+    # the study's own headline figures (on metrics its kinds' judges declare), after the
+    # judges' own (copyaudit.judges.metric_facts) in reports and on the dashboard
     headlines: tuple[Headline, ...] = ()

@@ -2,8 +2,8 @@
 95% interval, from the judge's verdict on every generation and people's labels on a
 random sample (copyaudit.verification.ppi_mean: PPI++).
 
-Per headline rate (copyaudit.vocabulary.HEADLINES) whose metric is flagged and has a
-human label target, per generation with a judge verdict:
+Per headline rate the judges declare (copyaudit.judges.metric_facts) whose metric is
+flagged and has a human label target, per generation with a judge verdict:
 - the judge's decision: its stored flag (for a count such as events, the count of items
   it judged copied against its threshold, e.g. ">= 5 events");
 - people's decision, on a generation every item of which (every reference event the
@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from copyaudit.items import NUMBERED_TARGETS
+from copyaudit.judges.metric_facts import judge_headlines
+from copyaudit.metrics_spec import Headline, in_report_order, report_headlines
 from copyaudit.verification.agreement import DEFAULT_ADJUDICATORS, reference_items
 from copyaudit.verification.ppi_mean import (
     labels_for_half_width,
@@ -35,7 +37,6 @@ from copyaudit.verification.ppi_mean import (
     rogan_gladen,
 )
 from copyaudit.verification.stats import YES
-from copyaudit.vocabulary import HEADLINES, METRIC, Headline, report_headlines
 from db.labels import current_labels, generation_judgments, judge_verdicts
 from db.queue_designs import ESTIMATE_DESIGNS
 from db.queues import design_queues
@@ -61,22 +62,22 @@ class Rate:
 
     @property
     def target(self) -> str | None:
-        return METRIC[self.headline.metric].target
+        return self.headline.of.target
 
 
 def rates_of(headlines: Sequence[Headline]) -> list[Rate]:
     """The headline rates and, for those counted over reference items, their item-level
-    share (derived from the vocabulary, never listed by hand)."""
+    share (derived from the headlines' metrics, never listed by hand)."""
     rates = []
     for headline in headlines:
         rates.append(Rate(headline.key, headline))
-        if METRIC[headline.metric].target in NUMBERED_TARGETS:
-            target = METRIC[headline.metric].target
+        target = headline.of.target
+        if target in NUMBERED_TARGETS:
             rates.append(Rate(f"{target}_share", headline, item_level=True))
     return rates
 
 
-RATES: tuple[Rate, ...] = tuple(rates_of(HEADLINES))
+RATES: tuple[Rate, ...] = tuple(rates_of(in_report_order(judge_headlines())))
 
 
 @dataclass
@@ -238,7 +239,7 @@ def people_estimates(
 ) -> dict[str, dict[str, Any]]:
     """Rate key -> its people-level estimate (see estimate_rate) for the rates a `kind`
     run's report shows (`judged`: metric -> judgments, as report_headlines takes)."""
-    rates = rates_of(report_headlines(kind, judged))
+    rates = rates_of(report_headlines(kind, judged, in_report_order(judge_headlines())))
     if not rates:
         return {}
     verdicts = judge_verdicts(store, run=run)
@@ -246,7 +247,7 @@ def people_estimates(
     queues = design_queues(store, run, ESTIMATE_DESIGNS)
     out: dict[str, dict[str, Any]] = {}
     for rate in rates:
-        metric = METRIC[rate.headline.metric]
+        metric = rate.headline.of
         if metric.summary != "flagged" or rate.target is None:
             out[rate.key] = {"reason": f"{NOT_LABELLED} {metric.label}"}
             continue

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from copyaudit.judges.metric_facts import judge_headlines
+from copyaudit.judges.metric_facts import metric as declared_metric
 from copyaudit.judges.validation_figures import baseline_f1, figures_for_config
 from copyaudit.render.metrics_format import format_figure
 from copyaudit.verification.agreement import (
@@ -21,7 +23,6 @@ from copyaudit.verification.agreement import (
     judge_rows,
     reference_items,
 )
-from copyaudit.vocabulary import HEADLINES, METRIC
 from db.case_file import run_judges
 from db.labels import current_labels, judge_verdicts
 
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
 NOT_VERIFIED = "not verified against people"
 FIGURES = ("n", "accuracy", "precision", "recall", "f1", "ci")
-_HEADLINE_METRICS = frozenset(h.metric for h in HEADLINES)
 
 
 def judge_quality(
@@ -47,6 +47,7 @@ def judge_quality(
         for row in judge_rows(verdicts, items, references, resamples, seed)
         if row["n"]
     }
+    headline_metrics = {h.metric for h in judge_headlines()}
     configs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for config in run_judges(store, run):
         configs[config["judge"]].append(config)
@@ -54,9 +55,9 @@ def judge_quality(
     for judge, rows in configs.items():
         calibration = calibration_of(rows, run)
         for metric in sorted({m for row in rows for m in row["metrics"]}):
-            known = METRIC.get(metric)
+            known = declared_metric(metric)
             target = known.target if known else None
-            if target is None and metric not in _HEADLINE_METRICS:
+            if target is None and metric not in headline_metrics:
                 continue
             entry: dict[str, Any] = {"judge": judge, "metric": metric, "target": target}
             if calibration is not None and target is not None:

@@ -40,7 +40,7 @@ from textual.widgets import Static
 
 from copyaudit.errors import UserError
 from copyaudit.items import item_label
-from copyaudit.render.metrics_format import format_metric
+from copyaudit.judges.metric_facts import format_metric
 from copyaudit.reports.dossier.build import case_file, case_quality, write_dossier
 from copyaudit.reports.dossier.model import Dossier, flag_text
 from copyaudit.verification.quality import quality_figures, validation_text

@@ -15,10 +15,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from copyaudit.metrics_spec import Headline, dashboard_headlines
 from copyaudit.reports.people import run_people_estimates, summary_lines
 from copyaudit.studies.registry import headlines as all_headlines
 from copyaudit.verification.quality import judge_quality, quality_brief
-from copyaudit.vocabulary import Headline, dashboard_headlines
 from db.browse import dashboard_runs
 from db.queries import suites_summary
 from db.queue_designs import ESTIMATE_DESIGNS

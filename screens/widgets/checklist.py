@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
-from copyaudit.render.metrics_format import format_metric
+from copyaudit.judges.metric_facts import format_metric
 from db.content import with_version
 from screens.plain import DASH, plain
 from screens.widgets.evidence import EvidenceItem, character_style

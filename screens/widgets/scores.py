@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from copyaudit.render.metrics_format import format_metric
+from copyaudit.judges.metric_facts import format_metric
 from db.browse import JudgmentView
 from screens.plain import plain
 

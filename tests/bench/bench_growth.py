@@ -115,6 +115,7 @@ _CLI = textwrap.dedent(
 _PROBE = textwrap.dedent(
     """
     import resource, sys, time
+    from copyaudit.studies.registry import headlines
     from db import Store
     from db.browse import (count_generations, dashboard_runs, generation_page,
         GenerationFilter, run_info, run_metrics, run_templates, run_works)
@@ -125,7 +126,7 @@ _PROBE = textwrap.dedent(
     """
 )
 
-_DASHBOARD = "with Store(sys.argv[1]) as store:\n    rows = dashboard_runs(store)"
+_DASHBOARD = "with Store(sys.argv[1]) as store:\n    rows = dashboard_runs(store, headlines())"
 _OPEN = (
     "with Store(sys.argv[1]) as store:\n"
     "    run = run_info(store, 'bench')\n"

@@ -1,8 +1,16 @@
 """Benchmark: importing N literal cases and N generations, and reading a run's pending
-generations for judging (issue 20: a million records in constant memory).
+generations for judging (issue 20: a million records in constant memory); and each
+import against raw inserts of the same rows (issue 34).
 
 Run: .venv/bin/python tests/bench/bench_import.py [--n 100000] [--old REV | --no-old]
      [--only JSONL,generations,pending,labels]
+
+"raw inserts" (issue 34): a child that reads the same JSONL file and inserts its rows
+with plain sqlite3 into a table of the same columns and indexes as copyaudit's, one
+transaction, executemany per chunk, nothing else (no triggers, totals, checks or
+digests); "raw + FTS5" also fills a trigram FTS5 table over the columns copyaudit's
+search indexes, per chunk with one INSERT ... SELECT (what db.bulk does). The new
+code's import is then printed against both: import / (raw + FTS5) and import / raw.
 
 Builds the files from our own words in a temporary directory (about 1.2 KB a case,
 0.9 KB a generation, as the issue's 1M files), then runs each step as the real CLI
@@ -51,6 +59,63 @@ from db.runs import run_row
 with Store(sys.argv[1]) as store:
     n = sum(1 for _ in generations_to_judge(store, int(run_row(store, "r")["id"]), "literal"))
 print(n)
+"""
+
+
+# raw inserts of the rows an import stores: argv db, file, table ("cases" or
+# "generations"), "fts" or "plain". The rows as copyaudit stores them (payload as JSON,
+# its hash, a time stamp), into a table with the same columns and indexes.
+RAW = """
+import hashlib, json, sqlite3, sys
+from datetime import datetime, timezone
+db, path, table, fts = sys.argv[1:5]
+conn = sqlite3.connect(db, isolation_level=None)
+conn.execute("PRAGMA journal_mode = WAL")
+conn.execute("PRAGMA synchronous = NORMAL")
+if table == "cases":
+    conn.execute("CREATE TABLE cases (id INTEGER PRIMARY KEY, suite_id INTEGER NOT NULL, "
+                 "case_id TEXT NOT NULL, work_id INTEGER NOT NULL, payload TEXT NOT NULL, "
+                 "content_hash TEXT NOT NULL, source TEXT, created_at TEXT)")
+    conn.execute("CREATE UNIQUE INDEX cases_key ON cases (suite_id, case_id)")
+    conn.execute("CREATE INDEX cases_work ON cases (work_id)")
+    columns = "suite_id, case_id, work_id, payload, content_hash, source, created_at"
+    indexed = "case_id, payload"
+else:
+    conn.execute("CREATE TABLE generations (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, "
+                 "case_pk INTEGER NOT NULL, template INTEGER NOT NULL, prompt TEXT, "
+                 "output TEXT NOT NULL, source TEXT, created_at TEXT)")
+    conn.execute("CREATE UNIQUE INDEX generations_key ON generations (run_id, case_pk, template)")
+    conn.execute("CREATE INDEX generations_case ON generations (case_pk)")
+    conn.execute("CREATE INDEX generations_run ON generations (run_id)")
+    columns = "run_id, case_pk, template, prompt, output, source, created_at"
+    indexed = "output, prompt"
+if fts == "fts":
+    conn.execute(f"CREATE VIRTUAL TABLE {table}_fts USING fts5({indexed}, content='{table}', "
+                 "content_rowid='id', tokenize='trigram')")
+marks = ", ".join("?" * len(columns.split(",")))
+stamp = datetime.now(timezone.utc).isoformat()
+conn.execute("BEGIN")
+def flush(rows):
+    after = conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}").fetchone()[0]
+    conn.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
+    if fts == "fts":
+        conn.execute(f"INSERT INTO {table}_fts (rowid, {indexed}) SELECT id, {indexed} "
+                     f"FROM {table} WHERE id > ?", (after,))
+rows = []
+with open(path, encoding="utf-8") as lines:
+    for n, line in enumerate(lines, start=1):
+        record = json.loads(line)
+        if table == "cases":
+            payload = json.dumps({k: record[k] for k in ("input", "reference")}, sort_keys=True)
+            digest = hashlib.sha256(payload.encode()).hexdigest()
+            rows.append((1, record["id"], n % 1000, payload, digest, "bench", stamp))
+        else:
+            rows.append((1, n, 1, None, record["output"], "bench", stamp))
+        if len(rows) == 5000:  # db.cases.CHUNK_ROWS
+            flush(rows)
+            rows = []
+flush(rows)
+conn.execute("COMMIT")
 """
 
 
@@ -135,6 +200,36 @@ def steps(db: Path, files: dict[str, Path]) -> list[tuple[str, list[str]]]:
     ]  # fmt: skip
 
 
+def raw_steps(root: Path, files: dict[str, Path]) -> list[tuple[str, str, list[str]]]:
+    """(import step it is the baseline of, "plain" or "fts", argv) of the raw children."""
+    out = []
+    for step, file, table in (
+        ("import cases (JSONL)", "cases.jsonl", "cases"),
+        ("import-generations", "generations.jsonl", "generations"),
+    ):
+        for fts in ("plain", "fts"):
+            argv = [sys.executable, "-c", RAW, str(root / f"raw-{table}-{fts}.db"),
+                    str(files[file]), table, fts]  # fmt: skip
+            out.append((step, fts, argv))
+    return out  # fmt: skip
+
+
+def compare_raw(
+    root: Path, files: dict[str, Path], new: dict[str, tuple[float, float, float]]
+) -> None:
+    """Each import of the new code against raw inserts of its rows, with and without FTS5."""
+    print(f"{'import vs raw inserts (CPU s)':30} {'import':>8} {'raw+FTS5':>9} {'raw':>7}"
+          "   import/(raw+FTS5)  import/raw")  # fmt: skip
+    raw: dict[str, dict[str, float]] = {}
+    for step, label, argv in raw_steps(root, files):
+        if step in new:
+            raw.setdefault(step, {})[label] = measure(ROOT, argv)[0]
+    for step, got in raw.items():
+        cpu = new[step][0]
+        print(f"{step:30} {cpu:8.1f} {got['fts']:9.1f} {got['plain']:7.1f}   "
+              f"{cpu / got['fts']:17.2f}x {cpu / got['plain']:10.2f}x", flush=True)  # fmt: skip
+
+
 # what a step needs run before it (its database's rows)
 NEEDS = {"import-labels": ("import cases (JSONL)", "import-generations")}
 
@@ -206,6 +301,7 @@ def main() -> None:
                 old, new = results["old"][name], results["new"][name]
                 ratio = f"   CPU {old[0] / new[0]:.2f}x, RSS {old[1] / new[1]:.1f}x"
             print(f"{name:30} " + "  ".join(f"{c:>24}" for c in cells) + ratio)
+        compare_raw(root, files, results["new"])
         print(f"load average after: {os.getloadavg()[0]:.2f} (2 cores shared)")
 
 

@@ -93,6 +93,7 @@ from db import Store
 from copyaudit.reports.run_report import build_report, report_markdown
 from copyaudit.reports.compare.build import build_comparison
 from copyaudit.reports.compare.render import comparison_markdown
+from copyaudit.studies.registry import headlines
 from db import browse
 from db.queries import suites_summary
 def usage():
@@ -107,7 +108,7 @@ def report():
 def compare():
     comparison_markdown(build_comparison(store))
 def dashboard():
-    browse.dashboard_runs(store)
+    browse.dashboard_runs(store, headlines())
     suites_summary(store)
 def open_run():
     f = browse.GenerationFilter(run_id=run_id)

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from copyaudit import vocabulary
 from copyaudit.errors import UserError
 from copyaudit.intervals import interval
+from copyaudit.judges.metric_facts import fraction_metrics, metric_label
 from copyaudit.models.registry import display_name
 from copyaudit.reports.compare.declared import comparisons
 from copyaudit.reports.compare.tables import (
@@ -23,7 +23,6 @@ from copyaudit.reports.compare.tables import (
 from copyaudit.reports.compare.takedown import takedown_tables
 from copyaudit.reports.run_report import build_report
 from copyaudit.verification.quality import quality_line
-from copyaudit.vocabulary import metric_label
 from db.compare import comparison_runs, metric_coverage
 
 BY_MODEL, BY_MITIGATION = "model", "mitigation"
@@ -133,7 +132,7 @@ def _cell(
         bounds = dig(report, _path(column.interval, segments))
         cell["interval"] = list(bounds) if bounds else None
     elif samples is not None:
-        bounds = interval(samples, column.rate, column.metric in vocabulary.FRACTION_METRICS)
+        bounds = interval(samples, column.rate, column.metric in fraction_metrics())
         cell["interval"] = list(bounds) if bounds else None
     if samples is not None:
         cell["n"] = len(samples)

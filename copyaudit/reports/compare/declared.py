@@ -4,6 +4,7 @@ A study with a paper table of its own adds a ComparisonTable to COMPARISONS inst
 
 from __future__ import annotations
 
+from copyaudit.metrics_spec import Headline
 from copyaudit.reports.compare.tables import (
     COMPARISONS,
     Column,
@@ -13,7 +14,6 @@ from copyaudit.reports.compare.tables import (
 )
 from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.spec import StudySpec
-from copyaudit.vocabulary import Headline
 
 _SHOWN: dict[str, ShownAs] = {"percent": "percent", "x100": "x100", "plain": "rating"}
 

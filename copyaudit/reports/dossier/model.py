@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from copyaudit.judges.metric_facts import format_metric
 from copyaudit.render.highlight import Segment
-from copyaudit.render.metrics_format import format_metric
 from copyaudit.reports.dossier.glossary import glossary
 from copyaudit.reports.dossier.verbatim import VerbatimRun, verbatim_sentence
 from copyaudit.timestamps import utc_text

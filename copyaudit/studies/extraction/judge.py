@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from rapidfuzz.distance import Levenshtein
 
 from copyaudit.judges.base import Judge
+from copyaudit.metrics_spec import Metric
 from copyaudit.studies.extraction.tokens import TOKENIZER, token_spans, tokens, treebank_tokens
 from copyaudit.types import JudgeInput, Score, Span
 
@@ -48,12 +49,17 @@ if TYPE_CHECKING:
     from copyaudit.judges.context import BuildContext
 
 DEFAULT_EXTRACT_TOKENS = 50  # Carlini et al. (2023) count a 50-token suffix as extracted
+# HELM's copyright metrics exactly: tokens of the true continuation reproduced from its
+# start, flagged when extracted (the first 50 reproduced: the case is k-extractable, k
+# its prefix's tokens); token edit distance and edit similarity (1 - distance / longer
+# length), the continuation cut to the output's length in characters; and the same two
+# with both sides cut to the shorter one's token count (judge v1's)
 METRICS = (
-    "lcp_tokens",
-    "edit_distance",
-    "edit_similarity",
-    "edit_distance_cut",
-    "edit_similarity_cut",
+    Metric("lcp_tokens", "extracted prefix (tokens)", "count", "flagged"),
+    Metric("edit_distance", "edit distance", "count", lower_is_better=False),
+    Metric("edit_similarity", "edit similarity", "fraction"),
+    Metric("edit_distance_cut", "edit distance (both cut)", "count", lower_is_better=False),
+    Metric("edit_similarity_cut", "edit similarity (both cut)", "fraction"),
 )
 
 
@@ -112,7 +118,7 @@ class ExtractionJudge(Judge):
         reference = item.payload.get("reference")
         if not isinstance(reference, str):
             error = "case payload has no 'reference' text"
-            return [Score(m, None, error=error) for m in METRICS]
+            return [Score(m.name, None, error=error) for m in METRICS]
         output = item.output or ""
         completion, truncated = helm_token_pair(output, reference)
         helm = {"output_tokens": len(completion), "reference_tokens": len(truncated)}

@@ -1,12 +1,13 @@
-"""Names and defaults of the copyright-notice study's metrics (paper 002, Table 1).
+"""The copyright-notice study's metrics (paper 002, Table 1): their declarations, names
+and defaults.
 
 Shared by the notice judge (which stores the metrics) and the notice report (which
-tabulates them), so neither imports the other.
+tabulates them), so neither imports the other; the judges' registry reads METRICS.
 """
 
 from __future__ import annotations
 
-from copyaudit.vocabulary import METRICS
+from copyaudit.metrics_spec import Metric
 
 NOTICE_TASKS: tuple[str, ...] = ("repeat", "extract", "paraphrase", "translate")
 NOTICE_LEVELS: tuple[str, ...] = ("original", "all_rights_reserved", "none")
@@ -46,11 +47,21 @@ HEADLINE: dict[str, tuple[str, ...]] = {
     "translate": (XLING_COSINE,),
 }
 NOTICE_METRICS: frozenset[str] = frozenset(m for ms in TASK_METRICS.values() for m in ms)
-# The human label each flagged metric is checked against (copyaudit.items): the
-# lexical ROUGE against "verbatim copy?", the similarities against "content reproduced?".
-LABEL_TARGETS: dict[str, str] = {
-    m.name: m.target for m in METRICS if m.name in NOTICE_METRICS and m.target is not None
-}
+# what the notice judge emits: precisions, ratios and similarities, each flagged one
+# checked against a human label: the lexical ROUGE against "verbatim copy?", the
+# similarities against "content reproduced?" (copyaudit.items)
+METRICS = (
+    Metric(ROUGE1, "ROUGE-1 P", "fraction"),
+    Metric(ROUGE2, "ROUGE-2 P", "fraction"),
+    Metric(ROUGEL, "ROUGE-L P", "fraction"),
+    Metric(ROUGE, "ROUGE", "fraction", target="literal"),  # mean of the three
+    Metric(LCS_RATIO, "LCS", "fraction"),  # longest common substring / output
+    Metric(BERTSCORE, "B-Score", "fraction", target="content"),
+    Metric(COSINE, "cosine", "fraction", target="content"),
+    Metric(XLING_COSINE, "CosSim", "fraction", target="content"),
+)
+# The human label each flagged metric is checked against
+LABEL_TARGETS: dict[str, str] = {m.name: m.target for m in METRICS if m.target is not None}
 
 # (low, high) similarity thresholds for the review lists (false compliance: below
 # low without a refusal; false violation: at or above high with a refusal) and, for

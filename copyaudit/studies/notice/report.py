@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from copyaudit.errors import UserError
+from copyaudit.judges.metric_facts import format_metric, metric_label
 from copyaudit.render.markdown import table
-from copyaudit.render.metrics_format import format_metric
 from copyaudit.render.text import percent
 from copyaudit.studies.notice.metrics import (
     BERTSCORE,
@@ -45,7 +45,6 @@ from copyaudit.studies.notice.metrics import (
     TABLE_COLUMNS,
     TASK_METRICS,
 )
-from copyaudit.vocabulary import metric_label
 from db.notice import notice_generations
 
 REFUSAL_JUDGES = ("refusal_lm", "refusal_reader", "refusal")  # preferred first

@@ -6,10 +6,10 @@ A figure that cannot be computed is never a bare dash: the cell says why in a wo
 
 from __future__ import annotations
 
+from copyaudit.judges.metric_facts import metric_label
 from copyaudit.render.markdown import table as markdown_table
 from copyaudit.studies.takedown.table import BASELINE, TakedownRow, TakedownTable
 from copyaudit.vocabulary import MITIGATIONS as METHOD_NAMES
-from copyaudit.vocabulary import metric_label
 
 
 def header(table: TakedownTable) -> list[str]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from copyaudit.judges.infringement import INFRINGEMENT_METRICS
+from copyaudit.judges.infringement import INFRINGEMENT_METRICS, METRICS
 from copyaudit.studies.takedown.winrates import win_rates
-from copyaudit.vocabulary import METRIC, MITIGATIONS
+from copyaudit.vocabulary import MITIGATIONS
 from db.connection import Store
 from db.runs import suite_id, suite_kind
 from db.takedown import decoding_speed, generation_metrics, metric_mean, suite_model_runs
@@ -24,7 +24,7 @@ METHODS: tuple[str, ...] = tuple(MITIGATIONS)  # CoTaEval's order
 BASELINE = "none"
 # the suite's own quality figure, read with the method on and off (CotaEval's utility)
 UTILITY_METRIC: dict[str, str] = {"literal": "fluency", "nonliteral": "fluency", "qa": "qa_f1"}
-HIGHER_IS_BETTER = frozenset(m for m in INFRINGEMENT_METRICS if not METRIC[m].lower_is_better)
+HIGHER_IS_BETTER = frozenset(m.name for m in METRICS if not m.lower_is_better)
 
 
 @dataclass(frozen=True)

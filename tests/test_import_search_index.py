@@ -1,0 +1,127 @@
+"""The search index an import builds chunk by chunk (db.bulk) is part of the import's one
+transaction: an import killed after some chunks leaves the index as it was (sound, and
+finding exactly what LIKE finds over the rows that are there), and the import run
+again leaves the same rows and the same search results as one never interrupted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from db import Store
+from db.migrations import FTS_TABLES
+from db.search import fts_phrase
+from tests.conftest import write_jsonl
+from tests.factories import literal_record
+
+ROOT = Path(__file__).resolve().parents[1]
+N = 240  # rows an import writes, 40 a chunk in the child: six chunks
+CHUNK = 40
+WORDS = ["orchard", "lantern", "harbour", "Zoë", "naïve", "glass"]
+QUERIES = ["orchard", "LANTERN", "zoë", "naïve gl", "case-17", "case-200", "absent text"]
+
+# The CLI's import in this process, its chunks of CHUNK rows; after the second chunk is
+# written (and indexed) it says so on stdout and waits to be killed.
+CHILD = f"""
+import sys, time
+import db.bulk, db.cases, db.runs
+from copyaudit.cli.main import main
+whole = db.cases.chunked
+small = lambda items, size=0: whole(items, {CHUNK})
+db.cases.chunked = db.runs.chunked = small
+write = db.bulk.BulkInserts.executemany
+calls = 0
+def counted(self, sql, rows):
+    global calls
+    done = write(self, sql, rows)
+    calls += 1
+    if calls == 2:
+        print("chunks written", flush=True)
+        time.sleep(600)
+    return done
+db.bulk.BulkInserts.executemany = counted
+main(sys.argv[1:])
+"""
+
+
+def _text(i: int) -> str:
+    return " ".join(WORDS[(i * 5 + k) % len(WORDS)] for k in range(8 + i % 5))
+
+
+def _files(root: Path) -> tuple[Path, Path]:
+    cases = root / "cases.jsonl"
+    write_jsonl(
+        cases, [{**literal_record(i), "id": f"case-{i}", "input": _text(i)} for i in range(N)]
+    )
+    generations = root / "generations.jsonl"
+    write_jsonl(generations, [{"case_id": f"case-{i}", "output": _text(i + 1)} for i in range(N)])
+    return cases, generations
+
+
+def _argv(db: Path, step: str, cases: Path, generations: Path) -> list[str]:
+    if step == "cases":
+        return ["--db", str(db), "import", "literal", str(cases), "--suite", "s"]
+    return ["--db", str(db), "import-generations", str(generations), "--run", "r", "--suite", "s"]
+
+
+def _killed_after_two_chunks(argv: list[str]) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, *argv], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "chunks written\n"
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait(timeout=60)
+    assert child.returncode == -signal.SIGKILL
+
+
+def _search(store: Store) -> dict[str, list[int]]:
+    """Per FTS table and query: the rows the index matches, checked against LIKE."""
+    found = {}
+    for table, columns in FTS_TABLES.items():
+        store.conn.execute(f"INSERT INTO {table}_fts ({table}_fts) VALUES ('integrity-check')")
+        where = " OR ".join(f"{c} LIKE ?" for c in columns)
+        match = f"SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ? ORDER BY rowid"
+        scan = f"SELECT id FROM {table} WHERE {where} ORDER BY id"
+        for q in QUERIES:
+            index = [r[0] for r in store.conn.execute(match, (fts_phrase(q),))]
+            like = [r[0] for r in store.conn.execute(scan, [f"%{q}%"] * len(columns))]
+            assert index == like, (table, q)
+            found[f"{table} {q}"] = index
+    return found
+
+
+@pytest.mark.parametrize("step", ["cases", "generations"])
+def test_an_import_killed_mid_way_leaves_the_index_as_it_was(
+    step: str, tmp_path: Path, cli
+) -> None:
+    cases, generations = _files(tmp_path)
+    killed, whole = tmp_path / "killed.db", tmp_path / "whole.db"
+    for db in (killed, whole):
+        if step == "generations":  # the cases first, whole
+            assert cli(*_argv(db, "cases", cases, generations)[2:], db=db).code == 0
+    with Store(killed) as store:
+        before = _search(store)
+        rows_before = store.scalar(f"SELECT COUNT(*) FROM {step}")
+    _killed_after_two_chunks(_argv(killed, step, cases, generations))
+    with Store(killed) as store:  # two chunks were written and indexed, none committed
+        assert store.scalar(f"SELECT COUNT(*) FROM {step}") == rows_before
+        assert store.scalar("SELECT COUNT(*) FROM bulk_writing") == 0
+        assert _search(store) == before
+    for db in (killed, whole):
+        done = cli(*_argv(db, step, cases, generations)[2:], db=db)
+        assert done.code == 0, done.err
+    with Store(killed) as again, Store(whole) as once:
+        assert again.scalar(f"SELECT COUNT(*) FROM {step}") == rows_before + N
+        found = _search(again)
+        assert found == _search(once)
+        mine = [ids for key, ids in found.items() if key.startswith(step)]
+        assert sum(1 for ids in mine if ids) >= 4  # the words are found, not only nothing
