@@ -109,3 +109,13 @@ def counting_query(n: int) -> str:
         f"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {n}) "
         "SELECT COUNT(*) FROM n"
     )
+
+
+def tiny_library(folder: Path) -> Path:
+    """A one-sentence library the trace judge can open (copyaudit.tracing.library)."""
+    from copyaudit.tracing.library import CatalogueEntry, build_index, store_text
+
+    text = "A small library of one sentence for the trace judge."
+    sha = store_text(folder, text)
+    build_index(folder, [CatalogueEntry(sha, "one sentence", None, "unknown", len(text))])
+    return folder

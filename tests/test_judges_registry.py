@@ -13,7 +13,7 @@ from copyaudit.judges.base import Judge
 from copyaudit.judges.context import BuildContext
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.registry import JUDGES, selected
-from copyaudit.tracing.library import CatalogueEntry, build_index, store_text
+from tests.factories import tiny_library
 from tests.test_judges_presets import ConstantEmbedder, EchoGenerator
 
 
@@ -41,9 +41,7 @@ def test_presets_run_the_studies_judges_in_their_order() -> None:
 
 
 def test_every_registered_factory_builds_its_judge(tmp_path: Path) -> None:
-    library = tmp_path / "library"  # what the trace judge searches
-    sha = store_text(library, "A small library of one sentence for the trace judge.")
-    build_index(library, [CatalogueEntry(sha, "one sentence", None, "unknown", 54)])
+    library = tiny_library(tmp_path / "library")  # what the trace judge searches
     ctx = BuildContext(
         JudgeOptions(trace_library=str(library)),
         embedder_factory=ConstantEmbedder,

@@ -36,6 +36,7 @@ from db import Store
 from db.cases import import_cases
 from db.runs import JudgeIdentity, import_generations, save_judgments
 from screens.runs.dashboard import load_dashboard, run_columns
+from tests.factories import tiny_library
 from tests.test_judges_presets import ConstantEmbedder, EchoGenerator
 
 UNITS = ("fraction", "count", "rating")
@@ -61,9 +62,12 @@ def _judged_kinds(spec: JudgeSpec) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def build_context() -> BuildContext:
+def build_context(tmp_path_factory: pytest.TempPathFactory) -> BuildContext:
+    library = tiny_library(tmp_path_factory.mktemp("library"))  # what the trace judge reads
     return BuildContext(
-        JudgeOptions(), embedder_factory=ConstantEmbedder, generator_factory=EchoGenerator
+        JudgeOptions(trace_library=str(library)),
+        embedder_factory=ConstantEmbedder,
+        generator_factory=EchoGenerator,
     )
 
 

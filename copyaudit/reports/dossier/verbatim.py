@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from copyaudit.judges.metric_facts import format_metric
 from copyaudit.render.highlight import VERBATIM_JUDGE
-from copyaudit.render.metrics_format import format_metric
 
 
 @dataclass(frozen=True)
