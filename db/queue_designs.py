@@ -26,6 +26,11 @@ from copyaudit.errors import UserError
 DESIGNS: tuple[str, ...] = ("per-value", "random", "stratified")
 ESTIMATE_DESIGNS: frozenset[str] = frozenset({"random", "stratified"})  # known probabilities
 NO_VERDICT = -1.0  # the stratum of generations the stratifying judge gave no verdict on
+MAX_PER_VALUE = 1_000_000  # generations drawn per metric value: a queue people label
+MAX_SIZE = 1_000_000  # generations drawn by a random or stratified design
+# a narrower bin gives every value its own stratum anyway; far narrower ones overflow
+MIN_BIN_WIDTH = 1e-6
+NOT_FOR_ESTIMATES = "not valid for estimates: drawn per value, not with known probabilities"
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,8 @@ from screens.generations.generation_list import GenerationListScreen
 from screens.help import HelpScreen
 from screens.line_input import LineInputScreen
 from screens.review.agreement_view import AgreementScreen
+from screens.review.queue_create import QueueFormScreen
+from screens.review.queue_open import open_queue
 from screens.router import screen_for
 from screens.runs.dashboard import DashboardScreen
 from screens.runs.launcher import LauncherScreen
@@ -327,6 +329,15 @@ class CopyauditApp(App[None]):
 
     def action_new_run(self, suite: str | None = None) -> None:
         self.push_screen(LauncherScreen(suite=suite))
+
+    def action_new_queue(self, run: str | None = None) -> None:
+        """The new-queue form (`run` chosen at first); the queue made opens for labelling."""
+
+        def created(name: str | None) -> None:
+            if name:
+                open_queue(self, name)
+
+        self.push_screen(QueueFormScreen(run), created)
 
     def action_agreement(self) -> None:
         if not isinstance(self.screen, AgreementScreen):

@@ -1,5 +1,6 @@
-"""The command palette (ctrl+p): open a run, start a new run, dashboard, help, quit,
-agreement & judge quality, reviewer queue, compare models, label a work queue.
+"""The command palette (ctrl+p): open a run, start a new run, create a work queue,
+dashboard, help, quit, agreement & judge quality, reviewer queue, compare models, label
+a work queue.
 
 Run names come from the database, so hits are built as plain Content with the fuzzy
 match highlighted by offset (Matcher.highlight would parse the name as markup).
@@ -31,6 +32,11 @@ class CopyauditCommands(Provider):
         app: Any = self.app
         commands: list[tuple[str, Callable[[], Any], str]] = [
             ("New run", app.action_new_run, "Open the run launcher"),
+            (
+                "Create a work queue",
+                app.action_new_queue,
+                "Draw generations of a run to label: design, size, seed",
+            ),
             ("Runs dashboard", app.action_dashboard, "Back to the list of suites and runs"),
             ("Help: keys", app.action_help, "Every key of every screen"),
             ("Quit", app.action_quit, "Leave copyaudit"),
@@ -66,7 +72,7 @@ class CopyauditCommands(Provider):
         return content
 
     async def discover(self) -> Hits:
-        for text, callback, help_text in self._commands()[:6]:
+        for text, callback, help_text in self._commands()[:7]:
             yield DiscoveryHit(Content(text), callback, text=text, help=help_text)
 
     async def search(self, query: str) -> Hits:

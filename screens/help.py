@@ -22,6 +22,7 @@ from screens.line_input import LineInputScreen
 from screens.plain import plain
 from screens.review.agreement_view import AgreementScreen
 from screens.review.annotation import AnnotationScreen
+from screens.review.queue_create import QueueFormScreen
 from screens.review.review_queue import ReviewQueueScreen
 from screens.runs.dashboard import DashboardScreen
 from screens.runs.launcher import LauncherScreen
@@ -61,6 +62,7 @@ def help_sections(app_class: type[DOMNode]) -> list[tuple[str, type[DOMNode]]]:
         ("Model comparison (dashboard, c)", CompareScreen),
         ("Case view (reviewer queue, Enter)", CaseScreen),
         ("One-line input (annotator name, label note)", LineInputScreen),
+        ("New work queue (dashboard, w)", QueueFormScreen),
         ("DE-COP run", DecopScreen),
         ("DE-COP text report", ReportScreen),
         ("DE-COP passages of a work", DecopPassageListScreen),

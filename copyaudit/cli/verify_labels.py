@@ -23,16 +23,18 @@ from copyaudit.verification.label_files import fold_label_file
 from copyaudit.verification.quality import quality_figures
 from db.content import EARLIER_VERSION
 from db.labels import current_labels, import_labels
-from db.queue_designs import DESIGNS, ESTIMATE_DESIGNS
+from db.queue_designs import (
+    DESIGNS,
+    ESTIMATE_DESIGNS,
+    MAX_PER_VALUE,
+    MAX_SIZE,
+    MIN_BIN_WIDTH,
+    NOT_FOR_ESTIMATES,
+)
 from db.queues import create_queue, list_queues, queue_info, queue_item_rows
 
 MAX_DISAGREEMENTS_SHOWN = 20
 MAX_STRATA_SHOWN = 12
-MAX_PER_VALUE = 1_000_000  # generations drawn per metric value: a queue people label
-MAX_SIZE = 1_000_000  # generations drawn by a random or stratified design
-NOT_FOR_ESTIMATES = "not valid for estimates: drawn per value, not with known probabilities"
-# a narrower bin gives every value its own stratum anyway; far narrower ones overflow
-MIN_BIN_WIDTH = 1e-6
 
 
 # ---------------------------------------------------------------------------

@@ -132,6 +132,7 @@ def _status_cell(status: str | None, active: ActiveRun | None) -> Text:
 class DashboardScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "new_run", "New run", id="dashboard.new_run"),
+        Binding("w", "new_queue", "New queue", id="dashboard.new_queue"),
         Binding("x", "cancel_run", "Cancel run", id="dashboard.cancel_run"),
         Binding("r", "reload", "Reload", id="dashboard.reload"),
         Binding("a", "app.agreement", "Agreement", id="dashboard.agreement"),
@@ -274,6 +275,11 @@ class DashboardScreen(Screen[None]):
         app: Any = self.app
         on_suites = isinstance(self.focused, DataTable) and self.focused.id == "suites"
         app.action_new_run(self._selected("suites") if on_suites else None)
+
+    def action_new_queue(self) -> None:
+        """w: a new work queue, on the highlighted run."""
+        app: Any = self.app
+        app.action_new_queue(self._selected("runs"))
 
     def action_review(self) -> None:
         app: Any = self.app
