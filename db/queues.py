@@ -37,7 +37,7 @@ from copyaudit.errors import UserError
 from db.clock import now
 from db.columns import GENERATION_KEY_SQL
 from db.connection import Store
-from db.labels import current_labels, judge_verdicts
+from db.labels import current_labels, judge_verdicts, label_progress
 from db.queue_designs import DESIGNS, NO_VERDICT, Drawn, random_sample, stratified_design
 from db.runs import run_row
 
@@ -330,3 +330,26 @@ def design_queues(store: Store, run: str, designs: Iterable[str]) -> list[dict[s
             }
         )
     return out
+
+
+def queues_by_recent_work(store: Store, annotator: str) -> list[str]:
+    """Every queue's name: those `annotator` labelled in first, the one with their newest
+    label event (by its time) first, then the rest, the newest queue first."""
+    rows = store.conn.execute(
+        "SELECT q.name, (SELECT MAX(l.created_at) FROM labels l JOIN queue_items i "
+        "ON i.generation_id = l.generation_id WHERE i.queue_id = q.id AND l.annotator = ?) "
+        "AS last FROM queues q ORDER BY last IS NULL, last DESC, q.id DESC",
+        (annotator,),
+    )
+    return [r["name"] for r in rows]
+
+
+def unfinished_queue(store: Store, annotator: str) -> str | None:
+    """The queue to continue labelling: the first of queues_by_recent_work with a
+    generation `annotator` has not labelled every asked item of (db.labels.label_progress,
+    as the queue's annotation mode counts); None when every queue is done or none exists."""
+    for name in queues_by_recent_work(store, annotator):
+        progress = label_progress(store, queue_items(store, name), annotator)
+        if any(done < total for done, total in progress.values()):
+            return name
+    return None

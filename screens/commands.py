@@ -1,6 +1,6 @@
-"""The command palette (ctrl+p): open a run, start a new run, create a work queue,
-dashboard, help, quit, agreement & judge quality, reviewer queue, compare models, label
-a work queue.
+"""The command palette (ctrl+p): open a run, start a new run, continue labelling, create
+a work queue, dashboard, help, quit, agreement & judge quality, reviewer queue, compare
+models, label a work queue.
 
 Run names come from the database, so hits are built as plain Content with the fuzzy
 match highlighted by offset (Matcher.highlight would parse the name as markup).
@@ -19,7 +19,7 @@ from db.queries import runs_summary
 from db.queues import list_queues
 from screens.destinations import Comparison, ReviewQueue
 from screens.plain import visible
-from screens.review.queue_open import open_queue
+from screens.review.queue_open import continue_labelling, open_queue
 
 
 class CopyauditCommands(Provider):
@@ -32,6 +32,11 @@ class CopyauditCommands(Provider):
         app: Any = self.app
         commands: list[tuple[str, Callable[[], Any], str]] = [
             ("New run", app.action_new_run, "Open the run launcher"),
+            (
+                "Continue labelling",
+                partial(continue_labelling, app),
+                "Your most recent unfinished queue, at your first item without a label",
+            ),
             (
                 "Create a work queue",
                 app.action_new_queue,
@@ -72,7 +77,7 @@ class CopyauditCommands(Provider):
         return content
 
     async def discover(self) -> Hits:
-        for text, callback, help_text in self._commands()[:7]:
+        for text, callback, help_text in self._commands()[:8]:
             yield DiscoveryHit(Content(text), callback, text=text, help=help_text)
 
     async def search(self, query: str) -> Hits:

@@ -1,7 +1,8 @@
 """Labelling a work queue (db.queues): annotation mode over the queue's generations in
 their stored order, starting at the first one you have not fully labelled (a partly
 labelled one included); the title shows the position ("13 of 40"), the mode line your
-progress, and N/P walk the queue."""
+progress, and N/P walk the queue. "Continue labelling" (dashboard l) opens the queue you
+labelled in most recently that you have not finished (db.queues.unfinished_queue)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from copyaudit.errors import UserError
 from db.labels import label_progress
-from db.queues import queue_items
+from db.queues import queue_items, unfinished_queue
 from screens.destinations import Annotation
 from screens.state.id_pager import IdPager
 
@@ -17,6 +18,25 @@ from screens.state.id_pager import IdPager
 def open_queue(app: Any, name: str) -> None:
     """Ask who is labelling if needed, then open annotation mode on queue `name`."""
     app.ensure_annotator(lambda annotator: _open(app, name, annotator))
+
+
+def continue_labelling(app: Any) -> None:
+    """Ask who is labelling if needed, then open their most recent unfinished queue at
+    its first generation they have not fully labelled (its first item without their
+    label: annotation mode starts there)."""
+    app.ensure_annotator(lambda annotator: _continue(app, annotator))
+
+
+def _continue(app: Any, annotator: str) -> None:
+    name = unfinished_queue(app.data.ui, annotator)
+    if name is None:
+        app.notify(
+            f"no unfinished work queue for {annotator}: w (or ctrl+p) creates one",
+            severity="warning",
+            markup=False,
+        )
+        return
+    _open(app, name, annotator)
 
 
 def _open(app: Any, name: str, annotator: str) -> None:

@@ -25,6 +25,7 @@ from db.queue_designs import ESTIMATE_DESIGNS
 from db.queues import design_queues
 from screens.destinations import Comparison, ReviewQueue, Takedown
 from screens.plain import DASH, middle_cut, number, one_line, percent, plain
+from screens.review.queue_open import continue_labelling
 from screens.runs.run_control import ActiveRun
 from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import CELL_CHARS, OpenTable
@@ -132,13 +133,22 @@ def _status_cell(status: str | None, active: ActiveRun | None) -> Text:
 class DashboardScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "new_run", "New run", id="dashboard.new_run"),
-        Binding("w", "new_queue", "New queue", id="dashboard.new_queue"),
         Binding("x", "cancel_run", "Cancel run", id="dashboard.cancel_run"),
         Binding("r", "reload", "Reload", id="dashboard.reload"),
         Binding("a", "app.agreement", "Agreement", id="dashboard.agreement"),
         Binding("v", "review", "Review", id="dashboard.review"),
         Binding("c", "compare", "Compare models", id="dashboard.compare"),
         Binding("t", "takedown", "Takedown", id="dashboard.takedown"),
+        # labelling from the app: the footer is full at 120 columns, so these are in the
+        # help (?), the docs' key table and the top of ctrl+p
+        Binding(
+            "l",
+            "continue_labelling",
+            "Continue labelling",
+            show=False,
+            id="dashboard.continue",
+        ),
+        Binding("w", "new_queue", "New queue", show=False, id="dashboard.new_queue"),
     ]
 
     DEFAULT_CSS = "#run-people { height: auto; max-height: 6; padding: 0 1; }"
@@ -275,6 +285,10 @@ class DashboardScreen(Screen[None]):
         app: Any = self.app
         on_suites = isinstance(self.focused, DataTable) and self.focused.id == "suites"
         app.action_new_run(self._selected("suites") if on_suites else None)
+
+    def action_continue_labelling(self) -> None:
+        """l: your most recent unfinished queue, at your first item without a label."""
+        continue_labelling(self.app)
 
     def action_new_queue(self) -> None:
         """w: a new work queue, on the highlighted run."""
