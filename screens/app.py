@@ -8,13 +8,14 @@ touch widgets: they post messages, which the screens handle on the UI thread.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.signal import Signal
 from textual.worker import Worker, WorkerState
@@ -26,6 +27,7 @@ from db.browse import run_info
 from db.run_owner import current_owner
 from screens.commands import CopyauditCommands
 from screens.connections import Connections
+from screens.export_dialog import ExportScreen
 from screens.generations.generation_list import GenerationListScreen
 from screens.help import HelpScreen
 from screens.line_input import LineInputScreen
@@ -37,12 +39,20 @@ from screens.runs.dashboard import DashboardScreen
 from screens.runs.launcher import LauncherScreen
 from screens.runs.run_control import ActiveRun, RunProgressed
 from screens.runs.run_dialogs import ChooseRunScreen, ConfirmCancelScreen, StoppingScreen
+from screens.state.export_choices import ExportChoice, ExportRequest, write_export
 from screens.terminal import CHECK_EVERY_S, hung_up, input_fd
 from screens.widgets.annotator_tag import AnnotatorTag
 
 RUN_GROUP = "runs"
 PROGRESS_INTERVAL_S = 0.1
 QUIT_CONFIRM_S = 4.0  # with a run in progress, a second q within this time quits
+
+
+class ExportWritten(Message):
+    def __init__(self, path: Path, written: str) -> None:
+        super().__init__()
+        self.path = path
+        self.written = written
 
 
 class CopyauditApp(App[None]):
@@ -338,6 +348,27 @@ class CopyauditApp(App[None]):
                 open_queue(self, name)
 
         self.push_screen(QueueFormScreen(run), created)
+
+    def export(self, choices: Sequence[ExportChoice]) -> None:
+        """The export dialog over `choices`; the file is written in a worker through the
+        safe output file of `-o` (screens.state.export_choices.write_export)."""
+
+        def chosen(request: ExportRequest | None) -> None:
+            if request is None:
+                return
+
+            def work() -> None:
+                with self.data.background() as store:
+                    written = write_export(store, request, self.db_path)
+                self.post_message(ExportWritten(request.path, written))
+
+            self.notify(f"writing {request.path}…", timeout=2, markup=False)
+            self.start_worker(work, group="export", description="the export", exclusive=False)
+
+        self.push_screen(ExportScreen(choices, self.db_path), chosen)
+
+    def on_export_written(self, message: ExportWritten) -> None:
+        self.notify(f"wrote {message.written} to {message.path}", timeout=10, markup=False)
 
     def action_agreement(self) -> None:
         if not isinstance(self.screen, AgreementScreen):

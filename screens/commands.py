@@ -1,6 +1,6 @@
 """The command palette (ctrl+p): open a run, start a new run, continue labelling, create
 a work queue, dashboard, help, quit, agreement & judge quality, reviewer queue, compare
-models, label a work queue.
+models, export, label a work queue.
 
 Run names come from the database, so hits are built as plain Content with the fuzzy
 match highlighted by offset (Matcher.highlight would parse the name as markup).
@@ -20,6 +20,7 @@ from db.queues import list_queues
 from screens.destinations import Comparison, ReviewQueue
 from screens.plain import visible
 from screens.review.queue_open import continue_labelling, open_queue
+from screens.state.export_choices import run_choices
 
 
 class CopyauditCommands(Provider):
@@ -41,6 +42,11 @@ class CopyauditCommands(Provider):
                 "Create a work queue",
                 app.action_new_queue,
                 "Draw generations of a run to label: design, size, seed",
+            ),
+            (
+                "Export",
+                lambda: app.export(run_choices(runs_summary(app.data.ui))),
+                "Labels, a run's generations or report, to a file you name",
             ),
             ("Runs dashboard", app.action_dashboard, "Back to the list of suites and runs"),
             ("Help: keys", app.action_help, "Every key of every screen"),
@@ -77,7 +83,7 @@ class CopyauditCommands(Provider):
         return content
 
     async def discover(self) -> Hits:
-        for text, callback, help_text in self._commands()[:8]:
+        for text, callback, help_text in self._commands()[:9]:
             yield DiscoveryHit(Content(text), callback, text=text, help=help_text)
 
     async def search(self, query: str) -> Hits:

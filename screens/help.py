@@ -15,6 +15,7 @@ from textual.keys import format_key
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from screens.export_dialog import ExportScreen
 from screens.generations.case_view import CaseScreen
 from screens.generations.generation_list import GenerationListScreen
 from screens.generations.generation_view import GenerationScreen
@@ -63,6 +64,7 @@ def help_sections(app_class: type[DOMNode]) -> list[tuple[str, type[DOMNode]]]:
         ("Case view (reviewer queue, Enter)", CaseScreen),
         ("One-line input (annotator name, label note)", LineInputScreen),
         ("New work queue (dashboard, w)", QueueFormScreen),
+        ("Export (dashboard, e; case view, D)", ExportScreen),
         ("DE-COP run", DecopScreen),
         ("DE-COP text report", ReportScreen),
         ("DE-COP passages of a work", DecopPassageListScreen),

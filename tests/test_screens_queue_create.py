@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import Input
 
 from db import Store
 from db.labels import current_labels
@@ -85,10 +86,12 @@ def test_a_run_without_judgments_offers_only_the_random_design() -> None:
     assert errors == {} and request is not None and request.target is None
 
 
-async def _open_form(pilot: Any) -> QueueFormScreen:
+async def _open_form(pilot: Any, *keys: str) -> QueueFormScreen:
+    """The form, opened by `keys` (default: the dashboard's w)."""
     await settle(pilot)
-    await pilot.press("w")
-    await settle(pilot)
+    for key in keys or ("w",):
+        await pilot.press(key)
+        await settle(pilot)
     form = pilot.app.screen
     assert isinstance(form, QueueFormScreen)
     return form
@@ -153,13 +156,7 @@ async def test_the_same_seed_draws_what_the_command_line_draws(
 async def test_a_refused_queue_says_why_in_the_form(judged_db: Path) -> None:
     app = CopyauditApp(judged_db, annotator="ann")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+p", *"create a work queue")
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        form = app.screen
-        assert isinstance(form, QueueFormScreen)
+        form = await _open_form(pilot, "ctrl+p", *"create a work queue", "enter")
         form.query_one("#name").value = "dup"
         await pilot.press("ctrl+s")
         await settle(pilot)
@@ -185,6 +182,8 @@ def test_queue_form_snapshot(judged_db: Path, snap_compare) -> None:
         form = await _open_form(pilot)
         form.query_one("#design").value = "stratified"
         await pilot.press("enter")  # no name: its message shows
+        for field in form.query(Input):
+            field.cursor_blink = False  # the cursor shown steadily: the same picture each time
         await settle(pilot)
 
     assert snap_compare(

@@ -18,9 +18,11 @@ from db.browse import generation_detail
 from db.events import append_review, verify_chains
 from db.review import review_queue, review_queue_count
 from screens.app import CopyauditApp
-from screens.generations.case_view import CaseScreen, dossier_path
+from screens.export_dialog import ExportScreen
+from screens.generations.case_view import CaseScreen
 from screens.line_input import LineInputScreen
 from screens.review.review_queue import ReviewQueueScreen
+from screens.state.export_choices import file_stem
 from screens.state.review_cases import QueueFilter, ReviewPager
 from screens.widgets.evidence import evidence_items, render_output
 from tests.test_screens_data import MODEL, settle
@@ -61,7 +63,10 @@ async def _open_queue(pilot: Any) -> ReviewQueueScreen:
     return screen
 
 
-async def test_reviewer_walks_three_cases_and_exports_a_dossier(demo_db: Path) -> None:
+async def test_reviewer_walks_three_cases_and_exports_a_dossier(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(demo_db.parent)  # the dossier's default place: the current directory
     order = _queue_keys(demo_db)
     assert len(order) == 25
     app = CopyauditApp(demo_db, annotator=REVIEWER)
@@ -127,11 +132,15 @@ async def test_reviewer_walks_three_cases_and_exports_a_dossier(demo_db: Path) -
         await settle(pilot)
         await pilot.press("4")
         assert _reviews(demo_db)[-1] == (order[2], "needs_second_look", NOTE_3, REVIEWER)
-        await pilot.press("D")
+        await pilot.press("D")  # the export dialog, its name prefilled: Enter writes
         await settle(pilot)
-        path = dossier_path(demo_db, order[2])
-        assert path.parent == demo_db.parent and path.is_file()
-        assert any(str(path) in notice for notice in _notices(app))
+        assert isinstance(app.screen, ExportScreen)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is case
+        path = demo_db.parent / f"{file_stem(order[2])}.dossier.html"
+        assert path.is_file()
+        assert any(f"wrote the dossier to {path}" in notice for notice in _notices(app))
 
         # P goes back; the status shown is the one stored
         await pilot.press("P")
@@ -246,11 +255,6 @@ def test_pager_walks_past_pages_and_keeps_its_place(
         assert [keys[g] for g in seen] == expected
         assert pager.neighbour(seen[4], -1, store) == seen[3]
         assert review_queue_count(store, status="open") == 0
-
-
-def test_dossier_path_is_beside_the_database_and_named_after_the_key(tmp_path: Path) -> None:
-    path = dossier_path(tmp_path / "a.db", "run one/case:1/2")
-    assert path == tmp_path / "run_one__case_1__2.dossier.html"
 
 
 def test_reviewer_queue_snapshot(demo_db: Path, snap_compare) -> None:

@@ -18,24 +18,26 @@ from copyaudit.cli.output import (
     echo_warnings,
     print_json,
     print_table,
-    write_csv,
-    write_jsonl,
 )
 from copyaudit.errors import UserError
-from copyaudit.formats import case_to_record, read_cases, read_generation_files
+from copyaudit.formats import read_cases, read_generation_files
 from copyaudit.frameworks.registry import FRAMEWORKS
+from copyaudit.reports.exports import (
+    EXPORT_KINDS,
+    ROW_FORMATS,
+    RUN_EXPORTS,
+    export_rows,
+    write_rows,
+)
 from copyaudit.reports.output_file import check_destination, output_file
 from copyaudit.rows import read_ahead, skipped_note
 from copyaudit.studies.decop.published_models import PUBLISHED_MODELS
 from copyaudit.studies.registry import STUDIES, study
-from db import queries
 from db.cases import CHUNK_ROWS, import_cases, run_import_note
 from db.queries import runs_summary, suites_summary
 from db.runs import import_generations, run_row, suite_id
 
 FORMAT_TABLE_JSON = click.Choice(["table", "json"])
-# `export KIND --run NAME` of a study with its own runs: kind -> how its runs are called
-RUN_EXPORTS = {kind: spec.title for kind, spec in STUDIES.items() if spec.export_run is not None}
 # `import KIND` beyond the studies' case files: a study's published results, as a run
 RESULT_KINDS = {"decop-results": "DE-COP's published per-book workbooks (a run; --model)"}
 # `import --doc-type`: the kinds whose question can name different things
@@ -302,16 +304,12 @@ def _output(path: Path | None, database: Path, force: bool) -> Iterator[IO[str]]
 
 
 @click.command("export")
-@click.argument(
-    "what", type=click.Choice(["cases", "generations", "judgments", "labels", *RUN_EXPORTS])
-)
+@click.argument("what", type=click.Choice(EXPORT_KINDS))
 @click.option(
     "--run", "run_name", help="Only this run (generations, judgments, labels); decop: the run."
 )
 @click.option("--suite", help="Only this suite (cases).")
-@click.option(
-    "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
-)
+@click.option("--format", "fmt", type=click.Choice(ROW_FORMATS), default="jsonl", show_default=True)
 @output_options
 @click.pass_obj
 def export_cmd(
@@ -337,19 +335,9 @@ def export_cmd(
             run_row(store, run_name)  # a clear error for an unknown run
         if suite is not None:
             suite_id(store, suite)
-        rows: Iterator[dict[str, Any]]
-        if what == "cases":
-            rows = (case_to_record(case) for _, case in queries.iter_cases(store, suite))
-        elif what == "generations":
-            rows = queries.iter_generations(store, run_name)
-        elif what in RUN_EXPORTS:
-            rows = study(what).export_run(store, run_name)  # type: ignore[misc, arg-type]
-        elif what == "judgments":
-            rows = queries.iter_judgments(store, run_name)
-        else:
-            rows = queries.iter_labels(store, run_name)
+        rows = export_rows(store, what, run_name, suite)
         with _output(output, obj.db_path, force) as out:
-            count = (write_jsonl if fmt == "jsonl" else write_csv)(rows, out)
+            count = write_rows(rows, fmt, out)
     if output is not None:
         click.echo(f"wrote {count} {what} to {output}", err=True)
 

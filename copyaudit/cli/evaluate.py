@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from pathlib import Path
@@ -18,7 +17,6 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from copyaudit.anchors import anchor_markdown
 from copyaudit.cli.options import (
     COUNT,
     POSITIVE_INT,
@@ -32,11 +30,9 @@ from copyaudit.cli.output import echo, emit, print_json
 from copyaudit.engine.runner import MITIGATIONS, RunRequest, judge_run
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.prompts import NOTICE_MITIGATIONS, NOTICE_POSITIONS
-from copyaudit.reports.anchor import current_anchor
-from copyaudit.reports.dossier.build import integrity_figures
+from copyaudit.reports.exports import REPORT_FORMATS, anchored_report, report_document
 from copyaudit.reports.output_file import check_destination
 from copyaudit.reports.run_report import build_report, report_markdown
-from copyaudit.reports.run_report_html import report_html
 from copyaudit.studies.notice.report import parse_thresholds
 from copyaudit.verification.calibration import (
     DECIDE_AT,
@@ -45,8 +41,6 @@ from copyaudit.verification.calibration import (
     outcome_lines,
 )
 from copyaudit.verification.judge_config import write_judge_config
-from db.case_file import run_judges, run_record
-from db.queries import metric_thresholds
 from db.run_owner import owned
 
 
@@ -304,9 +298,7 @@ def judge_cmd(
 
 @click.command("report")
 @click.argument("run")
-@click.option(
-    "--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md", show_default=True
-)
+@click.option("--format", "fmt", type=click.Choice(REPORT_FORMATS), default="md", show_default=True)
 @output_options
 @click.option(
     "--notice-threshold",
@@ -341,22 +333,11 @@ def report_cmd(
     if output is not None:
         check_destination(output, database=obj.db_path, force=force)  # before any work
     with obj.store(read_only=True) as store:
-        report = build_report(store, run, notice_thresholds=thresholds)
-        report["anchor"] = current_anchor(store)  # the audit chains' heads as of this report
-        if fmt == "html":
-            text = report_html(
-                report,
-                metric_thresholds(store, run),
-                provenance=(run_record(store, run), run_judges(store, run)),
-                integrity=integrity_figures(store, obj.db_path, file_hash=file_hash),
-            )
+        report = anchored_report(store, run, notice_thresholds=thresholds)
+        text = report_document(store, report, fmt, database=obj.db_path, file_hash=file_hash)
     if fmt == "json" and output is None:
         print_json(report)
         return
-    if fmt == "json":
-        text = json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
-    elif fmt == "md":
-        text = report_markdown(report) + "\n" + "\n".join(anchor_markdown(report["anchor"])) + "\n"
     emit(text, output, database=obj.db_path, force=force)
 
 

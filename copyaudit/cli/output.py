@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from collections.abc import Iterable, Sequence
@@ -14,8 +13,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from copyaudit.reports.exports import cell_text
 from copyaudit.reports.output_file import write_output
-from copyaudit.untrusted import csv_row, terminal_text
+from copyaudit.untrusted import terminal_text
 
 
 class TerminalStream:
@@ -37,16 +37,6 @@ def echo(text: str, *, nl: bool = True, err: bool = False) -> None:
     click.echo(terminal_text(text), nl=nl, err=err)
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, dict | list):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
 def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str) -> None:
     """A Rich table; every cell is plain Text so stored strings are never parsed as
     markup, with control sequences escaped."""
@@ -56,30 +46,8 @@ def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: s
         # short, so it can be read in full and typed into the next command
         table.add_column(column, overflow="fold" if position == 0 else "ellipsis")
     for row in rows:
-        table.add_row(*(Text(terminal_text(_cell(row.get(c)))) for c in columns))
+        table.add_row(*(Text(terminal_text(cell_text(row.get(c)))) for c in columns))
     Console().print(table)
-
-
-def write_jsonl(rows: Iterable[dict[str, Any]], out: IO[str]) -> int:
-    count = 0
-    for row in rows:
-        out.write(json.dumps(row, ensure_ascii=False) + "\n")
-        count += 1
-    return count
-
-
-def write_csv(rows: Iterable[dict[str, Any]], out: IO[str]) -> int:
-    writer: csv.DictWriter | None = None
-    count = 0
-    for row in rows:
-        if writer is None:
-            writer = csv.DictWriter(out, fieldnames=list(row), extrasaction="ignore")
-            writer.writeheader()
-        writer.writerow(
-            csv_row({k: _cell(v) if isinstance(v, dict | list) else v for k, v in row.items()})
-        )
-        count += 1
-    return count
 
 
 def print_json(value: Any) -> None:

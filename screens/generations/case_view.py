@@ -13,8 +13,9 @@ handler on the UI thread before the next key is handled); z undoes your decision
 force (a new event restoring the status before it: db.review.undo_review); m types a
 note that the next status key stores with its event — moving on (N/P, Esc) stores a
 pending note with the status unchanged, so a note is never dropped; N/P the next /
-previous case in the queue's order and filter; D writes the dossier (HTML) next to the
-database. Human labels are named by their item's text, not only its number.
+previous case in the queue's order and filter; D exports the dossier (the export
+dialog: HTML or Markdown, to a file you name). Human labels are named by their item's
+text, not only its number.
 
 The judges' quality against people (a run-level measure: every label and verdict of
 the run, bootstrap intervals) is computed in a worker when a case opens, never on the
@@ -25,9 +26,7 @@ case no longer shown is dropped.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -41,7 +40,7 @@ from textual.widgets import Static
 from copyaudit.errors import UserError
 from copyaudit.items import item_label
 from copyaudit.judges.metric_facts import format_metric
-from copyaudit.reports.dossier.build import case_file, case_quality, write_dossier
+from copyaudit.reports.dossier.build import case_file, case_quality
 from copyaudit.reports.dossier.model import Dossier, flag_text
 from copyaudit.verification.quality import quality_figures, validation_text
 from db.browse import GenerationDetail, JudgmentView, detail_from_row
@@ -51,24 +50,17 @@ from db.review import current_review, undo_review
 from screens.generations.generation_view import generation_title
 from screens.line_input import LineInputScreen
 from screens.plain import DASH, plain
+from screens.state.export_choices import dossier_choice
 from screens.state.review_cases import STATUS_NAMES, ReviewPager, status_text
 from screens.widgets.evidence import evidence_items, legend, render_output
 from screens.widgets.footer import KeysFooter
 from screens.widgets.reference import context_text
 from screens.widgets.scores import scores_text
 
-DOSSIER_FORMAT = "html"
 PANES = ("case-output-pane", "case-context-pane", "case-judges-pane", "case-people-pane")
 HEADING = "bold underline"
 MEASURING = "measuring the judges against people…"  # while the quality worker runs
 QUALITY_FAILED = "could not measure the judges against people"  # the worker raised
-
-
-def dossier_path(db_path: Path, generation_key: str, fmt: str = DOSSIER_FORMAT) -> Path:
-    """Where the dossier of `generation_key` goes: beside the database, named after the
-    key ('/' -> '__', anything but letters, digits, '.', '-', '_' -> '_')."""
-    name = re.sub(r"[^A-Za-z0-9._-]", "_", generation_key.replace("/", "__"))
-    return Path(db_path).parent / f"{name}.dossier.{fmt}"
 
 
 def generation_detail_of(case: Dossier) -> GenerationDetail:
@@ -242,12 +234,6 @@ class QualityMeasured(Message):
         self.version = version
         self.quality = quality
         self.failed = failed
-
-
-class DossierWritten(Message):
-    def __init__(self, path: Path) -> None:
-        super().__init__()
-        self.path = path
 
 
 class CaseScreen(Screen[None]):
@@ -530,20 +516,8 @@ class CaseScreen(Screen[None]):
     # --- dossier -----------------------------------------------------------------------
 
     def action_dossier(self) -> None:
-        """Write the case's dossier beside the database (a worker: it hashes the file)."""
+        """D: the export dialog for this case's dossier (HTML or Markdown, where you say)."""
         if self.case is None:
             return
         app: Any = self.app
-        generation_id, db_path = self.generation_id, Path(app.db_path)
-        path = dossier_path(db_path, self.case.key)
-
-        def work() -> None:
-            with app.data.background() as store:
-                written = write_dossier(store, db_path, generation_id, DOSSIER_FORMAT, path)
-            self.post_message(DossierWritten(written))
-
-        self.notify("writing the dossier…", timeout=2)
-        app.start_worker(work, group="dossier", description="writing the dossier", exclusive=False)
-
-    def on_dossier_written(self, message: DossierWritten) -> None:
-        self.notify(f"dossier written: {message.path}", timeout=10, markup=False)
+        app.export([dossier_choice(self.case.key, self.generation_id)])

@@ -27,6 +27,7 @@ from screens.destinations import Comparison, ReviewQueue, Takedown
 from screens.plain import DASH, middle_cut, number, one_line, percent, plain
 from screens.review.queue_open import continue_labelling
 from screens.runs.run_control import ActiveRun
+from screens.state.export_choices import run_choices
 from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import CELL_CHARS, OpenTable
 
@@ -139,8 +140,8 @@ class DashboardScreen(Screen[None]):
         Binding("v", "review", "Review", id="dashboard.review"),
         Binding("c", "compare", "Compare models", id="dashboard.compare"),
         Binding("t", "takedown", "Takedown", id="dashboard.takedown"),
-        # labelling from the app: the footer is full at 120 columns, so these are in the
-        # help (?), the docs' key table and the top of ctrl+p
+        # labelling and exporting from the app: the footer is full at 120 columns, so
+        # these are in the help (?), the docs' key table and ctrl+p
         Binding(
             "l",
             "continue_labelling",
@@ -149,6 +150,7 @@ class DashboardScreen(Screen[None]):
             id="dashboard.continue",
         ),
         Binding("w", "new_queue", "New queue", show=False, id="dashboard.new_queue"),
+        Binding("e", "export", "Export", show=False, id="dashboard.export"),
     ]
 
     DEFAULT_CSS = "#run-people { height: auto; max-height: 6; padding: 0 1; }"
@@ -294,6 +296,12 @@ class DashboardScreen(Screen[None]):
         """w: a new work queue, on the highlighted run."""
         app: Any = self.app
         app.action_new_queue(self._selected("runs"))
+
+    def action_export(self) -> None:
+        """e: labels of every run, or the highlighted run's labels, generations, report."""
+        app: Any = self.app
+        name = self._selected("runs")
+        app.export(run_choices(r for r in self._runs if r["name"] == name))
 
     def action_review(self) -> None:
         app: Any = self.app
