@@ -71,6 +71,7 @@ async def _export(pilot: Any, what: str, path: str | None = None) -> tuple[Expor
     assert field.has_focus
     if path is not None:
         field.value = path
+        field.action_end()  # as after typing it: the cursor at the end, nothing selected
     given = field.value
     await pilot.press("enter")
     await settle(pilot)
@@ -206,6 +207,27 @@ def test_export_dialog_snapshot(
         await pilot.press("enter")  # a wrong extension: said under the field
         dialog.query_one("#export-path").cursor_blink = False  # the same picture each time
         await settle(pilot)
+
+    assert snap_compare(
+        CopyauditApp(labelled_db, annotator="ann"), terminal_size=SIZE, run_before=ready
+    )
+
+
+def test_replace_question_snapshot(
+    labelled_db: Path, snap_compare, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir("/tmp")  # the question names the file's absolute path
+    target = Path("/tmp/copyaudit-snapshot-labels.jsonl")
+
+    async def ready(pilot: Any) -> None:
+        target.write_text("an earlier export\n", encoding="utf-8")
+        try:
+            dialog, _ = await _export(pilot, "Labels of every run", target.name)
+            assert isinstance(pilot.app.screen, ConfirmOverwriteScreen)
+            dialog.query_one("#export-path").cursor_blink = False  # the same picture each time
+            await settle(pilot)
+        finally:
+            target.unlink()  # the picture is taken after: the question stays on screen
 
     assert snap_compare(
         CopyauditApp(labelled_db, annotator="ann"), terminal_size=SIZE, run_before=ready
