@@ -76,11 +76,13 @@ def run_choices(runs: Iterable[Mapping[str, Any]]) -> list[ExportChoice]:
 
 
 def dossier_choice(generation_key: str, generation_id: int) -> ExportChoice:
+    """The case's dossier, HTML by default (what the case view's D wrote before)."""
+    formats = ("html", *(fmt for fmt in DOSSIER_FORMATS if fmt != "html"))
     return ExportChoice(
         "dossier",
         f"Dossier of {generation_key}",
         f"{file_stem(generation_key)}.dossier",
-        DOSSIER_FORMATS,
+        formats,
         generation_id=generation_id,
     )
 
