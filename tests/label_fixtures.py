@@ -146,3 +146,15 @@ def literal_copies_run(
     assert cli("import", "literal", str(cases), "--suite", "lit", db=db).code == 0
     assert cli("import-generations", str(gens), "--run", "r", "--suite", "lit", db=db).code == 0
     return [f"r/lit-{i}/1" for i in range(n)]
+
+
+def judge_rising_events(store: Store, case_ids: Sequence[str], run: str = "r") -> None:
+    """The events judge on run `run`: the n-th case (from 1) with n of its 4 events found."""
+    judge(
+        store,
+        EVENTS_JUDGE,
+        {
+            f"{run}/{case}/1": event_score([(i < n, 0.9 if i < n else 0.1) for i in range(4)])
+            for n, case in enumerate(case_ids, start=1)
+        },
+    )

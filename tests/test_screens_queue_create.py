@@ -19,7 +19,7 @@ from screens.app import CopyauditApp
 from screens.review.annotation import AnnotationScreen
 from screens.review.queue_create import QueueFormScreen
 from screens.state.queue_form import DEFAULT_SIZE, DESIGN_NOTES, SIZE_LABELS, read_form
-from tests.label_fixtures import EVENTS_JUDGE, event_score, judge, make_run
+from tests.label_fixtures import EVENTS_JUDGE, judge_rising_events, make_run
 from tests.test_screens_data import settle
 
 pytestmark = pytest.mark.anyio
@@ -33,14 +33,7 @@ def judged_db(cli: Callable[..., Any], tmp_path: Path, db_path: Path) -> Path:
     """Run `r`: four nonliteral generations judged by the events judge (1-4 events)."""
     make_run(cli, tmp_path, "nonliteral", CASES)
     with Store(db_path) as store:
-        judge(
-            store,
-            EVENTS_JUDGE,
-            {
-                f"r/{case}/1": event_score([(i < n, 0.9 if i < n else 0.1) for i in range(4)])
-                for n, case in enumerate(CASES, start=1)
-            },
-        )
+        judge_rising_events(store, CASES)
     return db_path
 
 
