@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,23 @@ def test_a_judge_judges_a_sample_of_each_kind_with_its_declared_metrics(
         for score in scores:
             written = format_metric(score.metric, score.value)
             assert written == DASH if score.value is None else written != DASH
+
+
+def _numbers(text: str) -> set[float]:
+    return {float(n) for n in re.findall(r"\d+(?:\.\d+)?", text)}
+
+
+@pytest.mark.parametrize("name", list(JUDGES))
+def test_a_judge_s_declared_flag_names_the_thresholds_it_is_built_with(
+    name: str, build_context: BuildContext
+) -> None:
+    """docs/judges.md prints each JudgeSpec's `flag`; its thresholds are the built judge's."""
+    spec = JUDGES[name]
+    config = spec.build(build_context).config()
+    keys = {spec.score_threshold, spec.count_threshold, "threshold"} - {None, "flag_thresholds"}
+    built = {float(v) for k, v in config.items() if k in keys and isinstance(v, int | float)}
+    assert spec.flag, f"{name} declares no flag text"
+    assert built <= _numbers(spec.flag), (name, built, spec.flag)
 
 
 @pytest.mark.parametrize("m", metrics(), ids=lambda m: m.name)
