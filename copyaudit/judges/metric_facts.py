@@ -70,6 +70,17 @@ def metric(name: str) -> Metric | None:
     return _collected().table.get(name)
 
 
+def judged_kinds(name: str) -> frozenset[str]:
+    """The task kinds scored by some registered judge that declares metric `name` (the
+    refusal metric: every generation kind)."""
+    return frozenset(
+        kind
+        for spec in JUDGES.values()
+        if any(m.name == name for m in importlib.import_module(spec.declared_in).METRICS)
+        for kind in spec.kinds
+    )
+
+
 def metric_label(name: str) -> str:
     """The metric's printed label; its stored name for a metric not declared."""
     known = metric(name)
