@@ -10,7 +10,7 @@ from typing import IO, Any
 
 import click
 
-from copyaudit.cli.options import POSITIVE_INT, output_options, skip_invalid_option
+from copyaudit.cli.options import POSITIVE_INT, map_option, output_options, skip_invalid_option
 from copyaudit.cli.output import (
     TerminalStream,
     echo,
@@ -21,6 +21,7 @@ from copyaudit.cli.output import (
     write_csv,
     write_jsonl,
 )
+from copyaudit.columns import ColumnMap
 from copyaudit.errors import UserError
 from copyaudit.formats import case_to_record, read_cases, read_generation_files
 from copyaudit.reports.output_file import check_destination, output_file
@@ -80,6 +81,7 @@ SPLIT_KINDS = tuple(kind for kind, spec in STUDIES.items() if spec.split_cases i
     help="With --prefix-tokens: keep the next M tokens as the true continuation "
     "(default: the rest of the text).",
 )
+@map_option
 @skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_cmd(
@@ -94,8 +96,12 @@ def import_cmd(
     skip_invalid: bool,
     model: str | None,
     run_name: str | None,
+    columns: ColumnMap,
 ) -> None:
-    """Import cases of KIND from FILE in the source study's format.
+    """Import cases of KIND from FILE in the source study's format: JSON Lines or a JSON
+    array, CSV, TSV, Parquet, an Arrow file or a `datasets` save_to_disk folder (told
+    apart by content and name); --map renames its columns; without an `id` column each
+    case's id is derived from its content.
 
     decop-results: FILE is one of DE-COP's published *_Paraphrases_Oversampling.xlsx
     workbooks, or a directory of them (searched recursively); the rows of --model become
@@ -103,6 +109,8 @@ def import_cmd(
     Importing the same files again changes nothing."""
 
     if kind in RESULT_KINDS:
+        if columns:
+            raise UserError(f"--map is for case and generation files, not {kind}")
         _import_results(obj, file, suite, replace, model, run_name, skip_invalid)
         return
     if model is not None or run_name is not None:
@@ -118,7 +126,7 @@ def import_cmd(
         raise UserError("--continuation-tokens needs --prefix-tokens")
     # the file streams into the import's one transaction: a file found bad on the way
     # (at its end, unusable records) is rolled back whole
-    loaded = read_cases(kind, file, prefix_tokens, continuation_tokens)
+    loaded = read_cases(kind, file, prefix_tokens, continuation_tokens, columns)
     plan = study(kind).prepare_import(loaded.accepted(skip_invalid), doc_type)
     doc_type, note = plan.doc_type, plan.note
     cases = read_ahead(plan.cases, CHUNK_ROWS)  # a small file is checked before the store opens
@@ -141,6 +149,7 @@ def import_cmd(
         f"{name}: {summary.added} added, {summary.unchanged} unchanged, "
         f"{summary.replaced} replaced ({count} {kind} cases in {file}"
         + (f"; {len(loaded.problems)} of {loaded.total} records skipped" if loaded.problems else "")
+        + "".join(f"; {n}" for n in loaded.notes)
         + f"{note})"
     )
     echo_skipped(loaded.problems)
@@ -182,6 +191,7 @@ def _import_results(
     "field, else 'imported' for a new run).",
 )
 @click.option("--replace", is_flag=True, help="Overwrite generations whose output changed.")
+@map_option
 @skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_generations_cmd(
@@ -192,16 +202,19 @@ def import_generations_cmd(
     model: str | None,
     replace: bool,
     skip_invalid: bool,
+    columns: ColumnMap,
 ) -> None:
-    """Import generations produced elsewhere (JSONL {case_id, output[, template, model]}).
+    """Import generations produced elsewhere ({case_id, output[, template, model]} as
+    JSON Lines, CSV, TSV, Parquet, Arrow or a `datasets` save_to_disk folder; --map
+    renames columns, e.g. --map output=completion).
 
-    PATH is one file (one run, --run) or a directory of per-model files: each *.jsonl /
-    *.json file in it becomes one run, named after the file's stem (RUN-STEM with --run
-    RUN), its model the rows' `model` field or, without one, the file's stem. All the
-    files are imported in one transaction: one bad file imports
-    nothing."""
+    PATH is one file (one run, --run) or a directory of per-model files: each file in
+    it (.jsonl, .json, .csv, .tsv, .parquet, .arrow, a save_to_disk folder) becomes one
+    run, named after the file's stem (RUN-STEM with --run RUN), its model the rows'
+    `model` field or, without one, the file's stem. All the files are imported in one
+    transaction: one bad file imports nothing."""
 
-    files = read_generation_files(path, run_name, model)
+    files = read_generation_files(path, run_name, model, columns)
     # each file streams into the one transaction; a small one is read before the store opens
     streams = [read_ahead(file.rows(), CHUNK_ROWS) for file in files]
     unjudged: list[str] = []  # runs given generations that no judge has seen

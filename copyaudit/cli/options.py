@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from copyaudit.columns import ColumnMap
 from copyaudit.endpoint_budget import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
 from copyaudit.endpoint_url import check_base_url
 from copyaudit.errors import UserError
@@ -203,6 +204,20 @@ def skip_invalid_option(what_happens: str) -> Callable[..., Any]:
         help=f"Import the usable records and {what_happens} "
         "(default: list every unusable record and import nothing).",
     )
+
+
+def map_option(command: Callable[..., Any]) -> Any:
+    """--map FIELD=COLUMN (repeatable) for an importer: the file's COLUMN read as FIELD
+    (copyaudit.columns), handed to the command as a ColumnMap named `columns`."""
+    return click.option(
+        "--map",
+        "columns",
+        multiple=True,
+        metavar="FIELD=COLUMN",
+        callback=lambda _ctx, _param, specs: ColumnMap.parse(specs),
+        help="Read the file's COLUMN as the importer's FIELD (repeatable), e.g. "
+        "--map prefix=prompt --map reference=continuation for a Hugging Face file.",
+    )(command)
 
 
 def output_options(command: Callable[..., Any]) -> Any:
