@@ -10,7 +10,12 @@ from typing import IO, Any
 
 import click
 
-from copyaudit.cli.options import POSITIVE_INT, map_option, output_options, skip_invalid_option
+from copyaudit.cli.options import (
+    POSITIVE_INT,
+    folder_output_options,
+    map_option,
+    skip_invalid_option,
+)
 from copyaudit.cli.output import (
     TerminalStream,
     echo,
@@ -24,7 +29,7 @@ from copyaudit.cli.output import (
 from copyaudit.columns import ColumnMap
 from copyaudit.errors import UserError
 from copyaudit.formats import case_to_record, read_cases, read_generation_files
-from copyaudit.reports.output_file import check_destination, output_file
+from copyaudit.reports.output_file import check_destination, output_file, output_target
 from copyaudit.rows import read_ahead, skipped_note
 from copyaudit.studies.decop.published_models import PUBLISHED_MODELS
 from copyaudit.studies.registry import STUDIES, study
@@ -34,6 +39,9 @@ from db.queries import runs_summary, suites_summary
 from db.runs import import_generations, run_row, suite_id
 
 FORMAT_TABLE_JSON = click.Choice(["table", "json"])
+# `export --format` beyond text: what each writes, and the exports that offer them
+ARROW_FORMATS = {"parquet": "Parquet file", "datasets": "`datasets` save_to_disk folder"}
+ARROW_EXPORTS = ("generations", "judgments")
 # `export KIND --run NAME` of a study with its own runs: kind -> how its runs are called
 RUN_EXPORTS = {kind: spec.title for kind, spec in STUDIES.items() if spec.export_run is not None}
 # `import KIND` beyond the studies' case files: a study's published results, as a run
@@ -305,9 +313,15 @@ def _output(path: Path | None, database: Path, force: bool) -> Iterator[IO[str]]
 )
 @click.option("--suite", help="Only this suite (cases).")
 @click.option(
-    "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "csv", *ARROW_FORMATS]),
+    default="jsonl",
+    show_default=True,
+    help="parquet: a Parquet file; datasets: a folder datasets.load_from_disk reads "
+    f"(both for {' and '.join(ARROW_EXPORTS)}, with -o).",
 )
-@output_options
+@folder_output_options
 @click.pass_obj
 def export_cmd(
     obj: Any,
@@ -318,15 +332,23 @@ def export_cmd(
     output: Path | None,
     force: bool,
 ) -> None:
-    """Export WHAT as JSONL or CSV. Cases are written in their import format, so an
-    exported suite imports back unchanged; generations are keyed run/case_id/template.
+    """Export WHAT as JSONL or CSV (generations and judgments also as Parquet or a
+    `datasets` folder). Cases are written in their import format, so an exported suite
+    imports back unchanged; generations are keyed run/case_id/template (and import
+    back with import-generations, whatever the format).
     decop: one row per prompt of the DE-COP run --run (the prompt as sent, the true
     letter, the four probabilities, the chosen letter before and after calibration)."""
 
     if what in RUN_EXPORTS and run_name is None:
         raise UserError(f"export {what} needs --run NAME (a {RUN_EXPORTS[what]} run)")
+    if fmt in ARROW_FORMATS:
+        if what not in ARROW_EXPORTS:
+            raise UserError(f"--format {fmt} is for {' and '.join(ARROW_EXPORTS)}")
+        if output is None:
+            raise UserError(f"--format {fmt} writes a {ARROW_FORMATS[fmt]}: name it with -o")
     if output is not None:
-        check_destination(output, database=obj.db_path, force=force)  # before any work
+        folder = fmt == "datasets"
+        check_destination(output, database=obj.db_path, force=force, replaceable_dir=folder)
     with obj.store(read_only=True) as store:
         if run_name is not None:
             run_row(store, run_name)  # a clear error for an unknown run
@@ -343,10 +365,27 @@ def export_cmd(
             rows = queries.iter_judgments(store, run_name)
         else:
             rows = queries.iter_labels(store, run_name)
-        with _output(output, obj.db_path, force) as out:
-            count = (write_jsonl if fmt == "jsonl" else write_csv)(rows, out)
+        if fmt in ARROW_FORMATS:
+            assert output is not None
+            count = _write_arrow(fmt, rows, output, obj.db_path, force)
+        else:
+            with _output(output, obj.db_path, force) as out:
+                count = (write_jsonl if fmt == "jsonl" else write_csv)(rows, out)
     if output is not None:
         click.echo(f"wrote {count} {what} to {output}", err=True)
+
+
+def _write_arrow(
+    fmt: str, rows: Iterator[dict[str, Any]], output: Path, database: Path, force: bool
+) -> int:
+    """Parquet or a save_to_disk folder, through the same safe output path as -o."""
+    from copyaudit.reports.arrow_output import write_dataset_dir, write_parquet  # defers pyarrow
+
+    folder = fmt == "datasets"
+    with output_target(output, database=database, force=force, folder=folder) as target:
+        if folder:
+            return write_dataset_dir(rows, target)
+        return write_parquet(rows, target)
 
 
 def register(group: click.Group) -> None:

@@ -220,21 +220,26 @@ def map_option(command: Callable[..., Any]) -> Any:
     )(command)
 
 
-def output_options(command: Callable[..., Any]) -> Any:
+def output_options(command: Callable[..., Any], *, folder: bool = False) -> Any:
     """`-o FILE` and `--force` (copyaudit.reports.output_file: never over the database, an
-    existing file only with --force, never through a symbolic link)."""
+    existing file only with --force, never through a symbolic link). `folder`: -o may
+    name a folder (an export as a `datasets` save_to_disk folder)."""
     return _apply(
         (
             click.option(
                 "-o",
                 "--output",
-                type=click.Path(dir_okay=False, path_type=Path),
-                help="Write to FILE instead of standard output.",
+                type=click.Path(dir_okay=folder, path_type=Path),
+                help="Write to FILE instead of standard output"
+                + (" (a folder for --format datasets)." if folder else "."),
             ),
             click.option("--force", is_flag=True, help="Overwrite FILE if it exists."),
         ),
         command,
     )
+
+
+folder_output_options = functools.partial(output_options, folder=True)
 
 
 # --- Run options: the model and run options of `run` and `decop` (one definition each) ---
