@@ -6,6 +6,7 @@ of cases and generations takes it without knowing about it."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -38,7 +39,7 @@ class ColumnMap:
     def __bool__(self) -> bool:
         return bool(self.pairs)
 
-    @property
+    @functools.cached_property
     def columns(self) -> frozenset[str]:
         return frozenset(column for _, column in self.pairs)
 

@@ -19,7 +19,7 @@ import json
 import math
 import re
 import threading
-from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,7 @@ from copyaudit.columns import ColumnMap
 from copyaudit.columns import current as current_map
 from copyaudit.errors import InputError, UserError
 from copyaudit.file_kinds import refuse_non_json
+from copyaudit.first_seen import FirstSeen
 from copyaudit.hashing import stable_hash
 from copyaudit.rows import Loaded, RowProblem
 from copyaudit.types import Case, Work
@@ -697,7 +698,7 @@ def collect(
     parse: Callable[[Record], T],
     *,
     required: Sequence[str] = (),
-    key: Callable[[T], Hashable] | None = None,
+    key: Callable[[T], str] | None = None,
     duplicate: Callable[[T, int], RowProblem] | None = None,
     ignored: Collection[str] = (),
     warnings: list[RowProblem] | None = None,
@@ -709,14 +710,14 @@ def collect(
     InputError, the whole file rejected, once every record was read. A field that
     `parse` never read and that is not `ignored` (a typo of an optional field) is a
     warning, once per field name, at its first line; the warnings (`warnings`, where
-    `parse` may add its own) are complete when the records were read. Memory: the
-    keys seen (with their lines) and field names, not the records."""
+    `parse` may add its own) are complete when the records were read. Memory: a digest
+    and the line of each key seen (copyaudit.first_seen) and field names, not the records."""
     problems: list[RowProblem] = []
     noted: list[RowProblem] = [] if warnings is None else warnings
     columns = current_map()  # --map in force when the read was asked for
 
     def parsed() -> Iterator[T]:
-        seen: dict[Hashable, int] = {}
+        seen = FirstSeen()
         absent = set(required)
         unknown = UnknownFields(ignored)
         known: set[str] = set()  # the fields the parser read in a usable record
@@ -734,11 +735,10 @@ def collect(
                 known.update(record.data.read)
             unknown.note(record)
             if key is not None and duplicate is not None:
-                k = key(item)
-                if k in seen:
-                    problems.append(duplicate(item, seen[k]))
+                first = seen.note(key(item), record.line)
+                if first is not None:
+                    problems.append(duplicate(item, first))
                     continue
-                seen[k] = record.line
             yield item
         if not count:
             raise InputError(path, None, None, "no records found")
@@ -810,16 +810,20 @@ def collect_cases(
     """Cases from `records`, one per record; an id seen before is a problem of the
     later record. A file whose first record has no `id` (a Hugging Face export) gets
     derived ids (DerivedIds), said in the result's `notes`."""
-    firsts: dict[str, str] = {}
+    # the first id of each folded form that holds whitespace (folding changes no other
+    # id): what a later id differing only by whitespace is told it differs from
+    spaced: dict[str, str] = {}
     derived = DerivedIds(ID_FIELD in required)
 
     def key(c: LocatedCase) -> str:
         folded = fold_space(c.case.case_id)
-        firsts.setdefault(folded, c.case.case_id)
+        if folded != c.case.case_id or " " in folded:
+            spaced.setdefault(folded, c.case.case_id)
         return folded
 
     def duplicate(c: LocatedCase, first: int) -> RowProblem:
-        earlier = firsts[fold_space(c.case.case_id)]
+        folded = fold_space(c.case.case_id)
+        earlier = spaced.get(folded, folded)
         if earlier == c.case.case_id:
             return RowProblem(
                 c.line, "id", f"duplicate id '{c.case.case_id}' (first on line {first})"

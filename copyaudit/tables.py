@@ -47,25 +47,37 @@ def open_parquet(path: str | Path) -> Table:
         parquet = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
         raise _unreadable(path, "Parquet", exc) from None
-    return Table(
-        list(parquet.schema_arrow.names),
-        _guarded(path, "Parquet", _numbered(parquet.iter_batches(batch_size=BATCH_ROWS))),
-    )
+    batches = _closing(parquet.iter_batches(batch_size=BATCH_ROWS), parquet.close)
+    return Table(list(parquet.schema_arrow.names), _guarded(path, "Parquet", _numbered(batches)))
 
 
 def _arrow_batches(path: str | Path) -> tuple[Any, Iterator[Any]]:
-    """(schema, record batches) of an Arrow IPC file or stream."""
+    """(schema, record batches) of an Arrow IPC file or stream; the file is closed when
+    the batches end."""
     import pyarrow as pa
     import pyarrow.ipc as ipc
 
     source = pa.OSFile(str(path), "rb")
     try:
-        reader = ipc.open_file(source)
-    except pa.ArrowInvalid:  # not the file format: the stream format (`datasets`)
-        source.seek(0)
-        stream = ipc.open_stream(source)
-        return stream.schema, iter(stream)
-    return reader.schema, (reader.get_batch(i) for i in range(reader.num_record_batches))
+        try:
+            reader = ipc.open_file(source)
+            schema = reader.schema
+            batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+        except pa.ArrowInvalid:  # not the file format: the stream format (`datasets`)
+            source.seek(0)
+            stream = ipc.open_stream(source)
+            schema, batches = stream.schema, iter(stream)
+    except BaseException:
+        source.close()
+        raise
+    return schema, _closing(batches, source.close)
+
+
+def _closing(items: Iterator[Any], close: Callable[[], None]) -> Iterator[Any]:
+    try:
+        yield from items
+    finally:
+        close()
 
 
 def open_arrow(path: str | Path) -> Table:

@@ -135,3 +135,24 @@ def test_map_on_the_cli(cli, tmp_path: Path) -> None:
     )
     assert result.code == 0, result.err
     assert f"{len(records)} added" in result.out and "ids derived" in result.out
+
+
+def test_a_folder_datasets_itself_saved_imports(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")  # not a dependency: where it is installed
+    import pyarrow as pa
+
+    records = _records("nonliteral")
+    want = _cases("nonliteral", _write(tmp_path, "jsonl", "base", records))
+    # a given fingerprint: hashing the table (dill) fails under some dill/pyarrow pairs
+    table = datasets.table.InMemoryTable(pa.Table.from_pylist(records))
+    dataset = datasets.Dataset(table, fingerprint="test")
+    saved = tmp_path / "saved"
+    dataset.save_to_disk(str(saved), num_shards=2)
+    assert _cases("nonliteral", saved) == want
+    first = sorted(saved.glob("*.arrow"))[0]
+    assert _cases("nonliteral", first) == want[: len(_cases("nonliteral", first))]
+    both = tmp_path / "both"
+    datasets.DatasetDict({"train": dataset}).save_to_disk(str(both))
+    assert _cases("nonliteral", both / "train") == want
+    with pytest.raises(InputError, match="a `datasets` DatasetDict with splits train"):
+        read_cases("nonliteral", both)
