@@ -27,6 +27,17 @@ class Table:
     rows: Iterator[tuple[int, dict[str, Any]]]
 
 
+def _pyarrow() -> Any:
+    """pyarrow, with the system allocator as its memory pool: its default (mimalloc)
+    keeps the pages freed batch after batch, about 50 MB more at a million Parquet rows
+    (measured: peak RSS 237 vs 186 MB reading them); the system allocator gives them back."""
+    import pyarrow as pa
+
+    if pa.default_memory_pool().backend_name != "system":
+        pa.set_memory_pool(pa.system_memory_pool())
+    return pa
+
+
 def _numbered(batches: Iterable[Any]) -> Iterator[tuple[int, dict[str, Any]]]:
     number = 0
     for batch in batches:
@@ -40,8 +51,9 @@ def _unreadable(path: str | Path, what: str, exc: Exception) -> InputError:
 
 
 def open_parquet(path: str | Path) -> Table:
-    import pyarrow as pa
     import pyarrow.parquet as pq
+
+    pa = _pyarrow()
 
     try:
         parquet = pq.ParquetFile(path)
