@@ -1,8 +1,9 @@
 """Where each key of a streamed file was first seen, in 12 to 24 bytes a key: an
 open-addressing table of 64-bit digests and line numbers in two flat arrays, so that
 the duplicate check of a million-record import costs ~24 MB where a dict of the ids
-cost ~166 MB (measured with 16-character ids). Two different keys share a digest with a chance of about n²/2^65 (3e-8 at
-a million keys): such a pair would be reported as a duplicate."""
+cost ~166 MB (measured with 16-character ids). Two different keys share a digest with
+a chance of about n²/2^65 (3e-8 at a million keys): such a pair would be reported as a
+duplicate."""
 
 from __future__ import annotations
 
