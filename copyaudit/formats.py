@@ -28,8 +28,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from copyaudit.columns import NO_MAP, ColumnMap, mapping
 from copyaudit.errors import InputError, UserError
-from copyaudit.file_kinds import refuse_non_json
+from copyaudit.file_kinds import SUFFIXES, detect, is_datasets_dir
 from copyaudit.records import (
     LocatedCase,
     LocatedGeneration,
@@ -41,6 +42,7 @@ from copyaudit.records import (
     string_field,
 )
 from copyaudit.rows import Loaded, RowProblem
+from copyaudit.sources import read_records
 from copyaudit.studies.registry import STUDIES
 from copyaudit.types import Case
 
@@ -57,6 +59,7 @@ __all__ = [
     "read_cases",
     "read_generations",
     "read_json_records",
+    "read_records",
 ]
 
 
@@ -70,19 +73,22 @@ def read_cases(
     path: str | Path,
     prefix_tokens: int | None = None,
     continuation_tokens: int | None = None,
+    columns: ColumnMap = NO_MAP,
 ) -> Loaded[LocatedCase]:
-    """Every usable case of the file and the problems of the others; structural
-    problems (not UTF-8, not JSON/CSV, a required field absent) raise InputError.
+    """Every usable case of the file (any format copyaudit.sources reads, its columns
+    renamed by `columns`) and the problems of the others; structural problems (not
+    UTF-8, a required field absent, an unknown --map column) raise InputError.
     `prefix_tokens`: whole texts cut into prefix and continuation (StudySpec.split_cases)."""
     check_kind(kind, path)
-    if not Path(path).is_file():
-        refuse_non_json(path)  # names a directory; "no such file" otherwise
+    detect(path)  # a directory, a missing file: said now, before the store opens
     spec = STUDIES[kind]
-    if prefix_tokens is None:
-        return spec.read_cases(kind, path)
-    if spec.split_cases is None:
+    if prefix_tokens is not None and spec.split_cases is None:
         raise UserError(f"--prefix-tokens is not for {kind} files")
-    return spec.split_cases(path, prefix_tokens, continuation_tokens)
+    with mapping(columns):  # the readers take it when called, here
+        if prefix_tokens is None:
+            return spec.read_cases(kind, path)
+        assert spec.split_cases is not None
+        return spec.split_cases(path, prefix_tokens, continuation_tokens)
 
 
 def load_cases(kind: str, path: str | Path, *, skip_invalid: bool = False) -> list[LocatedCase]:
@@ -108,7 +114,8 @@ GENERATION_EXPORT_FIELDS = (
 def _parse_generation(record: Record) -> LocatedGeneration:
     case_id = id_field(record, "case_id")
     output = string_field(record, "output", allow_empty=True)
-    template = record.data.get("template", 1)
+    template = record.typed("template")
+    template = 1 if template is None else template
     if isinstance(template, bool) or not isinstance(template, int) or template < 1:
         raise record.error("template", f"expected a positive integer, got {template!r}")
     int_field(record, "template", 1, MAX_TEMPLATE, template)
@@ -116,13 +123,18 @@ def _parse_generation(record: Record) -> LocatedGeneration:
     return LocatedGeneration(record.line, case_id, template, output, model)
 
 
-def read_generations(path: str | Path) -> Loaded[LocatedGeneration]:
-    """A generations file {case_id, output[, template, model]}: usable rows and problems."""
-    if not Path(path).is_file():
-        refuse_non_json(path)  # names a directory; "no such file" otherwise
+def read_generations(path: str | Path, columns: ColumnMap = NO_MAP) -> Loaded[LocatedGeneration]:
+    """A generations file {case_id, output[, template, model]}, any format
+    copyaudit.sources reads, its columns renamed by `columns`: usable rows and problems."""
+    detect(path)  # a directory, a missing file: said now
+    with mapping(columns):
+        return _collect_generations(path)
+
+
+def _collect_generations(path: str | Path) -> Loaded[LocatedGeneration]:
     return collect(
         path,
-        read_json_records(path),
+        read_records(path),
         _parse_generation,
         required=("case_id", "output"),
         ignored=GENERATION_EXPORT_FIELDS,
@@ -187,30 +199,39 @@ class GenerationFile:
         return self.given or named or self.default
 
 
-GENERATION_FILE_SUFFIXES = (".jsonl", ".json")
+# the files of a directory of generation files that are read: every format's usual names
+GENERATION_FILE_SUFFIXES = tuple(s for suffixes in SUFFIXES.values() for s in suffixes)
 
 
-def read_generation_files(path: Path, run: str | None, model: str | None) -> list[GenerationFile]:
-    """PATH a file: one run, named by `run`. PATH a directory: one run per *.jsonl /
-    *.json file in it, named after the file (`run`-stem with `run` given, else the
-    stem), its model the rows' `model` field or else the file's stem. The files are
-    read when their rows are (GenerationFile.rows)."""
-    if not path.is_dir():
+def read_generation_files(
+    path: Path, run: str | None, model: str | None, columns: ColumnMap = NO_MAP
+) -> list[GenerationFile]:
+    """PATH a file (or a `datasets` save_to_disk folder): one run, named by `run`. PATH
+    a directory: one run per generations file in it (GENERATION_FILE_SUFFIXES), named
+    after the file (`run`-stem with `run` given, else the stem), its model the rows'
+    `model` field or else the file's stem. The files are read when their rows are
+    (GenerationFile.rows)."""
+    if not path.is_dir() or is_datasets_dir(path):
         if run is None:
             raise UserError("import-generations FILE needs --run NAME")
-        return [GenerationFile(path, run, read_generations(path), model)]
+        return [GenerationFile(path, run, read_generations(path, columns), model)]
     if model is not None:
         raise UserError(
             "--model is for one file: in a directory each file names its model (the rows' "
             "`model` field, else the file name)"
         )
-    files = sorted(p for p in path.iterdir() if p.suffix in GENERATION_FILE_SUFFIXES)
+    files = sorted(
+        p
+        for p in path.iterdir()
+        if p.suffix.lower() in GENERATION_FILE_SUFFIXES or is_datasets_dir(p)
+    )
     if not files:
-        raise UserError(f"{path}: no .jsonl or .json files in this directory")
+        names = ", ".join(GENERATION_FILE_SUFFIXES)
+        raise UserError(f"{path}: no generations files ({names}) in this directory")
     out = []
     for file in files:
         name = f"{run}-{file.stem}" if run else file.stem
-        out.append(GenerationFile(file, name, read_generations(file), None, file.stem))
+        out.append(GenerationFile(file, name, read_generations(file, columns), None, file.stem))
     return out
 
 

@@ -13,20 +13,24 @@ from __future__ import annotations
 
 import codecs
 import csv
-import io
+import dataclasses
 import itertools
 import json
 import math
 import re
 import threading
-from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from copyaudit.columns import ColumnMap
+from copyaudit.columns import current as current_map
 from copyaudit.errors import InputError, UserError
 from copyaudit.file_kinds import refuse_non_json
+from copyaudit.first_seen import FirstSeen
+from copyaudit.hashing import stable_hash
 from copyaudit.rows import Loaded, RowProblem
 from copyaudit.types import Case, Work
 
@@ -66,6 +70,7 @@ class Record:
     line: int
     data: Fields
     unit: str = "line"
+    text_cells: bool = False  # CSV/TSV: every value is text, "" an empty cell
 
     def __post_init__(self) -> None:
         if not isinstance(self.data, Fields):
@@ -73,6 +78,20 @@ class Record:
 
     def error(self, field: str | None, message: str) -> InputError:
         return InputError(self.path, self.line, field, message, unit=self.unit)
+
+    def typed(self, field: str) -> Any:
+        """The value of `field` as a number or list may be given: in a text cell (CSV)
+        an empty cell is None and a cell holding JSON (`1813`, `["a", "b"]`) its value;
+        any other value as it is (so a check can say what it got)."""
+        value = self.data.get(field)
+        if not self.text_cells or not isinstance(value, str):
+            return value
+        if not value.strip():
+            return None
+        try:
+            return loads_strict(value)
+        except (json.JSONDecodeError, _Defect):
+            return value
 
     def uses_all(self) -> None:
         """Mark every field as read (a parser that keeps the whole record)."""
@@ -490,11 +509,26 @@ def _cell_limit(limit: int) -> Iterator[None]:
         csv.field_size_limit(before)
 
 
-def _csv_rows(path: str, text: str) -> Iterator[tuple[int, list[str]]]:
+def _text_lines(path: str | Path) -> Iterator[str]:
+    """The file's lines as UTF-8 text (a leading BOM dropped), one at a time; bad bytes
+    name their line and offset."""
+    offset = 0
+    with open(path, "rb") as stream:
+        for number, raw in enumerate(stream, start=1):
+            start, offset = offset, offset + len(raw)
+            if number == 1 and raw.startswith(_BOM):
+                raw, start = raw[len(_BOM) :], start + len(_BOM)
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _bad_utf8(path, number, start + exc.start, raw[exc.start]) from None
+
+
+def _csv_rows(path: str, lines: Iterable[str], delimiter: str) -> Iterator[tuple[int, list[str]]]:
     """(row number, cells) of every non-blank row, the header being row 1. A row the
     csv module cannot read names its row and the line it starts on: a quote never
     closed, a cell over MAX_CELL characters, text after a closing quote."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = csv.reader(lines, strict=True, delimiter=delimiter)
     number = 0
     with _cell_limit(MAX_CELL):
         while True:
@@ -520,37 +554,39 @@ def _csv_problem(error: str, line: int) -> str:
     return f"malformed CSV (line {line}): {error}"
 
 
-def read_csv_records(path: str | Path, required: tuple[str, ...]) -> Iterator[Record]:
-    """CSV rows as records; row 1 is the header, so the first data row is row 2."""
-    rows = _csv_rows(str(path), read_text(path))
+def open_csv(path: str | Path, delimiter: str = ",") -> tuple[list[str], Iterator[Record]]:
+    """The header of a CSV (or, with a tab, TSV) file and its rows as records, streamed
+    a line at a time; row 1 is the header, so the first data row is row 2. Every cell
+    is text (`Record.text_cells`): the field checks read numbers and lists from it."""
+    rows = _csv_rows(str(path), _text_lines(path), delimiter)
     header = next(rows, (1, []))[1]
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise InputError(
-            path, 1, missing[0], f"missing column (header has: {', '.join(header)})", unit="row"
-        )
     repeated = next((c for i, c in enumerate(header) if c in header[:i]), None)
     if repeated is not None:
         raise InputError(path, 1, repeated, "column named twice in the header", unit="row")
-    for number, cells in rows:
-        if len(cells) != len(header):
-            more = "more" if len(cells) > len(header) else "fewer"
-            raise InputError(
-                path,
-                number,
-                None,
-                f"{more} cells ({len(cells)}) than header columns ({len(header)})",
-                unit="row",
-            )
-        data = dict(zip(header, cells, strict=True))
-        yield Record(str(path), number, Fields(data), unit="row")
+
+    def records() -> Iterator[Record]:
+        for number, cells in rows:
+            if len(cells) != len(header):
+                more = "more" if len(cells) > len(header) else "fewer"
+                raise InputError(
+                    path,
+                    number,
+                    None,
+                    f"{more} cells ({len(cells)}) than header columns ({len(header)})",
+                    unit="row",
+                )
+            data = Fields(zip(header, cells, strict=True))
+            yield Record(str(path), number, data, unit="row", text_cells=True)
+
+    return header, records()
 
 
 # --- field validation ----------------------------------------------------------------------
 
 
 def string_field(record: Record, field: str, *, required: bool = True, allow_empty: bool = False):
-    if field not in record.data or record.data[field] is None:
+    empty_cell = record.text_cells and not required and record.data.get(field) == ""
+    if field not in record.data or record.data[field] is None or empty_cell:
         if required:
             raise record.error(field, "missing")
         return None
@@ -595,14 +631,14 @@ def int_field(record: Record, field: str, low: int, high: int, value: Any) -> in
 
 
 def year_field(record: Record) -> int | None:
-    value = record.data.get("year")
+    value = record.typed("year")
     if value is None or value == "":
         return None
     return int_field(record, "year", -MAX_YEAR, MAX_YEAR, value)
 
 
 def string_list_field(record: Record, field: str) -> list[str]:
-    value = record.data.get(field)
+    value = record.typed(field)
     if value is None:
         raise record.error(field, "missing")
     if not isinstance(value, list) or not value:
@@ -614,7 +650,7 @@ def string_list_field(record: Record, field: str) -> list[str]:
 
 
 def alias_lists_field(record: Record, field: str) -> list[list[str]]:
-    value = record.data.get(field)
+    value = record.typed(field)
     if value is None:
         raise record.error(field, "missing")
     # an empty list is valid: CopyBench scores such a case as 0 characters
@@ -646,7 +682,7 @@ def work_field(record: Record, title: str, membership: str = "unknown") -> Work:
 def weight_field(record: Record, field: str) -> dict[str, float]:
     """{"query_rewriting_weight": value} from the optional number in `field` (the
     notice study's weight of a rewritten query in its averages), else {}."""
-    value = record.data.get(field)
+    value = record.typed(field)
     if value is None:
         return {}
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -662,7 +698,7 @@ def collect(
     parse: Callable[[Record], T],
     *,
     required: Sequence[str] = (),
-    key: Callable[[T], Hashable] | None = None,
+    key: Callable[[T], str] | None = None,
     duplicate: Callable[[T, int], RowProblem] | None = None,
     ignored: Collection[str] = (),
     warnings: list[RowProblem] | None = None,
@@ -674,15 +710,17 @@ def collect(
     InputError, the whole file rejected, once every record was read. A field that
     `parse` never read and that is not `ignored` (a typo of an optional field) is a
     warning, once per field name, at its first line; the warnings (`warnings`, where
-    `parse` may add its own) are complete when the records were read. Memory: the
-    keys seen (with their lines) and field names, not the records."""
+    `parse` may add its own) are complete when the records were read. Memory: a digest
+    and the line of each key seen (copyaudit.first_seen) and field names, not the records."""
     problems: list[RowProblem] = []
     noted: list[RowProblem] = [] if warnings is None else warnings
+    columns = current_map()  # --map in force when the read was asked for
 
     def parsed() -> Iterator[T]:
-        seen: dict[Hashable, int] = {}
+        seen = FirstSeen()
         absent = set(required)
         unknown = UnknownFields(ignored)
+        known: set[str] = set()  # the fields the parser read in a usable record
         count = 0
         for record in records:
             count += 1
@@ -693,22 +731,49 @@ def collect(
             except InputError as exc:
                 problems.append(RowProblem.from_error(exc))
                 continue
+            if columns and len(known) < MAX_KNOWN:
+                known.update(record.data.read)
             unknown.note(record)
             if key is not None and duplicate is not None:
-                k = key(item)
-                if k in seen:
-                    problems.append(duplicate(item, seen[k]))
+                first = seen.note(key(item), record.line)
+                if first is not None:
+                    problems.append(duplicate(item, first))
                     continue
-                seen[k] = record.line
             yield item
         if not count:
             raise InputError(path, None, None, "no records found")
         if absent:
             field = next(f for f in required if f in absent)
-            raise InputError(path, None, field, "missing from every record (a required field)")
+            how = (
+                f"read with {columns.shown()}"
+                if columns
+                else f"--map {field}=COLUMN reads it from a column named otherwise"
+            )
+            raise InputError(
+                path, None, field, f"missing from every record (a required field; {how})"
+            )
+        if known:
+            check_mapped_fields(path, columns, known)
         noted[:0] = unknown.warnings()
 
     return Loaded(str(path), parsed(), problems, noted)
+
+
+MAX_KNOWN = 256  # field names remembered for the --map check (a parser reads a few)
+
+
+def check_mapped_fields(path: str | Path, columns: ColumnMap, known: Collection[str]) -> None:
+    """InputError for a `--map FIELD=COLUMN` whose FIELD the importer never read in a
+    usable record: a field it does not know (a typo, or another study's name)."""
+    for field, column in columns.pairs:
+        if field not in known:
+            reads = ", ".join(sorted(known))
+            raise InputError(
+                path,
+                None,
+                field,
+                f"--map {field}={column}: not a field this importer reads (it reads: {reads})",
+            )
 
 
 class UnknownFields:
@@ -743,16 +808,22 @@ def collect_cases(
     required: Sequence[str],
 ) -> Loaded[LocatedCase]:
     """Cases from `records`, one per record; an id seen before is a problem of the
-    later record."""
-    firsts: dict[str, str] = {}
+    later record. A file whose first record has no `id` (a Hugging Face export) gets
+    derived ids (DerivedIds), said in the result's `notes`."""
+    # the first id of each folded form that holds whitespace (folding changes no other
+    # id): what a later id differing only by whitespace is told it differs from
+    spaced: dict[str, str] = {}
+    derived = DerivedIds(ID_FIELD in required)
 
     def key(c: LocatedCase) -> str:
         folded = fold_space(c.case.case_id)
-        firsts.setdefault(folded, c.case.case_id)
+        if folded != c.case.case_id or " " in folded:
+            spaced.setdefault(folded, c.case.case_id)
         return folded
 
     def duplicate(c: LocatedCase, first: int) -> RowProblem:
-        earlier = firsts[fold_space(c.case.case_id)]
+        folded = fold_space(c.case.case_id)
+        earlier = spaced.get(folded, folded)
         if earlier == c.case.case_id:
             return RowProblem(
                 c.line, "id", f"duplicate id '{c.case.case_id}' (first on line {first})"
@@ -764,14 +835,70 @@ def collect_cases(
             "whitespace: two cases would look the same",
         )
 
-    return collect(
+    loaded = collect(
         path,
-        records,
-        lambda r: LocatedCase(r.line, parse(r)),
-        required=required,
+        derived.records(records),
+        lambda r: LocatedCase(r.line, derived.parse(parse, r)),
+        required=required,  # a stand-in id is in place before this check sees a record
         key=key,
         duplicate=duplicate,
     )
+    derived.notes = loaded.notes
+    return loaded
+
+
+ID_FIELD = "id"
+DERIVED_ID_LENGTH = 16  # hex digits of SHA-256: 64 bits, no collision in millions of cases
+
+
+def derived_case_id(case: Case) -> str:
+    """An id from what the case holds (its work and payload), so that the same case
+    read from JSON Lines, CSV or Parquet gets the same id, and two identical rows
+    are one case repeated (the later a duplicate) as they would be with ids."""
+    work = case.work
+    content = {
+        "kind": case.kind,
+        "work": [work.title, work.author, work.year, work.membership],
+        "payload": case.payload,
+    }
+    return stable_hash(content, length=DERIVED_ID_LENGTH)
+
+
+class DerivedIds:
+    """Ids for a file whose first record has none (as the notice study's own dataset
+    gets ids hashed from its rows): each record without an `id` is parsed under a
+    stand-in and its case given `derived_case_id`; a record that has one keeps it."""
+
+    STAND_IN = "derived"
+
+    def __init__(self, wanted: bool) -> None:
+        self.wanted = wanted  # the importer reads an `id`
+        self.active: bool | None = None  # decided by the first record
+        self.pending: Record | None = None  # the record given a stand-in, being parsed
+        self.count = 0
+        self.notes: list[str] = []
+
+    def records(self, records: Iterable[Record]) -> Iterator[Record]:
+        for record in records:
+            if self.active is None:
+                self.active = self.wanted and ID_FIELD not in record.data
+            if self.active and record.data.get(ID_FIELD) in (None, ""):
+                record.data[ID_FIELD] = self.STAND_IN
+                record.data.read.add(ID_FIELD)
+                self.pending = record
+            yield record
+        if self.count:
+            self.notes.append(
+                f"ids derived from each case's content ({self.count:,} cases had no id)"
+            )
+
+    def parse(self, parse: Callable[[Record], Case], record: Record) -> Case:
+        case = parse(record)
+        if self.pending is record:
+            self.pending = None
+            self.count += 1
+            return dataclasses.replace(case, case_id=derived_case_id(case))
+        return case
 
 
 def fold_space(value: str) -> str:

@@ -86,6 +86,7 @@ class Loaded(Generic[T]):
         self._source = iter(source)
         self._problems = [] if problems is None else problems
         self._warnings = [] if warnings is None else warnings  # e.g. fields no parser reads
+        self.notes: list[str] = []  # what the summary says of how it was read (derived ids)
         self._items: list[T] | None = None
         self._started = False
         self.usable = 0  # usable records read so far

@@ -10,7 +10,12 @@ from typing import IO, Any
 
 import click
 
-from copyaudit.cli.options import POSITIVE_INT, output_options, skip_invalid_option
+from copyaudit.cli.options import (
+    POSITIVE_INT,
+    folder_output_options,
+    map_option,
+    skip_invalid_option,
+)
 from copyaudit.cli.output import (
     TerminalStream,
     echo,
@@ -19,6 +24,7 @@ from copyaudit.cli.output import (
     print_json,
     print_table,
 )
+from copyaudit.columns import ColumnMap
 from copyaudit.errors import UserError
 from copyaudit.formats import read_cases, read_generation_files
 from copyaudit.frameworks.registry import FRAMEWORKS
@@ -29,7 +35,7 @@ from copyaudit.reports.exports import (
     export_rows,
     write_rows,
 )
-from copyaudit.reports.output_file import check_destination, output_file
+from copyaudit.reports.output_file import check_destination, output_file, output_target
 from copyaudit.rows import read_ahead, skipped_note
 from copyaudit.studies.decop.published_models import PUBLISHED_MODELS
 from copyaudit.studies.registry import STUDIES, study
@@ -38,6 +44,9 @@ from db.queries import runs_summary, suites_summary
 from db.runs import import_generations, run_row, suite_id
 
 FORMAT_TABLE_JSON = click.Choice(["table", "json"])
+# `export --format` beyond text: what each writes, and the exports that offer them
+ARROW_FORMATS = {"parquet": "Parquet file", "datasets": "`datasets` save_to_disk folder"}
+ARROW_EXPORTS = ("generations", "judgments")
 # `import KIND` beyond the studies' case files: a study's published results, as a run
 RESULT_KINDS = {"decop-results": "DE-COP's published per-book workbooks (a run; --model)"}
 # `import --doc-type`: the kinds whose question can name different things
@@ -83,6 +92,7 @@ SPLIT_KINDS = tuple(kind for kind, spec in STUDIES.items() if spec.split_cases i
     help="With --prefix-tokens: keep the next M tokens as the true continuation "
     "(default: the rest of the text).",
 )
+@map_option
 @skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_cmd(
@@ -97,8 +107,12 @@ def import_cmd(
     skip_invalid: bool,
     model: str | None,
     run_name: str | None,
+    columns: ColumnMap,
 ) -> None:
-    """Import cases of KIND from FILE in the source study's format.
+    """Import cases of KIND from FILE in the source study's format: JSON Lines or a JSON
+    array, CSV, TSV, Parquet, an Arrow file or a `datasets` save_to_disk folder (told
+    apart by content and name); --map renames its columns; without an `id` column each
+    case's id is derived from its content.
 
     decop-results: FILE is one of DE-COP's published *_Paraphrases_Oversampling.xlsx
     workbooks, or a directory of them (searched recursively); the rows of --model become
@@ -106,6 +120,8 @@ def import_cmd(
     Importing the same files again changes nothing."""
 
     if kind in RESULT_KINDS:
+        if columns:
+            raise UserError(f"--map is for case and generation files, not {kind}")
         _import_results(obj, file, suite, replace, model, run_name, skip_invalid)
         return
     if model is not None or run_name is not None:
@@ -121,7 +137,7 @@ def import_cmd(
         raise UserError("--continuation-tokens needs --prefix-tokens")
     # the file streams into the import's one transaction: a file found bad on the way
     # (at its end, unusable records) is rolled back whole
-    loaded = read_cases(kind, file, prefix_tokens, continuation_tokens)
+    loaded = read_cases(kind, file, prefix_tokens, continuation_tokens, columns)
     plan = study(kind).prepare_import(loaded.accepted(skip_invalid), doc_type)
     doc_type, note = plan.doc_type, plan.note
     cases = read_ahead(plan.cases, CHUNK_ROWS)  # a small file is checked before the store opens
@@ -144,6 +160,7 @@ def import_cmd(
         f"{name}: {summary.added} added, {summary.unchanged} unchanged, "
         f"{summary.replaced} replaced ({count} {kind} cases in {file}"
         + (f"; {len(loaded.problems)} of {loaded.total} records skipped" if loaded.problems else "")
+        + "".join(f"; {n}" for n in loaded.notes)
         + f"{note})"
     )
     echo_skipped(loaded.problems)
@@ -192,6 +209,7 @@ def _import_results(
     help="PATH is this framework's log: its cases go into --suite (created if new) and "
     "its outputs into --run (default: the log's own name).",
 )
+@map_option
 @skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_generations_cmd(
@@ -203,14 +221,17 @@ def import_generations_cmd(
     replace: bool,
     framework: str | None,
     skip_invalid: bool,
+    columns: ColumnMap,
 ) -> None:
-    """Import generations produced elsewhere (JSONL {case_id, output[, template, model]}).
+    """Import generations produced elsewhere ({case_id, output[, template, model]} as
+    JSON Lines, CSV, TSV, Parquet, Arrow or a `datasets` save_to_disk folder; --map
+    renames columns, e.g. --map output=completion).
 
-    PATH is one file (one run, --run) or a directory of per-model files: each *.jsonl /
-    *.json file in it becomes one run, named after the file's stem (RUN-STEM with --run
-    RUN), its model the rows' `model` field or, without one, the file's stem. All the
-    files are imported in one transaction: one bad file imports
-    nothing.
+    PATH is one file (one run, --run) or a directory of per-model files: each file in
+    it (.jsonl, .json, .csv, .tsv, .parquet, .arrow, a save_to_disk folder) becomes one
+    run, named after the file's stem (RUN-STEM with --run RUN), its model the rows'
+    `model` field or, without one, the file's stem. All the files are imported in one
+    transaction: one bad file imports nothing.
 
     --from helm|lm-eval|...: PATH is that framework's log (a HELM run directory, an
     lm-eval samples_<task>_<time>.jsonl); the log's cases are imported too, and the
@@ -221,7 +242,7 @@ def import_generations_cmd(
 
         import_framework_log(obj, framework, path, suite, run_name, model, replace)
         return
-    files = read_generation_files(path, run_name, model)
+    files = read_generation_files(path, run_name, model, columns)
     # each file streams into the one transaction; a small one is read before the store opens
     streams = [read_ahead(file.rows(), CHUNK_ROWS) for file in files]
     unjudged: list[str] = []  # runs given generations that no judge has seen
@@ -309,8 +330,16 @@ def _output(path: Path | None, database: Path, force: bool) -> Iterator[IO[str]]
     "--run", "run_name", help="Only this run (generations, judgments, labels); decop: the run."
 )
 @click.option("--suite", help="Only this suite (cases).")
-@click.option("--format", "fmt", type=click.Choice(ROW_FORMATS), default="jsonl", show_default=True)
-@output_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice([*ROW_FORMATS, *ARROW_FORMATS]),
+    default="jsonl",
+    show_default=True,
+    help="parquet: a Parquet file; datasets: a folder datasets.load_from_disk reads "
+    f"(both for {' and '.join(ARROW_EXPORTS)}, with -o).",
+)
+@folder_output_options
 @click.pass_obj
 def export_cmd(
     obj: Any,
@@ -321,25 +350,50 @@ def export_cmd(
     output: Path | None,
     force: bool,
 ) -> None:
-    """Export WHAT as JSONL or CSV. Cases are written in their import format, so an
-    exported suite imports back unchanged; generations are keyed run/case_id/template.
+    """Export WHAT as JSONL or CSV (generations and judgments also as Parquet or a
+    `datasets` folder). Cases are written in their import format, so an exported suite
+    imports back unchanged; generations are keyed run/case_id/template (and import
+    back with import-generations, whatever the format).
     decop: one row per prompt of the DE-COP run --run (the prompt as sent, the true
     letter, the four probabilities, the chosen letter before and after calibration)."""
 
     if what in RUN_EXPORTS and run_name is None:
         raise UserError(f"export {what} needs --run NAME (a {RUN_EXPORTS[what]} run)")
+    if fmt in ARROW_FORMATS:
+        if what not in ARROW_EXPORTS:
+            raise UserError(f"--format {fmt} is for {' and '.join(ARROW_EXPORTS)}")
+        if output is None:
+            raise UserError(f"--format {fmt} writes a {ARROW_FORMATS[fmt]}: name it with -o")
     if output is not None:
-        check_destination(output, database=obj.db_path, force=force)  # before any work
+        folder = fmt == "datasets"
+        check_destination(output, database=obj.db_path, force=force, replaceable_dir=folder)
     with obj.store(read_only=True) as store:
         if run_name is not None:
             run_row(store, run_name)  # a clear error for an unknown run
         if suite is not None:
             suite_id(store, suite)
         rows = export_rows(store, what, run_name, suite)
-        with _output(output, obj.db_path, force) as out:
-            count = write_rows(rows, fmt, out)
+        if fmt in ARROW_FORMATS:
+            assert output is not None
+            count = _write_arrow(fmt, rows, output, obj.db_path, force)
+        else:
+            with _output(output, obj.db_path, force) as out:
+                count = write_rows(rows, fmt, out)
     if output is not None:
         click.echo(f"wrote {count} {what} to {output}", err=True)
+
+
+def _write_arrow(
+    fmt: str, rows: Iterator[dict[str, Any]], output: Path, database: Path, force: bool
+) -> int:
+    """Parquet or a save_to_disk folder, through the same safe output path as -o."""
+    from copyaudit.reports.arrow_output import write_dataset_dir, write_parquet  # defers pyarrow
+
+    folder = fmt == "datasets"
+    with output_target(output, database=database, force=force, folder=folder) as target:
+        if folder:
+            return write_dataset_dir(rows, target)
+        return write_parquet(rows, target)
 
 
 def register(group: click.Group) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from copyaudit.columns import ColumnMap
 from copyaudit.endpoint_budget import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_DEADLINE_S
 from copyaudit.endpoint_url import check_base_url
 from copyaudit.errors import UserError
@@ -226,21 +227,40 @@ def skip_invalid_option(what_happens: str) -> Callable[..., Any]:
     )
 
 
-def output_options(command: Callable[..., Any]) -> Any:
+def map_option(command: Callable[..., Any]) -> Any:
+    """--map FIELD=COLUMN (repeatable) for an importer: the file's COLUMN read as FIELD
+    (copyaudit.columns), handed to the command as a ColumnMap named `columns`."""
+    return click.option(
+        "--map",
+        "columns",
+        multiple=True,
+        metavar="FIELD=COLUMN",
+        callback=lambda _ctx, _param, specs: ColumnMap.parse(specs),
+        help="Read the file's COLUMN as the importer's FIELD (repeatable), e.g. "
+        "--map prefix=prompt --map reference=continuation for a Hugging Face file.",
+    )(command)
+
+
+def output_options(command: Callable[..., Any], *, folder: bool = False) -> Any:
     """`-o FILE` and `--force` (copyaudit.reports.output_file: never over the database, an
-    existing file only with --force, never through a symbolic link)."""
+    existing file only with --force, never through a symbolic link). `folder`: -o may
+    name a folder (an export as a `datasets` save_to_disk folder)."""
     return _apply(
         (
             click.option(
                 "-o",
                 "--output",
-                type=click.Path(dir_okay=False, path_type=Path),
-                help="Write to FILE instead of standard output.",
+                type=click.Path(dir_okay=folder, path_type=Path),
+                help="Write to FILE instead of standard output"
+                + (" (a folder for --format datasets)." if folder else "."),
             ),
             click.option("--force", is_flag=True, help="Overwrite FILE if it exists."),
         ),
         command,
     )
+
+
+folder_output_options = functools.partial(output_options, folder=True)
 
 
 # --- Run options: the model and run options of `run` and `decop` (one definition each) ---

@@ -16,12 +16,12 @@ from copyaudit.records import (
     alias_lists_field,
     collect_cases,
     id_field,
-    read_json_records,
     string_field,
     string_list_field,
     work_field,
 )
 from copyaudit.rows import Loaded
+from copyaudit.sources import read_records
 from copyaudit.types import Case
 
 
@@ -67,4 +67,4 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 
 def read_cases(kind: str, path: str | Path) -> Loaded[LocatedCase]:
     """The file's literal, qa or nonliteral cases and the problems of the other records."""
-    return collect_cases(path, read_json_records(path), PARSERS[kind], REQUIRED[kind])
+    return collect_cases(path, read_records(path), PARSERS[kind], REQUIRED[kind])

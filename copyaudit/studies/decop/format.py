@@ -1,6 +1,7 @@
 """DE-COP's case files: the BookTection / arXivTection CSV as published
 (Example_A..Example_D, Answer, ID, Label[, Length]; ID is Title_-_Author; Label 1 =
-suspect, 0 = clean), or JSON Lines with the same columns (what `export` writes)."""
+suspect, 0 = clean), or the same columns in any format copyaudit.sources reads (JSON
+Lines is what `export` writes)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from copyaudit.records import LocatedCase, Record, collect, read_csv_records, read_json_records
+from copyaudit.records import LocatedCase, Record, collect
 from copyaudit.rows import Loaded, RowProblem
+from copyaudit.sources import read_records
 from copyaudit.types import Case, Work
 
 DECOP_LETTERS = ("A", "B", "C", "D")
@@ -125,16 +127,14 @@ def _parse_decop_row(record: Record, state: _FileState) -> Case:
 def read_cases(kind: str, path: str | Path) -> Loaded[LocatedCase]:
     """The file's passages, numbered per work, and the problems of the other rows."""
     state = _FileState()
-    is_csv = Path(path).suffix.lower() not in (".jsonl", ".json")
-    records = read_csv_records(path, DECOP_COLUMNS) if is_csv else read_json_records(path)
+    records = read_records(path, DECOP_COLUMNS)
 
     def parse(record: Record) -> LocatedCase:
         state.note_repeat(record)
         return LocatedCase(record.line, _parse_decop_row(record, state))
 
     # repeats are found while the rows stream: the list is the result's warnings
-    required = () if is_csv else DECOP_COLUMNS
-    return collect(path, records, parse, required=required, warnings=state.repeats)
+    return collect(path, records, parse, required=DECOP_COLUMNS, warnings=state.repeats)
 
 
 def to_record(case: Case) -> dict[str, Any]:

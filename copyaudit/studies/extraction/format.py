@@ -19,11 +19,11 @@ from copyaudit.records import (
     Record,
     collect_cases,
     id_field,
-    read_json_records,
     string_field,
     work_field,
 )
 from copyaudit.rows import Loaded
+from copyaudit.sources import read_records
 from copyaudit.studies.extraction.tokens import token_spans
 from copyaudit.types import Case
 
@@ -62,7 +62,7 @@ def split_text(text: str, prefix_tokens: int, continuation_tokens: int | None) -
 
 def read_cases(kind: str, path: str | Path) -> Loaded[LocatedCase]:
     """The file's `{id, title, prefix, reference}` cases and the other records' problems."""
-    return collect_cases(path, read_json_records(path), _parse, REQUIRED)
+    return collect_cases(path, read_records(path), _parse, REQUIRED)
 
 
 def split_cases(
@@ -80,4 +80,4 @@ def split_cases(
             raise record.error("text", str(exc)) from None
         return _case(record, prefix, reference)
 
-    return collect_cases(path, read_json_records(path), parse, TEXT_REQUIRED)
+    return collect_cases(path, read_records(path), parse, TEXT_REQUIRED)

@@ -14,12 +14,12 @@ from copyaudit.records import (
     choice_field,
     collect_cases,
     id_field,
-    read_json_records,
     string_field,
     weight_field,
     work_field,
 )
 from copyaudit.rows import Loaded
+from copyaudit.sources import read_records
 from copyaudit.studies.notice import dataset
 from copyaudit.studies.notice.metrics import NOTICE_TASKS
 from copyaudit.types import Case
@@ -57,7 +57,7 @@ def parse_case(record: Record) -> Case:
 
 def read_cases(kind: str, path: str | Path) -> Loaded[LocatedCase]:
     """The file's notice cases, in either layout, and the problems of the other records."""
-    records = read_json_records(path)
+    records = read_records(path)
     first = next(records, None)
     parse, required = parse_case, REQUIRED
     if first is not None and dataset.is_study_layout(first):
