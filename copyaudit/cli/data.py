@@ -80,6 +80,19 @@ SPLIT_KINDS = tuple(kind for kind, spec in STUDIES.items() if spec.split_cases i
     help="With --prefix-tokens: keep the next M tokens as the true continuation "
     "(default: the rest of the text).",
 )
+@click.option(
+    "--stride",
+    type=POSITIVE_INT,
+    help="extraction: FILE is a plain-text work (or a folder of .txt works) cut into token "
+    "windows of --prefix-tokens + --continuation-tokens (default 50) tokens of --tokenizer, "
+    "one every N tokens (for `copyaudit pz`).",
+)
+@click.option(
+    "--tokenizer",
+    default="default",
+    show_default=True,
+    help="With --stride: the model whose tokenizer cuts the windows (score them with it).",
+)
 @skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_cmd(
@@ -94,6 +107,8 @@ def import_cmd(
     skip_invalid: bool,
     model: str | None,
     run_name: str | None,
+    stride: int | None,
+    tokenizer: str,
 ) -> None:
     """Import cases of KIND from FILE in the source study's format.
 
@@ -118,7 +133,10 @@ def import_cmd(
         raise UserError("--continuation-tokens needs --prefix-tokens")
     # the file streams into the import's one transaction: a file found bad on the way
     # (at its end, unusable records) is rolled back whole
-    loaded = read_cases(kind, file, prefix_tokens, continuation_tokens)
+    if stride is not None:
+        loaded = _read_windows(kind, file, prefix_tokens, continuation_tokens, stride, tokenizer)
+    else:
+        loaded = read_cases(kind, file, prefix_tokens, continuation_tokens)
     plan = study(kind).prepare_import(loaded.accepted(skip_invalid), doc_type)
     doc_type, note = plan.doc_type, plan.note
     cases = read_ahead(plan.cases, CHUNK_ROWS)  # a small file is checked before the store opens
@@ -144,6 +162,34 @@ def import_cmd(
         + f"{note})"
     )
     echo_skipped(loaded.problems)
+
+
+def _read_windows(
+    kind: str,
+    path: Path,
+    prefix_tokens: int | None,
+    continuation_tokens: int | None,
+    stride: int,
+    tokenizer: str,
+) -> Any:
+    """`import extraction WORK.txt --stride S`: the works cut into token windows."""
+    # deferred: load transformers
+    from copyaudit.models.tokenizer_loading import load_tokenizer
+    from copyaudit.studies.extraction.windows import Cutting, tokenizer_digest, window_cases
+
+    if kind != "extraction":
+        raise UserError("--stride is for extraction (whole works cut into token windows)")
+    if prefix_tokens is None:
+        raise UserError("--stride needs --prefix-tokens K (the window's prefix)")
+    loaded_tokenizer = load_tokenizer(tokenizer)
+    cutting = Cutting(
+        prefix_tokens,
+        continuation_tokens or 50,
+        stride,
+        tokenizer,
+        tokenizer_digest(loaded_tokenizer),
+    )
+    return window_cases(path, loaded_tokenizer, cutting)
 
 
 def _import_results(
