@@ -80,32 +80,38 @@ class PzScorer:
         loaded = self.loaded
         rows = [[*self.context_start, *w.prefix, *w.suffix] for w in chunk]
         input_ids, attention_mask = left_pad(rows, loaded.pad_token_id, loaded.device)
-        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
         longest = max(len(w.suffix) for w in chunk)
         # the last `longest + 1` positions hold every row's suffix predictions (rows end
         # together); the final position predicts past the window and is dropped
-        options = {"logits_to_keep": longest + 1} if self._keeps_logits else {}
+        options: dict[str, Any] = {"logits_to_keep": longest + 1} if self._keeps_logits else {}
+        if len({len(r) for r in rows}) > 1:  # padded: mask the pads, count real positions
+            options["attention_mask"] = attention_mask
+            options["position_ids"] = (attention_mask.cumsum(-1) - 1).clamp(min=0)
         self.tokens_computed += sum(len(r) for r in rows)
         with torch.inference_mode():
-            logits = loaded.model(
-                input_ids=input_ids,
-                attention_mask=attention_mask,
-                position_ids=position_ids,
-                **options,
-            ).logits[:, -(longest + 1) : -1, :]
+            logits = loaded.model(input_ids=input_ids, **options).logits[:, -(longest + 1) : -1, :]
+        # every row's suffix positions in one [positions, vocab] block: one softmax per
+        # scheme for the whole batch
+        widths = [len(w.suffix) for w in chunk]
+        block = torch.cat(
+            [logits[row, longest - width :] for row, width in enumerate(widths)]
+        ).float()
+        targets = torch.tensor(
+            [t for w in chunk for t in w.suffix], dtype=torch.long, device=block.device
+        )
+        per_scheme = {s.label: token_log_probs(block, targets, s).cpu().tolist() for s in schemes}
+        argmax = block.argmax(dim=-1).cpu().tolist()
         results = []
-        for row, window in enumerate(chunk):
-            width = len(window.suffix)
-            row_logits = logits[row, longest - width :].float()
-            targets = torch.tensor(window.suffix, dtype=torch.long, device=row_logits.device)
-            per_scheme = {
-                s.label: token_log_probs(row_logits, targets, s).cpu().tolist() for s in schemes
-            }
+        start = 0
+        for width in widths:
+            end = start + width
+            values = {label: v[start:end] for label, v in per_scheme.items()}
             results.append(
                 WindowScores(
-                    token_log_probs=per_scheme,
-                    argmax=row_logits.argmax(dim=-1).cpu().tolist(),
-                    log_pz={label: total_log_prob(v) for label, v in per_scheme.items()},
+                    token_log_probs=values,
+                    argmax=argmax[start:end],
+                    log_pz={label: total_log_prob(v) for label, v in values.items()},
                 )
             )
+            start = end
         return results
