@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "merge": "merge",
     "compare": "compare",
     "takedown": "takedown",
+    "pz": "pz",
 }
 
 
