@@ -55,3 +55,13 @@ def pz_judge_configs(store: Store, run_id: int) -> dict[str, str]:
         (run_id, JUDGE_LIKE),
     )
     return {str(name): str(config) for name, config in rows}
+
+
+def run_ids(store: Store, names: Sequence[str]) -> list[tuple[str, int, str]]:
+    """(name, id, model) of the named runs, in the order given."""
+    out = []
+    for name in names:
+        row = store.conn.execute("SELECT id, model FROM runs WHERE name = ?", (name,)).fetchone()
+        if row is not None:
+            out.append((name, int(row[0]), str(row[1])))
+    return out

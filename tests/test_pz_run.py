@@ -96,6 +96,27 @@ def test_windows_are_scored_and_stored(
     case_id = zeros[0][0]
     assert stored[(case_id, "pz_greedy", "log_pz")][0] is None
     assert stored[(case_id, "pz_greedy", "n_for_p")][1]["extra"]["infinite"] == "inf"
+    _figures_match(report["pz"]["pz_sampling_t1"], stored, "pz_sampling_t1")
+    for command in (("report", "r", "--format", "json"), ("compare", "r", "--format", "json")):
+        shown = cli(*command)
+        assert shown.code == 0, shown.err
+        figures = json.loads(shown.out)["pz"]
+        assert (figures if command[0] == "report" else figures[0]["pz"]) == report["pz"]
+
+
+def _figures_match(figures: dict[str, Any], stored: dict[Any, Any], judge: str) -> None:
+    """The report's figures, recomputed here from the stored judgments."""
+    pz = [v[0] for k, v in stored.items() if k[1:] == (judge, "pz")]
+    logs = [v[0] for k, v in stored.items() if k[1:] == (judge, "log_pz") and v[0] is not None]
+    for threshold in ("0.5", "0.1", "0.01"):
+        share = sum(v >= float(threshold) for v in pz) / len(pz)
+        assert figures["share_at_least"][threshold] == pytest.approx(share)
+    assert figures["mean_log_pz"] == pytest.approx(sum(logs) / len(logs))
+    greedy = [v[0] for k, v in stored.items() if k[1:] == ("pz_greedy", "pz")]
+    assert figures["greedy_rate"] == pytest.approx(sum(v == 1.0 for v in greedy) / len(greedy))
+    tries = [v[0] for k, v in stored.items() if k[1:] == (judge, "n_for_p")]
+    disc = sum(n is not None and n <= 10 for n in tries) / len(tries)
+    assert figures["discoverable"]["10"] == pytest.approx(disc)
 
 
 def test_a_cancelled_run_resumes_without_duplicates(

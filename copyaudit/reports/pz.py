@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from copyaudit.models.pz import DEFAULT_P, discoverable
-from db.pz import pz_judge_configs, pz_values
+from db.pz import pz_judge_configs, pz_values, run_ids
 
 THRESHOLDS = (0.5, 0.1, 0.01)
 DISCOVERABLE_N = (1, 10, 100)
@@ -60,7 +60,7 @@ def pz_markdown(figures: dict[str, Any]) -> str:
     lines = [
         f"| scheme | windows | p_z>=0.5 | p_z>=0.1 | p_z>=0.01 | mean log p_z (p_z>0) | "
         f"p_z=0 | greedy rate | {ns} |",
-        "|---" * (7 + len(DISCOVERABLE_N)) + "|",
+        "|---" * (8 + len(DISCOVERABLE_N)) + "|",
     ]
     for judge, f in figures.items():
         shares = " | ".join(f"{f['share_at_least'][str(t)]:.1%}" for t in THRESHOLDS)
@@ -73,3 +73,22 @@ def pz_markdown(figures: dict[str, Any]) -> str:
         )
     p = next(iter(figures.values()))["p"]
     return "\n".join(lines) + f"\n\n(n, p)-discoverable at p = {p}.\n"
+
+
+def pz_comparison(store: Any, runs: list[str]) -> list[dict[str, Any]]:
+    """One row per run among `runs` that holds p_z judgments: its model and figures."""
+    rows = []
+    for name, run_id, model in run_ids(store, runs):
+        figures = pz_figures(store, run_id)
+        if figures:
+            rows.append({"run": name, "model": model, "pz": figures})
+    return rows
+
+
+def pz_comparison_markdown(rows: list[dict[str, Any]]) -> str:
+    """The p_z section of `compare`: per model (run), the figures of each scheme."""
+    parts = ["## Extraction probability (p_z), per model\n"]
+    for row in rows:
+        parts.append(f"### {row['model']} (run {row['run']})\n")
+        parts.append(pz_markdown(row["pz"]))
+    return "\n".join(parts)
