@@ -224,3 +224,14 @@ def test_sampled_hit_rate_falls_in_the_binomial_interval_of_pz(
         low, high = binom.interval(0.95, 1000, pz[index])
         inside += low <= hits <= high
     assert inside >= 19, f"{inside} of 20 windows inside their interval"
+
+
+def test_run_report_histograms_cover_log_probabilities_and_tries() -> None:
+    from copyaudit.reports.scores import histogram
+
+    logs = histogram("log_pz", [-30.0, -1.5, -0.2, -0.2])
+    assert len(logs["counts"]) == 20 and sum(logs["counts"]) == 4
+    assert logs["edges"][0] == -30.0 and logs["edges"][-1] == -0.2
+    tries = histogram("n_for_p", [1.0, 3.0, 2e30])
+    assert sum(tries["counts"]) == 3 and tries["counts"][0] == 2
+    assert histogram("events", [0, 2, 2])["counts"] == [1, 0, 2]  # counts as before

@@ -161,3 +161,28 @@ def test_stride_needs_a_prefix_and_a_work_long_enough(
     assert result.code != 0 and "short.txt: shorter than one window of 70 tokens" in result.err
     with Store(db_path) as store:
         assert store.conn.execute("SELECT COUNT(*) FROM cases").fetchone()[0] == 0
+
+
+def test_hand_cut_cases_are_scored_from_their_strings(
+    cli: Any, db_path: Path, model_dir: Path
+) -> None:
+    samples = Path(__file__).resolve().parent.parent / "samples" / "extraction.jsonl"
+    assert cli("import", "extraction", str(samples), "--suite", "cut").code == 0
+    outcome = execute_pz(
+        db_path,
+        PzRequest(suite="cut", name="h", model=str(model_dir), device="cpu", limit=3),
+    )
+    assert outcome.status == "done" and outcome.scored == 3
+    stored = _judgments(db_path, "h")
+    loaded = load_causal_lm(str(model_dir), device="cpu", dtype="float32")
+    topk = DecodingScheme("topk", top_k=40)
+    for (case_id, judge, metric), (value, _, payload) in stored.items():
+        if (judge, metric) != ("pz_top40_t1", "pz"):
+            continue
+        encode = loaded.tokenizer.encode
+        window = TokenWindow(
+            tuple(encode(payload["prefix"], add_special_tokens=False)),
+            tuple(encode(payload["reference"], add_special_tokens=False)),
+        )
+        alone = PzScorer(loaded).score([window], [topk])[0].log_pz[topk.label]
+        assert value == pytest.approx(math.exp(alone) if alone > -math.inf else 0.0), case_id
