@@ -65,3 +65,18 @@ def run_ids(store: Store, names: Sequence[str]) -> list[tuple[str, int, str]]:
         if row is not None:
             out.append((name, int(row[0]), str(row[1])))
     return out
+
+
+def window_positions(store: Store, run_id: int) -> list[tuple[str, int, int, str, float]]:
+    """(work title, window's first character, work's characters, judge, p_z) of every
+    p_z judgment of the run on a window cut by `import extraction --stride`."""
+    rows = store.conn.execute(
+        "SELECT w.title, json_extract(c.payload, '$.window.chars[0]'), "
+        "json_extract(c.payload, '$.window.work_chars'), j.judge, j.value "
+        "FROM judgments j JOIN generations g ON g.id = j.generation_id "
+        "JOIN cases c ON c.id = g.case_pk JOIN works w ON w.id = c.work_id "
+        "WHERE g.run_id = ? AND j.metric = 'pz' AND j.judge LIKE ? ESCAPE '\\' "
+        "AND json_extract(c.payload, '$.window.work_chars') IS NOT NULL",
+        (run_id, JUDGE_LIKE),
+    )
+    return [(str(t), int(s), int(n), str(j), float(v)) for t, s, n, j, v in rows]

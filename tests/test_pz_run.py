@@ -97,11 +97,36 @@ def test_windows_are_scored_and_stored(
     assert stored[(case_id, "pz_greedy", "log_pz")][0] is None
     assert stored[(case_id, "pz_greedy", "n_for_p")][1]["extra"]["infinite"] == "inf"
     _figures_match(report["pz"]["pz_sampling_t1"], stored, "pz_sampling_t1")
+    _map_matches(report["map"]["pz_sampling_t1"], stored, "pz_sampling_t1")
     for command in (("report", "r", "--format", "json"), ("compare", "r", "--format", "json")):
         shown = cli(*command)
         assert shown.code == 0, shown.err
         figures = json.loads(shown.out)["pz"]
         assert (figures if command[0] == "report" else figures[0]["pz"]) == report["pz"]
+
+
+def _map_matches(works: dict[str, Any], stored: dict[Any, Any], judge: str) -> None:
+    """Each strip cell holds the highest p_z of the windows starting in it."""
+    from copyaudit.reports.pz import MAP_WIDTH, map_strip
+
+    expected: dict[str, list[Any]] = {}
+    for (_, name, metric), (value, _, payload) in stored.items():
+        if (name, metric) != (judge, "pz"):
+            continue
+        window = payload["window"]
+        title = _title_of(payload)
+        cells = expected.setdefault(title, [None] * MAP_WIDTH)
+        cell = window["chars"][0] * MAP_WIDTH // window["work_chars"]
+        cells[cell] = value if cells[cell] is None else max(cells[cell], value)
+    assert works == expected
+    assert set(works) == {"lighthouse", "orchard"}
+    strip = map_strip(works["lighthouse"])
+    assert len(strip) == MAP_WIDTH and strip[0] != " "
+
+
+def _title_of(payload: dict[str, Any]) -> str:
+    """The work of a window: its text is in one of the two passages."""
+    return "lighthouse" if payload["prefix"] in PASSAGE_LIGHTHOUSE else "orchard"
 
 
 def _figures_match(figures: dict[str, Any], stored: dict[Any, Any], judge: str) -> None:

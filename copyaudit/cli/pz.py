@@ -61,7 +61,7 @@ def pz_cmd(
     decoding scheme from one teacher-forced forward pass per batch (no generation);
     resumes if the run exists."""
     from copyaudit.engine.pz_run import PzRequest  # deferred: loads torch
-    from copyaudit.reports.pz import pz_figures, pz_markdown
+    from copyaudit.reports.pz import map_markdown, memorisation_map, pz_figures, pz_markdown
 
     request = PzRequest(
         suite=suite,
@@ -77,10 +77,12 @@ def pz_cmd(
     with obj.store() as store:
         row = run_row(store, outcome.run)
         figures = pz_figures(store, int(row["id"]))
+        maps = memorisation_map(store, int(row["id"]))
     if fmt == "json":
-        print_json({"run": outcome.run, "suite": suite, "model": row["model"], "pz": figures})
+        report = {"run": outcome.run, "suite": suite, "model": row["model"], "pz": figures}
+        print_json({**report, "map": maps})
     else:
-        echo(pz_markdown(figures), nl=False)
+        echo(pz_markdown(figures) + ("\n" + map_markdown(maps) if maps else ""), nl=False)
     if outcome.status == "failed":
         raise UserError(outcome.error or "the run failed")
 

@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from copyaudit.models.pz import DEFAULT_P, discoverable
-from db.pz import pz_judge_configs, pz_values, run_ids
+from db.pz import pz_judge_configs, pz_values, run_ids, window_positions
 
 THRESHOLDS = (0.5, 0.1, 0.01)
 DISCOVERABLE_N = (1, 10, 100)
@@ -92,3 +92,39 @@ def pz_comparison_markdown(rows: list[dict[str, Any]]) -> str:
         parts.append(f"### {row['model']} (run {row['run']})\n")
         parts.append(pz_markdown(row["pz"]))
     return "\n".join(parts)
+
+
+# a strip cell's mark by the highest p_z of its windows: (at least, mark), highest first
+MAP_MARKS = ((0.5, "█"), (0.1, "▓"), (0.01, "▒"), (0.0, "·"))
+MAP_WIDTH = 60
+
+
+def memorisation_map(store: Any, run_id: int, width: int = MAP_WIDTH) -> dict[str, Any]:
+    """Per scheme and work: a strip of `width` cells over the work's characters, each
+    the highest p_z of the windows starting in it (None: no window starts there)."""
+    maps: dict[str, dict[str, list[float | None]]] = defaultdict(dict)
+    for title, start, chars, judge, pz in window_positions(store, run_id):
+        strip = maps[judge].setdefault(title, [None] * width)
+        cell = min(width - 1, start * width // max(1, chars))
+        strip[cell] = pz if strip[cell] is None else max(strip[cell], pz)
+    return {judge: dict(sorted(works.items())) for judge, works in sorted(maps.items())}
+
+
+def map_strip(cells: list[float | None]) -> str:
+    """A strip as text: █ p_z >= 0.5, ▓ >= 0.1, ▒ >= 0.01, · below, space: no window."""
+    return "".join(
+        " " if v is None else next(mark for floor, mark in MAP_MARKS if v >= floor) for v in cells
+    )
+
+
+def map_markdown(maps: dict[str, Any]) -> str:
+    lines = [
+        "Memorisation map: each cell is a stretch of the work, marked by the highest p_z "
+        "of the windows starting in it (█ >= 0.5, ▓ >= 0.1, ▒ >= 0.01, · below).",
+        "",
+    ]
+    for judge, works in maps.items():
+        lines += [f"{judge.removeprefix('pz_')}:", "```"]
+        lines += [f"{map_strip(cells)}  {title}" for title, cells in works.items()]
+        lines += ["```", ""]
+    return "\n".join(lines)
