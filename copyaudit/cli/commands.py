@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "compare": "compare",
     "takedown": "takedown",
     "serve": "serve",
+    "pz": "pz",
 }
 
 

@@ -16,6 +16,7 @@ from copyaudit.reports.anchor import current_anchor
 from copyaudit.reports.compare.build import build_comparison, views
 from copyaudit.reports.compare.render import comparison_csv, comparison_markdown
 from copyaudit.reports.output_file import check_destination
+from copyaudit.reports.pz import pz_comparison, pz_comparison_markdown
 
 
 @click.command("compare")
@@ -58,6 +59,9 @@ def compare_cmd(
     with obj.store(read_only=True) as store:
         comparison = build_comparison(store, runs, models, by=by)
         comparison["anchor"] = current_anchor(store)  # the audit chains' heads, as in report
+        pz_rows = pz_comparison(store, comparison["runs"])
+        if pz_rows:  # only with p_z runs among them: other comparisons keep their shape
+            comparison["pz"] = pz_rows
         if fmt == "html":
             from copyaudit.reports.compare.html import comparison_html  # deferred: matplotlib
 
@@ -68,7 +72,8 @@ def compare_cmd(
         text = comparison_csv(comparison)
     elif fmt == "md":
         anchor = "\n".join(anchor_markdown(comparison["anchor"]))
-        text = f"{comparison_markdown(comparison)}\n{anchor}\n"
+        pz_text = f"\n{pz_comparison_markdown(pz_rows)}" if pz_rows else ""
+        text = f"{comparison_markdown(comparison)}{pz_text}\n{anchor}\n"
     emit(text, output, database=obj.db_path, force=force)
 
 

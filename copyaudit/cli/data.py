@@ -93,6 +93,19 @@ SPLIT_KINDS = tuple(kind for kind, spec in STUDIES.items() if spec.split_cases i
     "(default: the rest of the text).",
 )
 @map_option
+@click.option(
+    "--stride",
+    type=POSITIVE_INT,
+    help="extraction: FILE is a plain-text work (or a folder of .txt works) cut into token "
+    "windows of --prefix-tokens + --continuation-tokens (default 50) tokens of --tokenizer, "
+    "one every N tokens (for `copyaudit pz`).",
+)
+@click.option(
+    "--tokenizer",
+    default="default",
+    show_default=True,
+    help="With --stride: the model whose tokenizer cuts the windows (score them with it).",
+)
 @skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_cmd(
@@ -108,6 +121,8 @@ def import_cmd(
     model: str | None,
     run_name: str | None,
     columns: ColumnMap,
+    stride: int | None,
+    tokenizer: str,
 ) -> None:
     """Import cases of KIND from FILE in the source study's format: JSON Lines or a JSON
     array, CSV, TSV, Parquet, an Arrow file or a `datasets` save_to_disk folder (told
@@ -137,7 +152,12 @@ def import_cmd(
         raise UserError("--continuation-tokens needs --prefix-tokens")
     # the file streams into the import's one transaction: a file found bad on the way
     # (at its end, unusable records) is rolled back whole
-    loaded = read_cases(kind, file, prefix_tokens, continuation_tokens, columns)
+    if stride is not None:
+        if columns:
+            raise UserError("--map is for case files, not for plain-text works (--stride)")
+        loaded = _read_windows(kind, file, prefix_tokens, continuation_tokens, stride, tokenizer)
+    else:
+        loaded = read_cases(kind, file, prefix_tokens, continuation_tokens, columns)
     plan = study(kind).prepare_import(loaded.accepted(skip_invalid), doc_type)
     doc_type, note = plan.doc_type, plan.note
     cases = read_ahead(plan.cases, CHUNK_ROWS)  # a small file is checked before the store opens
@@ -164,6 +184,34 @@ def import_cmd(
         + f"{note})"
     )
     echo_skipped(loaded.problems)
+
+
+def _read_windows(
+    kind: str,
+    path: Path,
+    prefix_tokens: int | None,
+    continuation_tokens: int | None,
+    stride: int,
+    tokenizer: str,
+) -> Any:
+    """`import extraction WORK.txt --stride S`: the works cut into token windows."""
+    # deferred: load transformers
+    from copyaudit.models.tokenizer_loading import load_tokenizer
+    from copyaudit.studies.extraction.windows import Cutting, tokenizer_digest, window_cases
+
+    if kind != "extraction":
+        raise UserError("--stride is for extraction (whole works cut into token windows)")
+    if prefix_tokens is None:
+        raise UserError("--stride needs --prefix-tokens K (the window's prefix)")
+    loaded_tokenizer = load_tokenizer(tokenizer)
+    cutting = Cutting(
+        prefix_tokens,
+        continuation_tokens or 50,
+        stride,
+        tokenizer,
+        tokenizer_digest(loaded_tokenizer),
+    )
+    return window_cases(path, loaded_tokenizer, cutting)
 
 
 def _import_results(

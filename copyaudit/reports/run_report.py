@@ -10,6 +10,7 @@ from copyaudit.render.markdown import table
 from copyaudit.render.text import headline_text, judged_caption, suite_note_lines
 from copyaudit.reports.copying import copying_blocks, copying_markdown, with_statuses
 from copyaudit.reports.people import people_markdown
+from copyaudit.reports.pz import pz_figures, pz_markdown
 from copyaudit.reports.scores import MetricScores, histogram, scores_from_store
 from copyaudit.reports.unreadable import unreadable_counts, unreadable_warnings
 from copyaudit.studies.notice.report import notice_markdown, notice_report
@@ -92,6 +93,8 @@ def build_report(
         report["decop"] = decop_report(store, run)
     if report["kind"] == "notice":
         report["notice"] = notice_report(store, run, notice_thresholds)
+    if report["kind"] == "extraction" and (figures := pz_figures(store, run_id)):
+        report["pz"] = figures  # a p_z run (copyaudit pz) only
     return report
 
 
@@ -150,6 +153,8 @@ def report_markdown(report: dict[str, Any]) -> str:
         )
     if report.get("notice") is not None:
         lines += ["", *notice_markdown(report["notice"])]
+    if report.get("pz"):
+        lines += ["", "## Extraction probability (p_z)", "", pz_markdown(report["pz"]).rstrip()]
     copying = copying_markdown(report)
     if copying:
         lines += ["", *copying]

@@ -94,10 +94,19 @@ class MetricScores:
         else:
             keys = np.fromiter(self.bins.keys(), dtype=float, count=len(self.bins))
             weights = np.fromiter(self.bins.values(), dtype=np.int64, count=len(self.bins))
-            top = int(np.nanmax(keys)) if keys.size else 0
-            edges = (
-                np.arange(0, top + 2, dtype=float) - 0.5 if top < 40 else np.linspace(0, top, 21)
-            )
+            low = float(np.nanmin(keys)) if keys.size else 0.0
+            high = float(np.nanmax(keys)) if keys.size else 0.0
+            if low < 0 or high > 1e9:  # log-probabilities, tries (p_z): 20 bins over the range
+                edges = (
+                    np.linspace(low, high, 21) if high > low else np.array([low - 0.5, low + 0.5])
+                )
+            else:
+                top = int(high)
+                edges = (
+                    np.arange(0, top + 2, dtype=float) - 0.5
+                    if top < 40
+                    else np.linspace(0, top, 21)
+                )
             counts, edges = np.histogram(keys, bins=edges, weights=weights)
         return {"edges": [round(float(e), 4) for e in edges], "counts": [int(c) for c in counts]}
 
