@@ -46,6 +46,15 @@ def traced_rows(
     if judgment is None:
         return None
     extra = (judgment["evidence"] or {}).get("extra") or {}
+    # (span in the output, place in the work, slips or None, places held)
+    found = [
+        (span, place, None, int(span.get("count", 1)))
+        for span in extra.get("spans") or []
+        for place in span.get("places") or []
+    ] + [
+        (near, {**near, "start": near["work_start"], "end": near["work_end"]}, near["slips"], 1)
+        for near in extra.get("near_verbatim") or []
+    ]
     rows = [
         TracedRow(
             (int(span["start"]), int(span["end"])),
@@ -54,24 +63,10 @@ def traced_rows(
             sources.get(place["sha256"]),
             place["sha256"],
             place["status"],
-            None,
-            int(span.get("count", 1)),
+            None if slips is None else int(slips),
+            places,
         )
-        for span in extra.get("spans") or []
-        for place in span.get("places") or []
-    ]
-    rows += [
-        TracedRow(
-            (int(near["start"]), int(near["end"])),
-            near["work"],
-            (int(near["work_start"]), int(near["work_end"])),
-            sources.get(near["sha256"]),
-            near["sha256"],
-            near["status"],
-            int(near.get("slips", 1)),
-            1,
-        )
-        for near in extra.get("near_verbatim") or []
+        for span, place, slips, places in found
     ]
     return sorted(rows, key=lambda r: (r.output_span, r.near is not None, r.work_span))
 
