@@ -42,3 +42,29 @@ def library_works(store: Store) -> list[LibraryWork]:
         LibraryWork(r["sha256"], r["title"], r["author"], r["source"], r["status"], r["chars"])
         for r in store.conn.execute("SELECT * FROM library_works ORDER BY added_at, rowid")
     ]
+
+
+@dataclass(frozen=True)
+class CaseReference:
+    case_id: str
+    title: str  # the case's work
+    author: str | None
+    text: str  # the case's reference text
+
+
+def case_references(store: Store, suite: str) -> tuple[str, list[CaseReference]]:
+    """The suite's kind and each of its cases' reference text (payload `reference`, a
+    string: literal continuations, extraction suffixes), in import order; UserError for
+    no such suite."""
+    row = store.conn.execute("SELECT id, kind FROM suites WHERE name = ?", (suite,)).fetchone()
+    if row is None:
+        raise UserError(f"no suite named '{suite}' (see `copyaudit suites`)")
+    rows = store.conn.execute(
+        "SELECT c.case_id, w.title, w.author, json_extract(c.payload, '$.reference') AS text "
+        "FROM cases c JOIN works w ON w.id = c.work_id WHERE c.suite_id = ? "
+        "AND json_type(c.payload, '$.reference') = 'text' ORDER BY c.id",
+        (row["id"],),
+    )
+    return row["kind"], [
+        CaseReference(r["case_id"], r["title"], r["author"], r["text"]) for r in rows if r["text"]
+    ]

@@ -50,6 +50,12 @@ def test_demo_builds_judged_database_idempotently(cli, tmp_path: Path) -> None:
     extraction = json.loads(cli("report", "demo-extraction", "--format", "json", db=db).out)
     assert 0 < extraction["extraction"]["lcp_tokens"]["rate"] < 1
     assert 0 < extraction["verbatim"]["rate"] < 1 and 0 < literal["verbatim"]["rate"] < 1
+    # the literal run traced to a library of the samples' works (public domain), so a
+    # newcomer sees a trace: some outputs copy 160 characters or more of a work, some not
+    works = cli("library", "list", db=db).out.splitlines()
+    assert len(works) == 4 and all(" | public-domain | " in w for w in works)
+    assert 0 < literal["trace"]["rate"] < 1
+    assert literal["trace"]["srr"] == {"public-domain": literal["trace"]["rate"]}
     before = database_fingerprint(db)
     again = cli("demo", "--no-tui", "--judges", JUDGES, db=db)
     assert again.code == 0 and "already up to date" in again.out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -336,3 +337,50 @@ def test_an_exhibit_writes_every_time_one_way_and_reads_its_source_and_anchor_pl
     assert '<aside class="glossary">' in html and "<dt>flagged</dt>" in html
     reading = "recorded label and review event(s) in 2 chain(s)"
     assert reading in md and reading in html and "breaks every later seal" in md
+
+
+def test_the_dossier_lists_every_traced_span_with_its_work_edition_and_hash(
+    cli, tmp_path: Path, db_path: Path
+) -> None:
+    """Issue 38: an exact copy and a copy with one word changed, of a work other than the
+    case's own, each listed with the work, its offsets there, the edition registered, the
+    text's SHA-256 and status; the near-verbatim match marked as such."""
+    from copyaudit.tracing.tokens import word_spans
+
+    words = [f"w{n}ord" for n in range(400)]  # a work of distinct words
+    work = " ".join(words) + "."
+    (tmp_path / "moby.txt").write_text(work, encoding="utf-8")
+    added = cli(
+        "library", "add", str(tmp_path / "moby.txt"), "--title", "Moby Dick",
+        "--source", "Project Gutenberg #2701", "--status", "public-domain",
+    )  # fmt: skip
+    assert added.code == 0, added.err
+    sha = hashlib.sha256(work.encode("utf-8")).hexdigest()
+    slipped = words[100:160]
+    slipped[30] = "zebra"
+    output = "Exact: " + " ".join(words[10:40]) + ". Slipped: " + " ".join(slipped) + "."
+    cases = write_jsonl(tmp_path / "c.jsonl", [literal_record(1, id="c1", title="Emma")])
+    assert cli("import", "literal", str(cases)).code == 0
+    gens = write_jsonl(tmp_path / "g.jsonl", [{"case_id": "c1", "output": output}])
+    assert cli("import-generations", str(gens), "--run", "r", "--suite", "c").code == 0
+    assert cli("judge", "r", "--judges", "trace").code == 0
+    shown = cli("dossier", "r/c1/1")
+    assert shown.code == 0, shown.err
+    md = shown.out
+    table = md.split("## Traced to the library", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and sha in line]
+    at = {w: (s, e) for w, s, e in word_spans(work)}
+    first, length = output.index("w10ord"), len(" ".join(words[10:40]))
+    exact = (
+        f"| {first + 1:,}–{first + length:,} | {length} | Moby Dick | "
+        f"{at['w10ord'][0] + 1:,}–{at['w39ord'][1]:,} | Project Gutenberg \\#2701 | {sha} | "
+        "public-domain | exact |"
+    )
+    assert exact in rows
+    near = [row for row in rows if row.endswith(r"| near-verbatim \(1 slip\) |")]
+    assert len(near) == 1
+    assert f"| {at['w100ord'][0] + 1:,}–{at['w159ord'][1]:,} |" in near[0]
+    assert len(rows) == 4  # the exact copy, the slipped copy's two exact halves, the match
+    html = cli("dossier", "r/c1/1", "--format", "html").out
+    assert '<section id="traced">' in html and "near-verbatim (1 slip)" in html
+    assert escape("Project Gutenberg #2701") in html and sha in html

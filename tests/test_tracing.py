@@ -7,6 +7,7 @@ run across two passages of a work, copies with one word changed, and filler."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -194,3 +195,47 @@ def test_the_reproduction_rate_by_kind_of_work_and_their_ratio() -> None:
     assert got["srr"] == {"protected": 0.4, "public-domain": 0.2}
     assert got["cdr"] == pytest.approx(2.0)
     assert with_statuses(block, {"protected": 3})["cdr"] is None  # no public-domain base
+
+
+def test_library_add_from_suite_registers_each_cases_reference_once(
+    cli, tmp_path: Path, db_path: Path
+) -> None:
+    """`library add --from-suite`: each case's reference text under its work's title,
+    source "case SUITE/ID", deduplicated by SHA-256 (a second case with the same text and
+    a second call add nothing); a suite without reference texts is refused."""
+    works = _works()
+    emma, moby = works[0].text[:700], works[1].text[:900]
+    cases = [
+        literal_record(1, id="e1", title="Emma", author="Jane Austen", reference=emma),
+        literal_record(2, id="e2", title="Emma", author="Jane Austen", reference=emma),
+        literal_record(3, id="m1", title="Moby Dick", author=None, reference=moby),
+    ]
+    assert cli("import", "literal", str(write_jsonl(tmp_path / "s.jsonl", cases))).code == 0
+    added = cli("library", "add", "--from-suite", "s", "--status", "public-domain")
+    assert added.code == 0, added.err
+    assert "2 works added from suite s, 1 already in the library" in added.out
+    listed = cli("library", "list").out.splitlines()
+    sha = hashlib.sha256(emma.encode("utf-8")).hexdigest()
+    assert (
+        listed[0] == f"Emma | Jane Austen | public-domain | {len(emma)} chars | {sha} | case s/e1"
+    )
+    assert listed[1].startswith("Moby Dick | - | public-domain |") and listed[1].endswith(
+        "case s/m1"
+    )
+    again = cli("library", "add", "--from-suite", "s")
+    assert "0 works added from suite s, 3 already in the library" in again.out
+    assert len(cli("library", "list").out.splitlines()) == 2
+    gens = [{"case_id": "m1", "output": "Well: " + moby[100:600]}]
+    g = write_jsonl(tmp_path / "g.jsonl", gens)
+    assert cli("import-generations", str(g), "--run", "r", "--suite", "s").code == 0
+    assert cli("judge", "r", "--judges", "trace").code == 0
+    rows = [json.loads(x) for x in cli("export", "judgments", "--run", "r").out.splitlines()]
+    (span,) = next(r for r in rows if r["metric"] == "longest_traced_chars")["evidence"]["extra"][
+        "spans"
+    ]
+    assert span["places"][0]["work"] == "Moby Dick"  # the case's own work, by its title
+    qa = [{"id": "q1", "title": "Emma", "input": "Who?", "reference": "Emma"}]
+    assert cli("import", "qa", str(write_jsonl(tmp_path / "q.jsonl", qa))).code == 0
+    refused = cli("library", "add", "--from-suite", "q")
+    assert refused.code != 0 and "only literal, extraction cases" in refused.err
+    assert cli("library", "add", "--from-suite", "nope").code != 0

@@ -12,6 +12,7 @@ from copyaudit.errors import InputError
 from copyaudit.untrusted import terminal_text
 
 MAX_TEXT_BYTES = 512 * 1024**2  # one work's text
+REFERENCE_KINDS = ("literal", "extraction")  # suites whose cases hold a reference text
 
 
 def _texts(paths: tuple[Path, ...]) -> list[Path]:
@@ -44,7 +45,13 @@ def library_group() -> None:
 
 
 @library_group.command("add")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--from-suite",
+    "suite",
+    help="Add each case's reference text of this suite (literal, extraction), titled "
+    "with the case's work, source 'case SUITE/ID'.",
+)
 @click.option("--title", help="The work's title (one file; default: the file name).")
 @click.option("--author")
 @click.option("--source", help="Edition or where the text came from (default: the path).")
@@ -58,12 +65,22 @@ def library_group() -> None:
 def add_cmd(
     obj: Any,
     paths: tuple[Path, ...],
+    suite: str | None,
     title: str | None,
     author: str | None,
     source: str | None,
     status: str,
 ) -> None:
-    """Add plain-text works (files, or folders of .txt files) and rebuild the index."""
+    """Add plain-text works (files, or folders of .txt files, or a suite's reference
+    texts) and rebuild the index. A text already in the library (same SHA-256) keeps
+    its first record."""
+    if suite is not None:
+        if paths or title or source:
+            raise click.UsageError("--from-suite takes no PATH, --title or --source")
+        _add_suite(obj, suite, author, status)
+        return
+    if not paths:
+        raise click.UsageError("give PATH... or --from-suite SUITE")
     from copyaudit.tracing.library import library_folder, store_text
     from db.library import LibraryWork, add_work
 
@@ -81,6 +98,36 @@ def add_cmd(
             )
             added += add_work(store, work)
     click.echo(f"{added} works added, {len(texts) - added} already in the library")
+    _rebuild(obj)
+
+
+def _add_suite(obj: Any, suite: str, author: str | None, status: str) -> None:
+    """Each case's reference text of `suite`, registered under its work's title."""
+    from copyaudit.tracing.library import library_folder, store_text
+    from db.library import LibraryWork, add_work, case_references
+
+    with obj.store(read_only=True) as store:
+        kind, references = case_references(store, suite)
+    if kind not in REFERENCE_KINDS:
+        raise click.UsageError(
+            f"suite '{suite}' holds {kind} cases: only {', '.join(REFERENCE_KINDS)} cases "
+            "have a reference text to add"
+        )
+    if not references:
+        raise click.UsageError(f"suite '{suite}' has no case with a reference text")
+    folder = library_folder(obj.db_path)
+    added = 0
+    with obj.store() as store:
+        for case in references:
+            sha = store_text(folder, case.text)
+            source = f"case {suite}/{case.case_id}"
+            work = LibraryWork(
+                sha, case.title, author or case.author, source, status, len(case.text)
+            )
+            added += add_work(store, work)
+    click.echo(
+        f"{added} works added from suite {suite}, {len(references) - added} already in the library"
+    )
     _rebuild(obj)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from copyaudit.engine.demo_library import TRACED_RUN, build_demo_library
 from copyaudit.engine.runner import RunRequest, judge_run
 from copyaudit.engine.takedown import run_takedown
 from copyaudit.formats import load_cases, read_generation_files
@@ -58,7 +59,8 @@ def build_demo(
 ) -> DemoSummary:
     """Import every sample suite and the generations of each of `runs` (prefixes of
     DEMO_RUNS), and judge them with the judges `judging` selects so the app opens with
-    highlights; safe to repeat."""
+    highlights; then trace the demo's literal run to a library of the samples' works
+    (copyaudit.engine.demo_library); safe to repeat."""
 
     root = root or samples_dir()
     summary = DemoSummary()
@@ -87,6 +89,13 @@ def build_demo(
             stored, skipped = judge_run(store, run, judging, on_progress=on_progress)
             summary.scores += stored
             summary.skipped += [s for s in skipped if s not in summary.skipped]
+    if TRACED_RUN in summary.runs:
+        announce(on_progress, TRACED_RUN, "load", f"demo: tracing {TRACED_RUN} to the library")
+        folder = build_demo_library(store, root)
+        tracing = JudgeOptions("trace", trace_library=str(folder))
+        stored, skipped = judge_run(store, TRACED_RUN, tracing, on_progress=on_progress)
+        summary.scores += stored
+        summary.skipped += [s for s in skipped if s not in summary.skipped]
     return summary
 
 

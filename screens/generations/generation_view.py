@@ -21,8 +21,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import OptionList, Static
 
+from copyaudit.errors import UserError
+from copyaudit.tracing.library import library_folder, read_text
 from db.browse import GenerationDetail, generation_detail
 from screens.destinations import Annotation
+from screens.generations.library_text import LibraryTextScreen
 from screens.plain import plain
 from screens.state.paging import GenerationPager
 from screens.widgets.checklist import EvidenceChecklist
@@ -253,7 +256,24 @@ class GenerationScreen(Screen[None]):
         self._scroll_to_span()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        item = self.evidence_for(event.option_id)
+        if item is not None and item.place is not None:
+            self.open_library_text(item)
+            return
         self.action_span(1)
+
+    def open_library_text(self, item: EvidenceItem) -> None:
+        """The library's text of a traced span, at the place that holds it (the texts
+        beside the database: copyaudit.tracing.library)."""
+        assert item.place is not None and self.detail is not None
+        app: Any = self.app
+        try:
+            text = read_text(library_folder(app.db_path), str(item.place.get("sha256")))
+        except UserError as error:
+            self.notify(str(error), severity="error", timeout=6)
+            return
+        start, end = item.spans[0]
+        self.app.push_screen(LibraryTextScreen(item.place, self.detail.output[start:end], text))
 
     def action_span(self, step: int) -> None:
         """The next (previous) span of the selected item; with nothing selected, select

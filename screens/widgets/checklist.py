@@ -21,7 +21,12 @@ from db.content import with_version
 from screens.plain import DASH, plain
 from screens.widgets.evidence import EvidenceItem, character_style
 
-HEADINGS = {"event": "Events", "character": "Characters", "score": "Scores"}
+HEADINGS = {
+    "event": "Events",
+    "character": "Characters",
+    "score": "Scores",
+    "trace": "Traced to the library (Enter: the work's text)",
+}
 
 
 def _verdict_mark(verdict: bool | None) -> Text:
@@ -33,6 +38,8 @@ def _verdict_mark(verdict: bool | None) -> Text:
 def _score_text(item: EvidenceItem) -> Text:
     if item.kind == "score":
         return Text(format_metric(item.judgment.metric, item.score))
+    if item.kind == "trace":
+        return Text(f"{item.score:.0f} chars", style="bold" if item.verdict else "dim")
     return Text(DASH if item.score is None else f"{item.score:.2f}", style="dim")
 
 

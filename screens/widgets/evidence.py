@@ -6,8 +6,9 @@ each character's mentions in its own colour (the checklist shows the same colour
 two characters of a case share one); each event's supporting window tinted, with a
 marker "[n]" numbered like the event list (1-based) in the gutter beside the line where
 the window starts (never inserted into the output); other spans (QA answer, refusal
-phrase) on their own background. The selected checklist item's spans are shown
-reversed. `legend` names every highlight present.
+phrase) on their own background; each span traced to the library (the trace judge) is
+one item, saying which work holds it, a work other than the case's own called out. The
+selected checklist item's spans are shown reversed. `legend` names every highlight present.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ SPAN_STYLES = {
     "qa": Style(bgcolor="#005f5f", bold=True),
 }
 DEFAULT_SPAN_STYLE = Style(bgcolor="#5f3f00", bold=True)
+TRACE_STYLE = Style(bgcolor="#00005f", bold=True, underline=True)
+TRACE_METRIC = ("trace", "longest_traced_chars")  # the judgment whose evidence lists the spans
 SELECTED_STYLE = Style(reverse=True)
 
 
@@ -78,6 +81,7 @@ class EvidenceItem:
     spans: tuple[tuple[int, int], ...]
     judgment: JudgmentView
     note: str = ""
+    place: dict[str, Any] | None = None  # a traced span: where the library holds it
 
     @property
     def number(self) -> int | None:
@@ -136,6 +140,10 @@ def evidence_items(detail: GenerationDetail) -> list[EvidenceItem]:
                     )
                 )
             continue
+        traced = trace_items(judgment, detail.work_title)
+        if traced:
+            items += traced
+            continue
         spans = _spans_of(judgment)
         if spans in seen_spans and spans:
             continue
@@ -158,6 +166,55 @@ def evidence_items(detail: GenerationDetail) -> list[EvidenceItem]:
     return items
 
 
+def own_work(place: dict[str, Any], work_title: str) -> bool:
+    """Whether the library's work at `place` is the case's own (by title, casefolded)."""
+    return str(place.get("work", "")).casefold() == work_title.casefold()
+
+
+def trace_label(place: dict[str, Any], work_title: str) -> str:
+    """Where a traced span comes from: 'from <title> (status)', or 'from another work:
+    <title> (status)' when the work is not the case's own."""
+    origin = "from" if own_work(place, work_title) else "from another work:"
+    return f"{origin} {place.get('work')} ({place.get('status')})"
+
+
+def trace_items(judgment: JudgmentView, work_title: str) -> list[EvidenceItem]:
+    """One item per span of the trace judge's evidence (exact spans with their first
+    place, then near-verbatim ones), in output order; [] for any other judgment."""
+    if (judgment.judge, judgment.metric) != TRACE_METRIC:
+        return []
+    extra = judgment.evidence.get("extra") or {}
+    threshold = judgment.threshold
+    found: list[tuple[int, int, dict[str, Any], str]] = []
+    for span in extra.get("spans") or []:
+        places = span.get("places") or []
+        if places:
+            more = span.get("count", 1) - 1
+            note = f"and {more} more place{'s' if more > 1 else ''}" if more > 0 else ""
+            found.append((int(span["start"]), int(span["end"]), places[0], note))
+    for near in extra.get("near_verbatim") or []:
+        place = {**near, "start": near["work_start"], "end": near["work_end"]}
+        slips = near.get("slips", 1)
+        found.append(
+            (int(near["start"]), int(near["end"]), place, f"near-verbatim, {slips} slip(s)")
+        )
+    return [
+        EvidenceItem(
+            key=f"trace:{number}",
+            kind="trace",
+            index=None,
+            label=trace_label(place, work_title),
+            verdict=None if threshold is None else end - start >= threshold,
+            score=float(end - start),
+            spans=((start, end),),
+            judgment=judgment,
+            note=note,
+            place=place,
+        )
+        for number, (start, end, place, note) in enumerate(sorted(found, key=lambda f: f[:2]))
+    ]
+
+
 def _judgment_order(judgment: JudgmentView) -> tuple[int, str, str]:
     rank = {"literal": 0, "event": 1, "character": 2, "refusal": 3}.get(judgment.target or "", 4)
     return rank, judgment.judge, judgment.metric
@@ -168,6 +225,8 @@ def span_style(item: EvidenceItem) -> Style:
         return character_style(item.index or 0)
     if item.kind == "event":
         return WINDOW_STYLE
+    if item.kind == "trace":
+        return TRACE_STYLE
     if item.judgment.target == "literal":
         return LITERAL_STYLE
     if item.judgment.metric.startswith("qa"):
@@ -351,6 +410,8 @@ def legend(items: Sequence[EvidenceItem]) -> Text:
             kinds.setdefault(name, span_style(item))
         elif item.kind == "event":
             kinds.setdefault("event window ([n] in the gutter)", WINDOW_STYLE)
+        elif item.kind == "trace":
+            kinds.setdefault("traced to the library", TRACE_STYLE)
     for name, style in kinds.items():
         line.append_text(_swatch(style, name))
     characters = [item for item in shown if item.kind == "character"]

@@ -21,6 +21,7 @@ from copyaudit.reports.compare.tables import (
     RunData,
 )
 from copyaudit.reports.compare.takedown import takedown_tables
+from copyaudit.reports.compare.traced import trace_rows
 from copyaudit.reports.run_report import build_report
 from copyaudit.verification.quality import quality_line
 from db.compare import comparison_runs, metric_coverage
@@ -270,8 +271,8 @@ def build_comparison(
 ) -> dict[str, Any]:
     """The comparison of the selected runs (named `runs`, or every run of `models`, or
     every run): one table per study that has a run among them (`tables`: every
-    comparison), and the takedown table of each suite x model judged under two methods
-    or more."""
+    comparison), the takedown table of each suite x model judged under two methods or
+    more, and the trace figures of each run the trace judge judged."""
     tables = comparisons() if tables is None else tables
     if by not in views(tables):
         raise UserError(f"unknown view '{by}' (one of {', '.join(views(tables))})")
@@ -285,4 +286,5 @@ def build_comparison(
         "tables": shown,
         "not_shown": [f"{paper}: no run of its kinds" for paper in absent],
         "takedown": takedown_tables(store, selected.runs),
+        "trace": trace_rows(selected.runs, selected.report),
     }

@@ -21,6 +21,7 @@ from copyaudit.reports.compare.render import (
     row_runs,
 )
 from copyaudit.reports.compare.takedown import from_dict
+from copyaudit.reports.compare.traced import TRACE_HEADER, TRACE_NOTE, TRACE_TITLE, trace_cells
 from copyaudit.studies.takedown.render import cells
 from db.compare import comparison_runs
 
@@ -207,6 +208,10 @@ def comparison_html(store: Any, comparison: Mapping[str, Any]) -> str:
     )
     body += "".join(_block(block) for block in comparison["tables"])
     body += "".join(_takedown_block(data) for data in comparison.get("takedown", ()))
+    if comparison.get("trace"):
+        rows = [[esc(c) for c in trace_cells(row)] for row in comparison["trace"]]
+        body += f"<h2>{esc(TRACE_TITLE)}</h2><p>{esc(TRACE_NOTE)}</p>"
+        body += table(list(TRACE_HEADER), rows)
     if comparison["not_shown"]:
         body += "<p>" + esc("Not shown: " + "; ".join(comparison["not_shown"]) + ".") + "</p>"
     body += _runs_section(store, comparison)

@@ -10,6 +10,7 @@ from typing import Any
 
 from copyaudit.render.markdown import table
 from copyaudit.reports.compare.takedown import from_dict
+from copyaudit.reports.compare.traced import TRACE_HEADER, TRACE_NOTE, TRACE_TITLE, trace_cells
 from copyaudit.reports.people import estimate_text
 from copyaudit.studies.takedown.render import takedown_markdown
 from copyaudit.untrusted import csv_row
@@ -187,6 +188,9 @@ def comparison_markdown(comparison: Mapping[str, Any]) -> str:
         lines += [""] + [f"- {note}" for note in notes] if notes else []
     for data in comparison.get("takedown", ()):
         lines += ["", takedown_markdown(from_dict(data)).rstrip()]
+    if comparison.get("trace"):
+        lines += ["", f"## {TRACE_TITLE}", "", TRACE_NOTE, ""]
+        lines += table(TRACE_HEADER, [trace_cells(row) for row in comparison["trace"]])
     if comparison["not_shown"]:
         lines += ["", "Not shown: " + "; ".join(comparison["not_shown"]) + "."]
     return "\n".join(lines).rstrip() + "\n"

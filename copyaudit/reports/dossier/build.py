@@ -28,6 +28,7 @@ from copyaudit.reports.dossier.html import dossier_html
 from copyaudit.reports.dossier.markdown import dossier_markdown
 from copyaudit.reports.dossier.model import Dossier, ReferenceBlock
 from copyaudit.reports.dossier.pdf import dossier_pdf
+from copyaudit.reports.dossier.traced import traced_rows
 from copyaudit.reports.dossier.verbatim import verbatim_run
 from copyaudit.reports.output_file import write_output
 from copyaudit.reports.people import run_people_lines
@@ -42,6 +43,7 @@ from db.clock import now
 from db.events import chain_heads
 from db.file_digest import database_file_sha256
 from db.labels import current_labels, judge_verdicts
+from db.library import library_works
 from db.review import case_history, current_review
 from db.runs import suite_id
 
@@ -205,6 +207,7 @@ def case_file(store: Store, generation_id: int, *, quality: bool = True) -> Doss
         quality=case_quality(store, record["run"], judgments) if quality else [],
         people=run_people_lines(store, record["run"], record["kind"]) if quality else [],
         verbatim=verbatim_run(judgments, record["output"] or ""),
+        traced=traced_rows(judgments, {w.sha256: w.source for w in library_works(store)}),
     )
 
 

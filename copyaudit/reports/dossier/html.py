@@ -35,6 +35,7 @@ from copyaudit.reports.dossier.model import (
     verbatim_line,
     verdict_text,
 )
+from copyaudit.reports.dossier.traced import TRACED_HEADER, traced_cells
 from copyaudit.reports.people import PEOPLE_TITLE
 from copyaudit.timestamps import utc_text
 from copyaudit.verification.quality import quality_line
@@ -197,6 +198,13 @@ def _texts(d: Dossier) -> str:
     return f"<p>Highlights: {legend}</p>{verbatim}{_aligned(d, block)}{others}"
 
 
+def _traced(d: Dossier) -> str:
+    if not d.traced:
+        return "<p class='muted'>The trace judge found no span of the output in the library.</p>"
+    rows = [[esc(cell) for cell in traced_cells(row)] for row in d.traced]
+    return html_table(list(TRACED_HEADER), rows)
+
+
 def _items(d: Dossier) -> str:
     if not d.items:
         return "<p class='muted'>No judge verdicts or human labels on items.</p>"
@@ -332,6 +340,11 @@ def dossier_html(d: Dossier) -> str:
         _section("glossary", "Glossary", _glossary(d)),
         _section("prompt", "Prompt", _prompt(d)),
         _section("texts", "Output and reference", _texts(d)),
+        *(
+            [_section("traced", "Traced to the library", _traced(d))]
+            if d.traced is not None
+            else []
+        ),
         _section("items", "Items: judge verdicts and human labels", _items(d)),
         _section("judges", "Judges", _judges(d)),
         _section("provenance", "Provenance", _provenance(d)),

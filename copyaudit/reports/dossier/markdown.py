@@ -20,6 +20,7 @@ from copyaudit.render.highlight import Segment
 from copyaudit.render.markdown import table
 from copyaudit.reports.dossier import model
 from copyaudit.reports.dossier.model import Dossier, ReferenceBlock, flag_text, verdict_text
+from copyaudit.reports.dossier.traced import TRACED_HEADER, traced_cells
 from copyaudit.reports.people import PEOPLE_TITLE
 from copyaudit.timestamps import utc_text
 from copyaudit.untrusted import visible_bidi
@@ -208,6 +209,12 @@ def _items(d: Dossier) -> list[str]:
     return _table(["target", "item", "reference item", "judge verdicts", "human labels"], rows)
 
 
+def _traced(d: Dossier) -> list[str]:
+    if not d.traced:
+        return ["The trace judge found no span of the output in the library."]
+    return _table(TRACED_HEADER, [traced_cells(row) for row in d.traced])
+
+
 def _judges(d: Dossier) -> list[str]:
     if not d.judgments:
         return ["Not judged."]
@@ -348,6 +355,7 @@ def dossier_markdown(d: Dossier) -> str:
         ("Glossary", _glossary(d)),
         ("Prompt", _prompt(d)),
         ("Output and reference", _texts(d)),
+        *([("Traced to the library", _traced(d))] if d.traced is not None else []),
         ("Items: judge verdicts and human labels", _items(d)),
         ("Judges", _judges(d)),
         ("Provenance", _provenance(d)),

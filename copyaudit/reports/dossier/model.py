@@ -8,6 +8,7 @@ from typing import Any
 from copyaudit.judges.metric_facts import format_metric
 from copyaudit.render.highlight import Segment
 from copyaudit.reports.dossier.glossary import glossary
+from copyaudit.reports.dossier.traced import TracedRow
 from copyaudit.reports.dossier.verbatim import VerbatimRun, verbatim_sentence
 from copyaudit.timestamps import utc_text
 
@@ -39,6 +40,8 @@ class Dossier:
     people: list[str] = field(default_factory=list)
     # the verbatim judge's longest run (the 160-character measure), when it judged
     verbatim: VerbatimRun | None = None
+    # every span the trace judge traced to the library (None: it did not judge this case)
+    traced: list[TracedRow] | None = None
 
 
 ALIGNED_KINDS = ("literal", "verbatim")  # marks that say a reference was compared word for word
