@@ -14,9 +14,6 @@ from typing import IO, Any
 from copyaudit.anchors import anchor_markdown
 from copyaudit.formats import case_to_record
 from copyaudit.reports.anchor import current_anchor
-from copyaudit.reports.dossier.build import integrity_figures
-from copyaudit.reports.run_report import build_report, report_markdown
-from copyaudit.reports.run_report_html import report_html
 from copyaudit.studies.registry import STUDIES, study
 from copyaudit.untrusted import csv_row
 from db import queries
@@ -89,6 +86,9 @@ def anchored_report(
     store: Store, run: str, notice_thresholds: dict[str, tuple[float, float]] | None = None
 ) -> dict[str, Any]:
     """The run report with the audit chains' heads as of now (its `anchor`)."""
+    from copyaudit.reports.run_report import build_report  # deferred: every command's
+    # output imports this module (cell_text), and a report loads the judges' declarations
+
     report = build_report(store, run, notice_thresholds=notice_thresholds)
     report["anchor"] = current_anchor(store)
     return report
@@ -100,6 +100,10 @@ def report_document(
     """The report as a document of `fmt` (REPORT_FORMATS); html: one self-contained page
     with its provenance and integrity sections (`file_hash`: with the database file's
     SHA-256, which reads the whole file)."""
+    from copyaudit.reports.dossier.build import integrity_figures  # deferred: see above
+    from copyaudit.reports.run_report import report_markdown
+    from copyaudit.reports.run_report_html import report_html
+
     if fmt == "json":
         return json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
     if fmt == "md":
