@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,10 +18,13 @@ from db.audit import Finding, audit
 from db.events import chain_heads, event_counts
 from db.signatures import signed_count
 
+if TYPE_CHECKING:
+    from db.connection import Store
+
 _FILE = click.Path(path_type=Path, dir_okay=False)
 
 
-def _against(store: Any, path: Path, public_key: Path | None) -> tuple[list[Finding], str]:
+def _against(store: Store, path: Path, public_key: Path | None) -> tuple[list[Finding], str]:
     """What the database lacks of the anchor in `path`, and a line describing the anchor."""
     from copyaudit.anchor_signing import check_signature  # deferred: loads cryptography
 

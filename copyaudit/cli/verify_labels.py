@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,6 +25,9 @@ from db.content import EARLIER_VERSION
 from db.labels import current_labels, import_labels
 from db.queue_designs import DESIGNS, ESTIMATE_DESIGNS
 from db.queues import create_queue, list_queues, queue_info, queue_item_rows
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 MAX_DISAGREEMENTS_SHOWN = 20
 MAX_STRATA_SHOWN = 12
@@ -433,7 +436,7 @@ def queue_show_cmd(obj: Any, name: str, fmt: str) -> None:
         click.echo(f"{rate_label(key)}: {line}")
 
 
-def queue_planning(store: Any, info: dict[str, Any]) -> dict[str, str]:
+def queue_planning(store: Store, info: dict[str, Any]) -> dict[str, str]:
     """Rate key -> the planning line of the run's estimates made from this queue, or
     why there is none (the estimates use the run's newest random or stratified queue)."""
     estimates = run_people_estimates(store, info["run"])

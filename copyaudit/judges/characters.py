@@ -85,7 +85,7 @@ class CharacterJudge(Judge):
             spans.extend(
                 Span(s, e, item=index, note=alias) for s, e, alias in _drop_nested(matches)
             )
-        count = sum(v.verdict for v in verdicts)
+        count = sum(bool(v.verdict) for v in verdicts)
         spans.sort(key=lambda span: (span.start, span.end))
         return Score(
             "characters",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.render.markdown import table
 from copyaudit.render.text import headline_text, judged_caption, suite_note_lines
@@ -20,6 +20,9 @@ from db.cases import run_import_note, suite_import_note
 from db.queries import run_overview
 from db.run_totals import thresholds as run_thresholds
 from db.runs import run_row
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 __all__ = ["build_report", "histogram", "report_markdown", "summarize_scores"]
 
@@ -59,7 +62,7 @@ def summarize_scores(
 
 
 def build_report(
-    store: Any, run: str, notice_thresholds: dict[str, tuple[float, float]] | None = None
+    store: Store, run: str, notice_thresholds: dict[str, tuple[float, float]] | None = None
 ) -> dict[str, Any]:
     row = run_row(store, run)  # a clear error for an unknown run
     overview = run_overview(store, run)

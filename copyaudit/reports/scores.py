@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from copyaudit import vocabulary
 from db.fraction_metrics import binned_metrics
 from db.run_totals import judgment_tallies, metric_values, value_counts
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 FRACTION_EDGES = np.linspace(0.0, 1.0, 11)  # ten bins over [0, 1]
 
@@ -153,7 +156,7 @@ def scores_from_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, MetricScore
     return dict(sorted(scores.items()))
 
 
-def scores_from_store(store: Any, run_id: int) -> dict[str, MetricScores]:
+def scores_from_store(store: Store, run_id: int) -> dict[str, MetricScores]:
     """metric -> the run's scores read from the database's totals, in metric name order."""
     scores: dict[str, MetricScores] = {}
     for row in judgment_tallies(store, run_id):

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.errors import UserError
 from copyaudit.judges.options import stored_defaults
 from copyaudit.runs.run_request import METHOD_PARAMETERS
 from db.runs import stored_configuration
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,7 @@ def cli_flag(field: str) -> str:
 
 
 def refuse_conflicts(
-    store: Any, request: Any, *, calibration: tuple[str, list[str]] | None = None
+    store: Store, request: Any, *, calibration: tuple[str, list[str]] | None = None
 ) -> None:
     """Before any model loads: UserError naming each command-line option whose value
     differs from the stored run of the request's name (none stored: nothing to say)."""

@@ -5,7 +5,7 @@ own figure with its n, 95% interval and the run it came from, or the reason it i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit import vocabulary
 from copyaudit.errors import UserError
@@ -25,6 +25,9 @@ from copyaudit.reports.run_report import build_report
 from copyaudit.verification.quality import quality_line
 from copyaudit.vocabulary import metric_label
 from db.compare import comparison_runs, metric_coverage
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 BY_MODEL, BY_MITIGATION = "model", "mitigation"
 
@@ -53,7 +56,7 @@ def _path(column_path: Sequence[str], part: Sequence[str]) -> list[str]:
 class _Runs:
     """The selected runs with their reports and judgment coverage, each built once."""
 
-    def __init__(self, store: Any, runs: list[dict[str, Any]]) -> None:
+    def __init__(self, store: Store, runs: list[dict[str, Any]]) -> None:
         # rows group by the model as a person reads it (the embedded model's spec
         # "default" and its display name are one model); "model" stays as stored
         self.store = store
@@ -263,7 +266,7 @@ def _distributions(
 
 
 def build_comparison(
-    store: Any,
+    store: Store,
     runs: Sequence[str] = (),
     models: Sequence[str] = (),
     by: str = BY_MODEL,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.render.html import anchor_html, esc, page, table
 from copyaudit.reports.compare.render import (
@@ -21,6 +21,9 @@ from copyaudit.reports.compare.render import (
 from copyaudit.reports.compare.takedown import from_dict
 from copyaudit.studies.takedown.render import cells
 from db.compare import comparison_runs
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 CSS = """
 body { max-width: 90em; }
@@ -147,7 +150,7 @@ def _block(block: Mapping[str, Any]) -> str:
     return html
 
 
-def _runs_section(store: Any, comparison: Mapping[str, Any]) -> str:
+def _runs_section(store: Store, comparison: Mapping[str, Any]) -> str:
     used = {run for block in comparison["tables"] for row in block["rows"] for run in row_runs(row)}
     rows = (
         [
@@ -187,7 +190,7 @@ def _takedown_block(data: Mapping[str, Any]) -> str:
     )
 
 
-def comparison_html(store: Any, comparison: Mapping[str, Any]) -> str:
+def comparison_html(store: Store, comparison: Mapping[str, Any]) -> str:
     """The whole page for a build_comparison() dict."""
     body = (
         "<h1>Model comparison</h1><p>"

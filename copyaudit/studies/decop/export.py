@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.errors import UserError
 from copyaudit.studies.decop.method import ANSWER_LETTERS
@@ -16,8 +16,11 @@ from copyaudit.studies.decop.orders import order_rows
 from db.decop import iter_export_rows, load_calibration, suite_doc_type
 from db.runs import run_row, suite_kind
 
+if TYPE_CHECKING:
+    from db.connection import Store
 
-def decop_export_rows(store: Any, run: str) -> Iterator[dict[str, Any]]:
+
+def decop_export_rows(store: Store, run: str) -> Iterator[dict[str, Any]]:
     """The run's prompts in case order, the 24 orders of each passage in stored order.
     The prompt is rebuilt from the stored passage exactly as the run sent it: the
     question for the suite's doc type, inside the chat frame recorded with the run (an

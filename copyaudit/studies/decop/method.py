@@ -229,7 +229,9 @@ def membership_label(membership: str) -> int | None:
 # ---------------------------------------------------------------------------
 
 
-def _split(scores: Sequence[float], labels: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+def _split(
+    scores: Sequence[float] | np.ndarray, labels: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
     scores_arr = np.asarray(scores, dtype=float)
     labels_arr = np.asarray(labels)
     if scores_arr.shape != labels_arr.shape:
@@ -253,7 +255,9 @@ def roc_auc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
     return _auc_from_groups(positive, negative)
 
 
-def youden_balanced_accuracy(scores: Sequence[float], labels: Sequence[int]) -> float | None:
+def youden_balanced_accuracy(
+    scores: Sequence[float] | np.ndarray, labels: Sequence[int]
+) -> float | None:
     """Balanced accuracy (TPR + TNR) / 2 at the threshold maximising Youden's J.
 
     This is the number the DE-COP reference code printed as "AUC" (roc_auc_score of
@@ -271,8 +275,8 @@ def youden_balanced_accuracy(scores: Sequence[float], labels: Sequence[int]) -> 
 
 
 def welch_p_value(
-    suspect_scores: Sequence[float],
-    clean_scores: Sequence[float],
+    suspect_scores: Sequence[float] | np.ndarray,
+    clean_scores: Sequence[float] | np.ndarray,
     alternative: str = "two-sided",
 ) -> float | None:
     """Welch's unequal-variance t-test of H0: mean(suspect) = mean(clean).
@@ -337,11 +341,13 @@ def bootstrap_thresholded_auc(
         return None
     rng = np.random.default_rng(seed)
     resample_labels = [1] * len(positive) + [0] * len(negative)
-    values = []
+    values: list[float] = []
     for _ in range(n):
         pos = positive[rng.integers(0, len(positive), size=len(positive))]
         neg = negative[rng.integers(0, len(negative), size=len(negative))]
-        values.append(youden_balanced_accuracy(np.concatenate([pos, neg]), resample_labels))
+        value = youden_balanced_accuracy(np.concatenate([pos, neg]), resample_labels)
+        assert value is not None  # both classes are in every resample
+        values.append(value)
     return {
         "mean": float(np.mean(values)),
         "std": float(np.std(values)),

@@ -26,7 +26,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -66,6 +66,9 @@ from db.decop import (
 )
 from db.pending import run_cases, suite_lengths
 from db.runs import RunSpec, existing_run_config
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 BACKENDS = ("hf", "openai")
 
@@ -198,7 +201,7 @@ def resolve_length(lengths: dict[str, int], requested: str | None, suite: str) -
         )
 
 
-def _decide_chat(store: Any, name: str, request: DecopRequest, scorer: Any) -> bool:
+def _decide_chat(store: Store, name: str, request: DecopRequest, scorer: Any) -> bool:
     """--chat / --plain when given; an existing run continues as it started; a new run
     uses the chat format when the model has a chat template (as `copyaudit run`)."""
     if request.chat is not None:
@@ -374,7 +377,9 @@ def execute_decop(
     return outcome
 
 
-def _finish(store: Any, run_id: int, sid: int, held_out: list[str], outcome: DecopOutcome) -> None:
+def _finish(
+    store: Store, run_id: int, sid: int, held_out: list[str], outcome: DecopOutcome
+) -> None:
     """Every passage asked: a run with passages that could not be scored fails (the
     next call retries them); else the calibration is fitted."""
     if outcome.failed_passages:
@@ -388,7 +393,7 @@ def _finish(store: Any, run_id: int, sid: int, held_out: list[str], outcome: Dec
 
 
 def _score_pending(
-    store: Any,
+    store: Store,
     run_id: int,
     sid: int,
     scoring: tuple[ChoiceScorer, Any | None, Asking],
@@ -499,7 +504,7 @@ def score_chunk(
     return rows
 
 
-def _fit_and_store_calibration(store: Any, run_id: int, sid: int, held_out: list[str]) -> None:
+def _fit_and_store_calibration(store: Store, run_id: int, sid: int, held_out: list[str]) -> None:
     if not held_out:
         return
     results = {r.work: r for r in work_results(store, run_id, sid)}

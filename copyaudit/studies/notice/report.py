@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -47,6 +47,9 @@ from copyaudit.studies.notice.metrics import (
 )
 from copyaudit.vocabulary import metric_label
 from db.notice import notice_generations
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 REFUSAL_JUDGES = ("refusal_lm", "refusal_reader", "refusal")  # preferred first
 PREVIEW_CHARS = 160
@@ -238,7 +241,7 @@ def _review_lists(
 
 
 def notice_report(
-    store: Any, run: str, thresholds: Mapping[str, tuple[float, float]] | None = None
+    store: Store, run: str, thresholds: Mapping[str, tuple[float, float]] | None = None
 ) -> dict[str, Any]:
     return summarize_notice(notice_generations(store, run), thresholds)
 
