@@ -301,7 +301,7 @@ def _read_json_lines(path: str | Path, stream: IO[bytes]) -> Iterator[Record]:
             raise InputError(path, number, exc.field, exc.message) from None
         if not isinstance(value, dict):
             raise InputError(path, number, None, "expected a JSON object on each line")
-        record = Record(str(path), number, value)
+        record = Record(str(path), number, Fields(value))
         if not seen_first:
             seen_first = True
             if value and all(isinstance(v, dict | list) for v in value.values()):
@@ -440,7 +440,7 @@ def _read_json_array(path: str, chunks: Iterator[str]) -> Iterator[Record]:
         value, end = _next_value(path, window, pos)
         if not isinstance(value, dict):
             raise InputError(path, window.line_of(pos), None, "expected an array of objects")
-        yield Record(path, window.line_of(pos), value)
+        yield Record(path, window.line_of(pos), Fields(value))
         pos = end
         expect_item, after_comma = False, False
     line = window.line_of(pos + 1)

@@ -166,7 +166,7 @@ def iter_export_rows(store: Store, run_id: int) -> Iterator[dict[str, Any]]:
 
 
 def save_calibration(
-    store: Store, run_id: int, works: Sequence[str], delta: Sequence[float], n_prompts: int
+    store: Store, run_id: int, works: Sequence[str], delta: Iterable[float], n_prompts: int
 ) -> None:
     """Store (replace) the label adjustment the run fitted on its held-out clean works."""
     with store.transaction():

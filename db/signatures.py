@@ -26,7 +26,8 @@ from db.connection import Store
 class Signer(Protocol):
     """A loaded private key (copyaudit.event_signing.Signer): db imports no key code."""
 
-    path: Path
+    @property
+    def path(self) -> Path: ...
 
     @property
     def fingerprint(self) -> str: ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +16,9 @@ from copyaudit.reports.anchor import current_anchor
 from copyaudit.reports.compare.build import build_comparison, views
 from copyaudit.reports.compare.render import comparison_csv, comparison_markdown
 from copyaudit.reports.output_file import check_destination
+
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
 
 
 @click.command("compare")
@@ -38,7 +41,7 @@ from copyaudit.reports.output_file import check_destination
 @output_options
 @click.pass_obj
 def compare_cmd(
-    obj: Any,
+    obj: AppContext,
     runs: tuple[str, ...],
     models: tuple[str, ...],
     by: str,

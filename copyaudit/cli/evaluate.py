@@ -6,7 +6,7 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -48,6 +48,9 @@ from copyaudit.verification.judge_config import write_judge_config
 from db.case_file import run_judges, run_record
 from db.queries import metric_thresholds
 from db.run_owner import owned
+
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
 
 
 def parse_templates(value: str) -> tuple[int, ...]:
@@ -167,7 +170,7 @@ def execute_with_progress(db_path: Path, request: Any) -> Any:
 )
 @click.pass_obj
 def run_cmd(
-    obj: Any,
+    obj: AppContext,
     suite: str,
     run_fields: dict[str, Any],
     templates: str,
@@ -259,7 +262,7 @@ def run_cmd(
 )
 @click.pass_obj
 def judge_cmd(
-    obj: Any,
+    obj: AppContext,
     run: str,
     judging: JudgeOptions,
     rejudge: bool,
@@ -324,7 +327,7 @@ def judge_cmd(
 )
 @click.pass_obj
 def report_cmd(
-    obj: Any,
+    obj: AppContext,
     run: str,
     fmt: str,
     notice_thresholds: tuple[str, ...],

@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import click
 from rich.console import Console
@@ -16,6 +16,12 @@ from rich.text import Text
 
 from copyaudit.reports.output_file import write_output
 from copyaudit.untrusted import csv_row, terminal_text
+
+
+class TextOut(Protocol):
+    """Where rows are written: a text file, or standard output as a TerminalStream."""
+
+    def write(self, text: str, /) -> int: ...
 
 
 class TerminalStream:
@@ -60,7 +66,7 @@ def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: s
     Console().print(table)
 
 
-def write_jsonl(rows: Iterable[dict[str, Any]], out: IO[str]) -> int:
+def write_jsonl(rows: Iterable[dict[str, Any]], out: TextOut) -> int:
     count = 0
     for row in rows:
         out.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -68,7 +74,7 @@ def write_jsonl(rows: Iterable[dict[str, Any]], out: IO[str]) -> int:
     return count
 
 
-def write_csv(rows: Iterable[dict[str, Any]], out: IO[str]) -> int:
+def write_csv(rows: Iterable[dict[str, Any]], out: TextOut) -> int:
     writer: csv.DictWriter | None = None
     count = 0
     for row in rows:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from copyaudit.engine.runner import RunRequest, judge_run
 from copyaudit.engine.takedown import run_takedown
@@ -90,7 +91,13 @@ def build_demo(
     return summary
 
 
-TAKEDOWN_DEMO = {"suite": "literal", "limit": 2, "max_new_tokens": 24}
+class _TakedownDemo(TypedDict):
+    suite: str
+    limit: int
+    max_new_tokens: int
+
+
+TAKEDOWN_DEMO: _TakedownDemo = {"suite": "literal", "limit": 2, "max_new_tokens": 24}
 
 
 def build_takedown_demo(db_path: Path, on_progress=None) -> str:

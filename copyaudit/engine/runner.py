@@ -418,6 +418,7 @@ def judge_run(
 
     row = run_row(store, run)
     kind = suite_kind(store, row["suite_id"])
+    assert kind is not None  # the run's suite exists
     judge_list, skipped = build_judges(judging, kind, embedder_factory=embedder_factory)
     stored = score_with(
         store, run, judge_list, rejudge=rejudge, on_progress=on_progress, cancel=cancel

@@ -8,6 +8,7 @@ its batch.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -114,8 +115,11 @@ class HFGenerator:
             try:
                 batch_results = self.batcher.run(
                     items,
-                    lambda chunk, n=max_new_tokens: self._generate_batch(
-                        chunk, n, logits_processor_factory, control
+                    functools.partial(
+                        self._generate_batch,
+                        max_new_tokens=max_new_tokens,
+                        logits_processor_factory=logits_processor_factory,
+                        control=control,
                     ),
                 )
             except BatchTooLargeError:

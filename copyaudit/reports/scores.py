@@ -5,6 +5,7 @@ size), or counted from judgment rows (the same figures; tests hold the two equal
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -143,8 +144,8 @@ def scores_from_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, MetricScore
         entry = scores.get(metric)
         if entry is None:
             entry = scores[metric] = MetricScores(metric)
-            mine = values[metric] = []
-            entry.read_values = lambda mine=mine: mine
+            values[metric] = []
+            entry.read_values = functools.partial(values.__getitem__, metric)
         entry.total.add(value, row["flagged"])
         template = row.get("template")
         if template is not None:
@@ -164,7 +165,7 @@ def scores_from_store(store: Store, run_id: int) -> dict[str, MetricScores]:
         entry = scores.get(metric)
         if entry is None:
             entry = scores[metric] = MetricScores(
-                metric, read_values=lambda m=metric: metric_values(store, run_id, m)
+                metric, read_values=functools.partial(metric_values, store, run_id, metric)
             )
         tally = Tally(
             row["judged"], row["valued"], row["value_sum"], row["verdicts"], row["flagged"]

@@ -77,7 +77,10 @@ _GENERATION_CONFIG = ("limit", "shots", "memfree_n", "max_new_tokens", "notice_p
 def _field_default(request: Any, name: str) -> Any:
     """The default of dataclass field `name` of `request`'s class."""
     spec = {f.name: f for f in fields(request)}[name]
-    return spec.default_factory() if spec.default is MISSING else spec.default  # type: ignore[misc]
+    if spec.default is not MISSING:
+        return spec.default
+    assert spec.default_factory is not MISSING  # every request field has a default
+    return spec.default_factory()
 
 
 def configuration_conflicts(

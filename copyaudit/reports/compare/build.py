@@ -196,7 +196,8 @@ def _table(runs: _Runs, table: ComparisonTable, by: str) -> dict[str, Any] | Non
     mine = [r for r in runs.runs if r["kind"] in table.kinds]
     if not mine:
         return None
-    by_part = bool(table.part_name) and by == table.part_name.replace(" ", "-")
+    part_name = table.part_name or ""
+    by_part = bool(part_name) and by == part_name.replace(" ", "-")
     group = ["model"] + (["mitigation"] if by == BY_MITIGATION else [])
     group += [table.part_name] if by_part and table.part_name else []
     rows = []
@@ -249,7 +250,7 @@ def _distributions(
         c.metric for c in table.columns if c.metric not in (None, "refusal")
     ):
         kinds = {c.kind for c in table.columns if c.metric == metric}
-        shown = []
+        shown: list[dict[str, Any]] = []
         for row in rows:
             for name in dict.fromkeys(c.get("run") for c in row["cells"].values()):
                 run = by_name.get(name or "")

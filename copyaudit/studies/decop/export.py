@@ -42,23 +42,23 @@ def decop_export_rows(store: Store, run: str) -> Iterator[dict[str, Any]]:
         prompts = passage_from(
             passage["payload"], passage["title"], passage["author"], doc_type
         ).prompts()
-        for (prompt, _), row in zip(prompts, order_rows(passage, delta), strict=True):
+        for (prompt, _), order in zip(prompts, order_rows(passage, delta), strict=True):
             yield {
                 "run": run,
                 "work": passage["title"],
                 "author": passage["author"],
                 "label": passage["membership"],
                 "passage": passage["case_id"],
-                "order": row.index,
+                "order": order.index,
                 **({"system": system} if system else {}),
                 "prompt": before + prompt + after,
-                "true_letter": ANSWER_LETTERS[row.answer],
+                "true_letter": ANSWER_LETTERS[order.answer],
                 **{
                     f"p_{letter}": (p if math.isfinite(p) else None)
-                    for letter, p in zip(ANSWER_LETTERS, row.probs, strict=True)
+                    for letter, p in zip(ANSWER_LETTERS, order.probs, strict=True)
                 },
-                "chosen": _letter(row.chosen),
-                "chosen_calibrated": _letter(row.chosen_calibrated),
+                "chosen": _letter(order.chosen),
+                "chosen_calibrated": _letter(order.chosen_calibrated),
             }
 
 

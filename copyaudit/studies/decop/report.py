@@ -310,13 +310,13 @@ def decop_markdown(report: Mapping[str, Any]) -> str:
         ],
         [
             [label, "—", "—", "—", "—", "—"]
-            if results[key] is None
+            if (result := results[key]) is None
             else [
                 label,
-                _number(results[key]["auc"]),
-                _ci(results[key]["auc_ci"]),
-                mean_std(results[key].get("auc_thresholded_bootstrap")),
-                _p(results[key]["p_value"]),
+                _number(result["auc"]),
+                _ci(result["auc_ci"]),
+                mean_std(result.get("auc_thresholded_bootstrap")),
+                _p(result["p_value"]),
                 flag_mark(flags.get(key), blind),
             ]
             for label, key in rows

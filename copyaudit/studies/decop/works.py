@@ -55,10 +55,11 @@ def _match_names(requested: Sequence[str], names: Sequence[str]) -> list[str]:
     by_fold: dict[str, str] = {}
     for name in names:
         by_fold.setdefault(name.casefold(), name)
-    matched, unknown = [], []
+    matched: list[str] = []
+    unknown: list[str] = []
     for item in requested:
-        name = item if item in names else by_fold.get(item.strip().casefold())
-        (matched if name else unknown).append(name or item)
+        found = item if item in names else by_fold.get(item.strip().casefold())
+        (matched if found else unknown).append(found or item)
     if unknown:
         raise UserError(
             f"--calibrate-on: no work named {', '.join(repr(u) for u in unknown)} in this "
