@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from textual.command import Provider
 from textual.dom import DOMNode
 
 if TYPE_CHECKING:
     from screens.app import CopyauditApp as CopyauditApp  # re-exported for annotations
 
 
-def copyaudit_app(node: DOMNode) -> CopyauditApp:
-    """The running CopyauditApp of a screen or widget (only CopyauditApp runs them)."""
+def copyaudit_app(node: DOMNode | Provider) -> CopyauditApp:
+    """The running CopyauditApp of a screen, widget or command provider (only
+    CopyauditApp runs them)."""
     return cast("CopyauditApp", node.app)

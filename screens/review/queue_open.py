@@ -5,7 +5,7 @@ progress, and N/P walk the queue."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from copyaudit.errors import UserError
 from db.labels import label_progress
@@ -13,13 +13,16 @@ from db.queues import queue_items
 from screens.destinations import Annotation
 from screens.state.id_pager import IdPager
 
+if TYPE_CHECKING:
+    from screens.app_link import CopyauditApp
 
-def open_queue(app: Any, name: str) -> None:
+
+def open_queue(app: CopyauditApp, name: str) -> None:
     """Ask who is labelling if needed, then open annotation mode on queue `name`."""
     app.ensure_annotator(lambda annotator: _open(app, name, annotator))
 
 
-def _open(app: Any, name: str, annotator: str) -> None:
+def _open(app: CopyauditApp, name: str, annotator: str) -> None:
     try:
         ids = queue_items(app.data.ui, name)
     except UserError as error:

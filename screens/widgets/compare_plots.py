@@ -56,8 +56,9 @@ class Distributions(PlotextPlot):
             plt.multiple_bar(
                 [f"{c:g}" for c in centres],
                 [list(r["counts"]) for r in same],
-                labels=[str(i + 1) for i in range(len(same))],
-                color=[RUN_COLORS[i % len(RUN_COLORS)] for i in range(len(same))],
+                # textual-plotext's stub lacks multiple_bar's labels and per-series colours
+                labels=[str(i + 1) for i in range(len(same))],  # type: ignore[call-arg]
+                color=[RUN_COLORS[i % len(RUN_COLORS)] for i in range(len(same))],  # type: ignore[arg-type]
             )
         plt.title(title)
         plt.xlabel("score (bin centre); bars: runs 1..n")

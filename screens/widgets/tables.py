@@ -73,7 +73,7 @@ class OpenTable(DataTable):
         order = list(self.flexible)
         columns = sorted(
             (c for c in self.ordered_columns if c.key.value in self.flexible),
-            key=lambda c: order.index(c.key.value),
+            key=lambda c: order.index(c.key.value or ""),
         )
         if not columns or not self.size.width:
             return False
@@ -85,7 +85,10 @@ class OpenTable(DataTable):
         room = self.size.width - scrollbar - others - self._row_label_column_width
         room -= padding * len(columns)
         wanted = [
-            (self.flexible[c.key.value], max(self.flexible[c.key.value], c.content_width))
+            (
+                self.flexible[c.key.value or ""],
+                max(self.flexible[c.key.value or ""], c.content_width),
+            )
             for c in columns
         ]
         changed = False
