@@ -158,7 +158,7 @@ _DECODER = json.JSONDecoder(
 )
 
 
-def _find_defect(value: Any, escapes: bool) -> _Defect | None:
+def _find_defect(value: object, escapes: bool) -> _Defect | None:
     """The first number a record cannot hold, or (when the text has \\u escapes) the
     first lone surrogate, with the path of its field ('a', 'a[2]', 'a.b')."""
     stack: list[tuple[Any, str]] = [(value, "")]
@@ -329,7 +329,7 @@ def _reject_whole_document(path: str | Path) -> None:
     raise _one_document(path, value)
 
 
-def _one_document(path: str | Path, value: Any) -> InputError:
+def _one_document(path: str | Path, value: object) -> InputError:
     got = "object" if isinstance(value, dict) else type(value).__name__
     return InputError(
         path, None, None, f"expected a JSON array of objects or JSON Lines, got one JSON {got}"
@@ -584,7 +584,7 @@ def id_field(record: Record, field: str) -> str:
 MAX_YEAR = 9999  # a work's year is shown and compared as at most four digits
 
 
-def int_field(record: Record, field: str, low: int, high: int, value: Any) -> int:
+def int_field(record: Record, field: str, low: int, high: int, value: object) -> int:
     """`value` (record's `field`) as an integer in [low, high]: every integer the app
     keeps has a range it uses, and one outside it is an error, not a stored number."""
     if isinstance(value, bool) or not isinstance(value, int):

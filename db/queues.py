@@ -298,7 +298,7 @@ _QUEUE_SQL = (
 )
 
 
-def _without_id(row: Any) -> dict[str, Any]:
+def _without_id(row: sqlite3.Row) -> dict[str, Any]:
     return {k: v for k, v in dict(row).items() if k != "id"}
 
 

@@ -43,7 +43,7 @@ def echo(text: str, *, nl: bool = True, err: bool = False) -> None:
     click.echo(terminal_text(text), nl=nl, err=err)
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, dict | list):
@@ -88,7 +88,7 @@ def write_csv(rows: Iterable[dict[str, Any]], out: TextOut) -> int:
     return count
 
 
-def print_json(value: Any) -> None:
+def print_json(value: object) -> None:
     sys.stdout.write(terminal_text(json.dumps(value, ensure_ascii=False, indent=2, default=str)))
     sys.stdout.write("\n")
 

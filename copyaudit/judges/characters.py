@@ -34,7 +34,7 @@ def _drop_nested(matches: list[tuple[int, int, str]]) -> list[tuple[int, int, st
     return kept
 
 
-def _first_alias(aliases: Any) -> str:
+def _first_alias(aliases: str | Sequence[object]) -> str:
     if isinstance(aliases, str):
         return aliases
     return str(aliases[0]) if aliases else ""

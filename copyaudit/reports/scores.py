@@ -32,7 +32,7 @@ class Tally:
     verdicts: int = 0
     flagged: int = 0
 
-    def add(self, value: float | None, flagged: Any) -> None:
+    def add(self, value: float | None, flagged: bool | int | None) -> None:
         self.judged += 1
         if value is not None:
             self.valued += 1

@@ -170,7 +170,7 @@ def reference_labels(
 # ---------------------------------------------------------------------------
 
 
-def _usable(label: Any) -> bool:
+def _usable(label: object) -> bool:
     """A label that counts as an observed value (not missing and not "unsure")."""
     return label is not None and str(label).strip().lower() != UNSURE
 
@@ -199,7 +199,7 @@ def reliability_matrix(
     return matrix, annotators, items, values
 
 
-def _key(label: Any) -> Any:
+def _key(label: object) -> Any:
     return label.strip().lower() if isinstance(label, str) else label
 
 

@@ -40,7 +40,7 @@ def views(tables: Sequence[ComparisonTable] | None = None) -> tuple[str, ...]:
     return (BY_MODEL, BY_MITIGATION, *dict.fromkeys(parts))
 
 
-def dig(tree: Any, path: Sequence[str]) -> Any:
+def dig(tree: object, path: Sequence[str]) -> Any:
     """The value at `path` in nested dicts; None where a step is missing."""
     for step in path:
         if not isinstance(tree, Mapping) or step not in tree:
