@@ -66,7 +66,7 @@ class TopKPerturbation(LogitsProcessor):
     def bind_batch(self, batch: BatchRows) -> None:
         self._generators = [_generator(row_seed(self.seed, ids)) for ids in batch.prompt_ids]
 
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> Any:
         rows, vocabulary = scores.shape
         if self._generators is None or len(self._generators) != rows:
             # not bound to a batch (a direct call): rows seeded by their position
@@ -113,7 +113,7 @@ class ReversedContextAwareDecoding(LogitsProcessor):
         ]
         self._past = None
 
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> Any:
         if self._loaded is None:
             raise RuntimeError("R-CAD decodes with HFGenerator, which binds it to each batch")
         if self.alpha == 0:
