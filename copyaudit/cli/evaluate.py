@@ -51,6 +51,8 @@ from db.run_owner import owned
 
 if TYPE_CHECKING:
     from copyaudit.cli.main import AppContext
+    from copyaudit.runs.lifecycle import RunnableRequest
+    from copyaudit.runs.progress import Progress as RunProgress
 
 
 def parse_templates(value: str) -> tuple[int, ...]:
@@ -70,7 +72,7 @@ class RichProgress:
 
     LOG_EVERY_S = 30.0
 
-    def __init__(self, console: Any = None) -> None:
+    def __init__(self, console: Console | None = None) -> None:
         """`console`: where to draw (default: standard error, so that a report printed
         on standard output stays clean when redirected)."""
 
@@ -85,7 +87,7 @@ class RichProgress:
         self.tasks: dict[str, Any] = {}
         self.logged: dict[str, float] = {}  # phase -> when its last plain line was printed
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: RunProgress) -> None:
         key = event.phase if event.phase != "judge" else f"judge {event.message}"
         if event.phase == "load":
             self.bar.console.print(event.message, markup=False, highlight=False)
@@ -102,7 +104,7 @@ class RichProgress:
             figures=event.figures(),
         )
 
-    def _log(self, key: str, event: Any) -> None:
+    def _log(self, key: str, event: RunProgress) -> None:
         now = time.monotonic()
         last = self.logged.get(key)
         if last is None or event.done >= event.total or now - last >= self.LOG_EVERY_S:
@@ -110,7 +112,7 @@ class RichProgress:
             self.bar.console.print(event.describe(key), markup=False, highlight=False)
 
 
-def execute_with_progress(db_path: Path, request: Any) -> Any:
+def execute_with_progress(db_path: Path, request: RunnableRequest) -> Any:
     """Run `request` (any study's: engine.lifecycle.RunnableRequest) with a progress bar
     on standard error; Ctrl-C sets the cancel flag and goes on up (the run is stored
     cancelled, the command exits 130)."""

@@ -27,14 +27,14 @@ _ROW_LENGTHS: ContextVar[list[int] | None] = ContextVar("copyaudit_row_lengths",
 
 
 def _attention(
-    module: Any,
+    module: torch.nn.Module,
     query: torch.Tensor,
     key: torch.Tensor,
     value: torch.Tensor,
     attention_mask: torch.Tensor,
     dropout: float = 0.0,
     scaling: float | None = None,
-    position_bias: Any = None,
+    position_bias: torch.Tensor | None = None,
     **kwargs: Any,
 ) -> tuple[Any, None]:
     """sdpa per row on its first `length` positions (the lengths set by

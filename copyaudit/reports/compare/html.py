@@ -23,6 +23,8 @@ from copyaudit.studies.takedown.render import cells
 from db.compare import comparison_runs
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from db.connection import Store
 
 CSS = """
@@ -40,7 +42,7 @@ def anchor(run: str) -> str:
     return "run-" + "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in run)
 
 
-def _png(figure: Any) -> str:
+def _png(figure: Figure) -> str:
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", metadata={"Software": None})
