@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, 
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, Literal, TypeVar, overload
 
 from copyaudit.errors import InputError, UserError
 from copyaudit.file_kinds import refuse_non_json
@@ -549,7 +549,17 @@ def read_csv_records(path: str | Path, required: tuple[str, ...]) -> Iterator[Re
 # --- field validation ----------------------------------------------------------------------
 
 
-def string_field(record: Record, field: str, *, required: bool = True, allow_empty: bool = False):
+@overload
+def string_field(
+    record: Record, field: str, *, required: Literal[True] = True, allow_empty: bool = False
+) -> str: ...
+@overload
+def string_field(
+    record: Record, field: str, *, required: bool, allow_empty: bool = False
+) -> str | None: ...
+def string_field(
+    record: Record, field: str, *, required: bool = True, allow_empty: bool = False
+) -> str | None:
     if field not in record.data or record.data[field] is None:
         if required:
             raise record.error(field, "missing")

@@ -10,7 +10,7 @@ from copyaudit.engine.runner import RunRequest, judge_run
 from copyaudit.engine.takedown import run_takedown
 from copyaudit.formats import load_cases, read_generation_files
 from copyaudit.judges.options import OFFLINE, JudgeOptions
-from copyaudit.runs.progress import announce
+from copyaudit.runs.progress import ProgressCallback, announce
 from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.takedown.render import takedown_markdown
 from copyaudit.studies.takedown.table import METHODS, takedown_table
@@ -54,7 +54,7 @@ def build_demo(
     store: Store,
     root: Path | None = None,
     judging: JudgeOptions = OFFLINE,
-    on_progress=None,
+    on_progress: ProgressCallback | None = None,
     runs: tuple[str, ...] = tuple(DEMO_RUNS),
 ) -> DemoSummary:
     """Import every sample suite and the generations of each of `runs` (prefixes of
@@ -100,7 +100,7 @@ class _TakedownDemo(TypedDict):
 TAKEDOWN_DEMO: _TakedownDemo = {"suite": "literal", "limit": 2, "max_new_tokens": 24}
 
 
-def build_takedown_demo(db_path: Path, on_progress=None) -> str:
+def build_takedown_demo(db_path: Path, on_progress: ProgressCallback | None = None) -> str:
     """The takedown comparison on the literal samples with the embedded model: every
     method on the first 2 cases, 24 new tokens each (kept small: CPU decoding); returns
     the table as Markdown. Safe to repeat (the runs resume)."""

@@ -435,7 +435,9 @@ def ablation(embedder: Embedder) -> str:
     for name, (dropped, added) in ABLATIONS.items():
         keep = [i for i, f in enumerate(FEATURES) if f not in dropped]
 
-        def training(held: str | None, keep: list[int] = keep, added: tuple = added):
+        def training(
+            held: str | None, keep: list[int] = keep, added: tuple = added
+        ) -> tuple[np.ndarray, np.ndarray]:
             rows = story_of != held
             xs, ys = [base[rows][:, keep]], [labels[rows]]
             for key in added:

@@ -60,7 +60,13 @@ def _scale(shown_as: str) -> float:
     return 100.0 if shown_as in ("percent", "x100") else 1.0
 
 
-def bars_png(label: str, names: Sequence[str], values: Sequence[float], bounds, scale: float):
+def bars_png(
+    label: str,
+    names: Sequence[str],
+    values: Sequence[float],
+    bounds: Sequence[Sequence[float] | None],
+    scale: float,
+) -> str:
     """One column's figure per row as bars, its 95% interval as error bars."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # deferred: loads matplotlib
     from matplotlib.figure import Figure  # deferred: loads matplotlib
@@ -80,7 +86,7 @@ def bars_png(label: str, names: Sequence[str], values: Sequence[float], bounds, 
     return _png(figure)
 
 
-def distributions_png(label: str, runs: Sequence[Mapping[str, Any]]):
+def distributions_png(label: str, runs: Sequence[Mapping[str, Any]]) -> str:
     """One histogram per run, side by side on a shared x axis."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # deferred: loads matplotlib
     from matplotlib.figure import Figure  # deferred: loads matplotlib

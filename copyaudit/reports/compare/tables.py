@@ -122,7 +122,7 @@ def notice_samples(run: RunData, column: Column, part: str | None) -> list[float
     return cell_samples(rows, column.where["task"], part, metric)
 
 
-def _copybench(key: str, label: str, kind: str, headline: str, metric: str, rate: bool):
+def _copybench(key: str, label: str, kind: str, headline: str, metric: str, rate: bool) -> Column:
     return Column(
         key,
         label,
