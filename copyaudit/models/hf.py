@@ -8,7 +8,6 @@ its batch.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -115,16 +114,14 @@ class HFGenerator:
             )
         for max_new_tokens, items in groups.items():
             items.sort(key=lambda item: len(item.token_ids), reverse=True)  # less padding
+
+            def run_batch(
+                chunk: Sequence[_Prepared], n: int = max_new_tokens
+            ) -> list[GenerationResult]:
+                return self._generate_batch(chunk, n, logits_processor_factory, control)
+
             try:
-                batch_results = self.batcher.run(
-                    items,
-                    functools.partial(
-                        self._generate_batch,
-                        max_new_tokens=max_new_tokens,
-                        logits_processor_factory=logits_processor_factory,
-                        control=control,
-                    ),
-                )
+                batch_results = self.batcher.run(items, run_batch)
             except BatchTooLargeError:
                 batch_results = self._generate_one_by_one(
                     items, max_new_tokens, logits_processor_factory, control
