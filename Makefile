@@ -67,7 +67,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
 	$(BIN)/mkdocs build --strict --quiet -d site
 
 clean:
-	rm -rf $(VENV) .pytest_cache site copyaudit-demo.db*
+	rm -rf $(VENV) .pytest_cache .mypy_cache site copyaudit-demo.db*

@@ -16,6 +16,7 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes, PublicKeyTypes
 
 from copyaudit.anchors import signed_bytes
 from copyaudit.errors import UserError
@@ -58,6 +59,7 @@ def load_key(path: Path, private: bool) -> Any:
         data = path.read_bytes()
     except OSError as error:
         raise UserError(f"cannot read key file {path}: {error.strerror}") from None
+    key: PrivateKeyTypes | PublicKeyTypes
     try:
         if private:
             key = serialization.load_pem_private_key(data, password=None)

@@ -115,7 +115,7 @@ def _embedded(text: str) -> str | None:
     return html.unescape(tagged[-1].group(1)) if tagged else None
 
 
-def _find(document: Any) -> Any:
+def _find(document: object) -> Any:
     """The anchor in an anchor file, or embedded in a report or dossier's JSON."""
     if isinstance(document, dict):
         if document.get("format") == ANCHOR_FORMAT:

@@ -30,7 +30,7 @@ def check_base_url(url: str, option: str = "--base-url", key_option: str = "--ap
 _CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]+@")
 
 
-def redact_credentials(value: Any) -> Any:
+def redact_credentials(value: object) -> Any:
     """`value` (a stored configuration: dicts, lists, strings) with the credentials of
     every URL in it replaced by '[redacted]'."""
     if isinstance(value, str):

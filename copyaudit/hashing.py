@@ -5,19 +5,18 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def stable_json(value: Any) -> str:
+def stable_json(value: object) -> str:
     """Indented, key-sorted JSON for configs and payloads shown to people."""
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
 
 
-def stable_hash(value: Any, length: int = 16) -> str:
+def stable_hash(value: object, length: int = 16) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
 
 

@@ -93,7 +93,7 @@ def setting(key: str, default: Any) -> Any:
     return value if isinstance(value, type(default)) else default
 
 
-def remember_setting(key: str, value: Any) -> None:
+def remember_setting(key: str, value: object) -> None:
     """Store an app setting beside the annotator name."""
     config = load_config()
     if config.get(key) != value:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, Literal, TypeVar, overload
 
 from copyaudit.columns import ColumnMap
 from copyaudit.columns import current as current_map
@@ -177,7 +177,7 @@ _DECODER = json.JSONDecoder(
 )
 
 
-def _find_defect(value: Any, escapes: bool) -> _Defect | None:
+def _find_defect(value: object, escapes: bool) -> _Defect | None:
     """The first number a record cannot hold, or (when the text has \\u escapes) the
     first lone surrogate, with the path of its field ('a', 'a[2]', 'a.b')."""
     stack: list[tuple[Any, str]] = [(value, "")]
@@ -320,7 +320,7 @@ def _read_json_lines(path: str | Path, stream: IO[bytes]) -> Iterator[Record]:
             raise InputError(path, number, exc.field, exc.message) from None
         if not isinstance(value, dict):
             raise InputError(path, number, None, "expected a JSON object on each line")
-        record = Record(str(path), number, value)
+        record = Record(str(path), number, Fields(value))
         if not seen_first:
             seen_first = True
             if value and all(isinstance(v, dict | list) for v in value.values()):
@@ -348,7 +348,7 @@ def _reject_whole_document(path: str | Path) -> None:
     raise _one_document(path, value)
 
 
-def _one_document(path: str | Path, value: Any) -> InputError:
+def _one_document(path: str | Path, value: object) -> InputError:
     got = "object" if isinstance(value, dict) else type(value).__name__
     return InputError(
         path, None, None, f"expected a JSON array of objects or JSON Lines, got one JSON {got}"
@@ -459,7 +459,7 @@ def _read_json_array(path: str, chunks: Iterator[str]) -> Iterator[Record]:
         value, end = _next_value(path, window, pos)
         if not isinstance(value, dict):
             raise InputError(path, window.line_of(pos), None, "expected an array of objects")
-        yield Record(path, window.line_of(pos), value)
+        yield Record(path, window.line_of(pos), Fields(value))
         pos = end
         expect_item, after_comma = False, False
     line = window.line_of(pos + 1)
@@ -584,7 +584,17 @@ def open_csv(path: str | Path, delimiter: str = ",") -> tuple[list[str], Iterato
 # --- field validation ----------------------------------------------------------------------
 
 
-def string_field(record: Record, field: str, *, required: bool = True, allow_empty: bool = False):
+@overload
+def string_field(
+    record: Record, field: str, *, required: Literal[True] = True, allow_empty: bool = False
+) -> str: ...
+@overload
+def string_field(
+    record: Record, field: str, *, required: bool, allow_empty: bool = False
+) -> str | None: ...
+def string_field(
+    record: Record, field: str, *, required: bool = True, allow_empty: bool = False
+) -> str | None:
     empty_cell = record.text_cells and not required and record.data.get(field) == ""
     if field not in record.data or record.data[field] is None or empty_cell:
         if required:
@@ -620,7 +630,7 @@ def id_field(record: Record, field: str) -> str:
 MAX_YEAR = 9999  # a work's year is shown and compared as at most four digits
 
 
-def int_field(record: Record, field: str, low: int, high: int, value: Any) -> int:
+def int_field(record: Record, field: str, low: int, high: int, value: object) -> int:
     """`value` (record's `field`) as an integer in [low, high]: every integer the app
     keeps has a range it uses, and one outside it is an error, not a stored number."""
     if isinstance(value, bool) or not isinstance(value, int):

@@ -46,7 +46,7 @@ def visible_bidi(text: str) -> str:
     return _BIDI_ONLY.sub(_escaped, text)
 
 
-def csv_cell(value: Any) -> Any:
+def csv_cell(value: object) -> Any:
     """A CSV cell a spreadsheet will not run: a string beginning with = + - @, a tab or
     a carriage return gets a leading ' (OWASP's advice), and its bidirectional controls
     are shown escaped (visible_bidi); other values as they are."""

@@ -14,7 +14,7 @@ the agreement report does.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -566,7 +566,11 @@ def generation_detail(store: Store, generation_id: int) -> GenerationDetail | No
 
 
 def detail_from_row(
-    row: Any, *, payload: dict[str, Any], judgments: list[JudgmentView], labels: list[Any]
+    row: Mapping[str, Any],
+    *,
+    payload: dict[str, Any],
+    judgments: list[JudgmentView],
+    labels: list[Any],
 ) -> GenerationDetail:
     """A generation's detail from a row with generation_detail's columns (a sqlite Row
     or the case file's dict)."""

@@ -52,7 +52,8 @@ def _ensure_work(store: Store, work: Work, where: tuple[str, int]) -> int:
             "INSERT INTO works (key, title, author, year, membership) VALUES (?, ?, ?, ?, ?)",
             (work_key(work), work.title, work.author, work.year, work.membership),
         )
-        return int(cur.lastrowid)
+        assert cur.lastrowid is not None  # an INSERT sets it
+        return cur.lastrowid
     if work.membership != "unknown" and row["membership"] != work.membership:
         if row["membership"] != "unknown":
             raise InputError(
@@ -76,7 +77,8 @@ def ensure_suite(store: Store, name: str, kind: str) -> int:
         cur = store.conn.execute(
             "INSERT INTO suites (name, kind, created_at) VALUES (?, ?, ?)", (name, kind, now())
         )
-        return int(cur.lastrowid)
+        assert cur.lastrowid is not None  # an INSERT sets it
+        return cur.lastrowid
     if row["kind"] != kind:
         raise UserError(f"suite '{name}' holds {row['kind']} cases, not {kind}")
     return int(row["id"])

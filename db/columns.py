@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import sqlite3
 
 from copyaudit.types import Case, Work
 
@@ -17,7 +17,7 @@ CASE_COLUMNS = (
 )
 
 
-def case_from_row(row: Any) -> Case:
+def case_from_row(row: sqlite3.Row) -> Case:
     return Case(
         case_id=row["case_id"],
         kind=row["kind"],

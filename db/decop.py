@@ -39,7 +39,7 @@ def suite_doc_type(store: Store, suite_id: int) -> str:
     return store.scalar("SELECT doc_type FROM suites WHERE id = ?", (suite_id,)) or "book"
 
 
-def _json_floats(value: Any) -> Any:
+def _json_floats(value: object) -> object:
     """NaN -> None, recursively (JSON has no NaN)."""
     if isinstance(value, list | tuple):
         return [_json_floats(v) for v in value]
@@ -50,7 +50,7 @@ def _json_floats(value: Any) -> Any:
     return value
 
 
-def _nan_floats(value: Any) -> Any:
+def _nan_floats(value: object) -> object:
     """None -> NaN inside lists and dicts (the reverse of `_json_floats`)."""
     if isinstance(value, list):
         return [_nan_floats(v) for v in value]
@@ -166,7 +166,7 @@ def iter_export_rows(store: Store, run_id: int) -> Iterator[dict[str, Any]]:
 
 
 def save_calibration(
-    store: Store, run_id: int, works: Sequence[str], delta: Sequence[float], n_prompts: int
+    store: Store, run_id: int, works: Sequence[str], delta: Iterable[float], n_prompts: int
 ) -> None:
     """Store (replace) the label adjustment the run fitted on its held-out clean works."""
     with store.transaction():

@@ -8,6 +8,7 @@ Rows come decoded like `db.decop.decop_score_rows`: probabilities NaN where unre
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 from db.connection import Store
@@ -21,7 +22,7 @@ _SELECT = (
 )
 
 
-def _decode(row: Any) -> dict[str, Any]:
+def _decode(row: sqlite3.Row) -> dict[str, Any]:
     out = dict(row)
     out["payload"] = json.loads(out["payload"])
     scored = out["probs"] is not None

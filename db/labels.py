@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -299,7 +300,7 @@ class LabelImport:
 _FILE_FIELDS = {"item_index": "index"}  # an event's column -> the label file's field
 
 
-def _same_event(row: Any, record: LabelRecord, generation_id: int) -> bool:
+def _same_event(row: sqlite3.Row, record: LabelRecord, generation_id: int) -> bool:
     return (row["annotator"], row["generation_id"], row["target"], row["item_index"]) == (
         record.annotator,
         generation_id,

@@ -32,7 +32,7 @@ import functools
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,11 +157,11 @@ def _lookup(store: Store, other: sqlite3.Connection, table: str) -> Lookup:
     """An earlier event by uuid, here or in the other database (what a retract or an
     undo names may come in the same merge)."""
 
-    def lookup(uuid: str) -> sqlite3.Row | None:
+    def lookup(uuid: str) -> Mapping[str, Any] | None:
         for conn in (store.conn, other):
             row = conn.execute(f"SELECT * FROM {table} WHERE uuid = ?", (uuid,)).fetchone()
             if row is not None:
-                return cast(sqlite3.Row, row)
+                return cast(Mapping[str, Any], row)
         return None
 
     return lookup
@@ -216,7 +216,9 @@ def _merge_table(
         placed: tuple[str, int, str] | None = None  # where the predecessor lives here
         for row in other.execute(f"SELECT * FROM {table} WHERE chain = ? ORDER BY seq", (chain,)):
             present = row.keys()  # an older database lacks the newer optional fields
-            event = {name: row[name] if name in present else None for name in _columns(table)}
+            event: dict[str, Any] = {
+                name: row[name] if name in present else None for name in _columns(table)
+            }
             mine = store.conn.execute(
                 f"SELECT * FROM {table} WHERE uuid = ?", (event["uuid"],)
             ).fetchone()

@@ -28,14 +28,14 @@ def _now() -> str:
 
 
 def m001_initial(db: sqlite_utils.Database) -> None:
-    db["meta"].create({"key": str, "value": str}, pk="key")
-    db["meta"].insert_all(
+    db.table("meta").create({"key": str, "value": str}, pk="key")
+    db.table("meta").insert_all(
         [
             {"key": "origin", "value": uuid.uuid4().hex},
             {"key": "created_at", "value": _now()},
         ]
     )
-    db["works"].create(
+    db.table("works").create(
         {
             "id": int,
             "key": str,
@@ -48,14 +48,14 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         not_null={"key", "title", "membership"},
         defaults={"membership": "unknown"},
     )
-    db["works"].create_index(["key"], unique=True)
-    db["suites"].create(
+    db.table("works").create_index(["key"], unique=True)
+    db.table("suites").create(
         {"id": int, "name": str, "kind": str, "created_at": str},
         pk="id",
         not_null={"name", "kind"},
     )
-    db["suites"].create_index(["name"], unique=True)
-    db["cases"].create(
+    db.table("suites").create_index(["name"], unique=True)
+    db.table("cases").create(
         {
             "id": int,
             "suite_id": int,
@@ -70,9 +70,9 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         not_null={"suite_id", "case_id", "work_id", "payload", "content_hash"},
         foreign_keys=[("suite_id", "suites", "id"), ("work_id", "works", "id")],
     )
-    db["cases"].create_index(["suite_id", "case_id"], unique=True)
-    db["cases"].create_index(["work_id"])
-    db["runs"].create(
+    db.table("cases").create_index(["suite_id", "case_id"], unique=True)
+    db.table("cases").create_index(["work_id"])
+    db.table("runs").create(
         {
             "id": int,
             "name": str,
@@ -96,8 +96,8 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         not_null={"name", "suite_id", "backend", "status"},
         foreign_keys=[("suite_id", "suites", "id")],
     )
-    db["runs"].create_index(["name"], unique=True)
-    db["generations"].create(
+    db.table("runs").create_index(["name"], unique=True)
+    db.table("generations").create(
         {
             "id": int,
             "run_id": int,
@@ -115,10 +115,12 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         not_null={"run_id", "case_pk", "template", "output", "source"},
         foreign_keys=[("run_id", "runs", "id"), ("case_pk", "cases", "id")],
     )
-    db["generations"].create_index(["run_id", "case_pk", "template"], unique=True)
-    db["generations"].create_index(["case_pk"])
-    db["judge_configs"].create({"hash": str, "name": str, "version": str, "config": str}, pk="hash")
-    db["judgments"].create(
+    db.table("generations").create_index(["run_id", "case_pk", "template"], unique=True)
+    db.table("generations").create_index(["case_pk"])
+    db.table("judge_configs").create(
+        {"hash": str, "name": str, "version": str, "config": str}, pk="hash"
+    )
+    db.table("judgments").create(
         {
             "id": int,
             "generation_id": int,
@@ -137,8 +139,8 @@ def m001_initial(db: sqlite_utils.Database) -> None:
             ("judge_hash", "judge_configs", "hash"),
         ],
     )
-    db["judgments"].create_index(["generation_id", "judge", "metric"], unique=True)
-    db["judgments"].create_index(["metric", "value"])
+    db.table("judgments").create_index(["generation_id", "judge", "metric"], unique=True)
+    db.table("judgments").create_index(["metric", "value"])
     # Human events: append-only and hash-chained. `generation_key` (run/case_id/template)
     # is what the hash covers, so events keep their meaning across merged databases.
     event_columns = {
@@ -151,7 +153,7 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         "prev_hash": str,
         "hash": str,
     }
-    db["labels"].create(
+    db.table("labels").create(
         {
             **event_columns,
             "annotator": str,
@@ -175,16 +177,16 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         },
         foreign_keys=[("generation_id", "generations", "id")],
     )
-    db["labels"].create_index(["generation_id", "annotator"])
-    db["labels"].create_index(["chain", "seq"], unique=True)
-    db["reviews"].create(
+    db.table("labels").create_index(["generation_id", "annotator"])
+    db.table("labels").create_index(["chain", "seq"], unique=True)
+    db.table("reviews").create(
         {**event_columns, "reviewer": str, "status": str, "note": str},
         pk="uuid",
         not_null={"seq", "chain", "generation_id", "generation_key", "reviewer", "status", "hash"},
         foreign_keys=[("generation_id", "generations", "id")],
     )
-    db["reviews"].create_index(["generation_id"])
-    db["reviews"].create_index(["chain", "seq"], unique=True)
+    db.table("reviews").create_index(["generation_id"])
+    db.table("reviews").create_index(["chain", "seq"], unique=True)
     # Append-only is enforced by the database, not only by convention.
     for table in ("labels", "reviews"):
         db.execute(
@@ -199,7 +201,7 @@ def m001_initial(db: sqlite_utils.Database) -> None:
 
 def migrate_decop(db: sqlite_utils.Database) -> None:
     """Tables `decop_scores` (unique per run and case) and `decop_calibrations`."""
-    db["decop_scores"].create(
+    db.table("decop_scores").create(
         {
             "id": int,
             "run_id": int,
@@ -215,9 +217,9 @@ def migrate_decop(db: sqlite_utils.Database) -> None:
         not_null={"run_id", "case_pk", "probs", "answers"},
         foreign_keys=[("run_id", "runs", "id"), ("case_pk", "cases", "id")],
     )
-    db["decop_scores"].create_index(["run_id", "case_pk"], unique=True)
-    db["decop_scores"].create_index(["case_pk"])
-    db["decop_calibrations"].create(
+    db.table("decop_scores").create_index(["run_id", "case_pk"], unique=True)
+    db.table("decop_scores").create_index(["case_pk"])
+    db.table("decop_calibrations").create(
         {
             "run_id": int,
             "works": str,  # JSON [work title] the label adjustment was fitted on
@@ -234,14 +236,14 @@ def migrate_decop(db: sqlite_utils.Database) -> None:
 def m003_browse_indexes(db: sqlite_utils.Database) -> None:
     """Indexes the app's paged lists need: a run's generations in id order, which
     judges scored a run, and finding the retraction of a label event."""
-    db["generations"].create_index(["run_id"])
-    db["judgments"].create_index(["judge", "metric", "generation_id"])
-    db["labels"].create_index(["supersedes"])
+    db.table("generations").create_index(["run_id"])
+    db.table("judgments").create_index(["judge", "metric", "generation_id"])
+    db.table("labels").create_index(["supersedes"])
 
 
 def migrate_queues(db: sqlite_utils.Database) -> None:
     """Tables `queues` (name, sampling parameters) and `queue_items` (the sample)."""
-    db["queues"].create(
+    db.table("queues").create(
         {
             "id": int,
             "name": str,
@@ -257,8 +259,8 @@ def migrate_queues(db: sqlite_utils.Database) -> None:
         not_null={"name", "run_id", "metric", "judge", "per_value", "seed"},
         foreign_keys=[("run_id", "runs", "id")],
     )
-    db["queues"].create_index(["name"], unique=True)
-    db["queue_items"].create(
+    db.table("queues").create_index(["name"], unique=True)
+    db.table("queue_items").create(
         {
             "queue_id": int,
             "generation_id": int,
@@ -269,7 +271,7 @@ def migrate_queues(db: sqlite_utils.Database) -> None:
         not_null={"position", "stratum"},
         foreign_keys=[("queue_id", "queues", "id"), ("generation_id", "generations", "id")],
     )
-    db["queue_items"].create_index(["queue_id", "position"], unique=True)
+    db.table("queue_items").create_index(["queue_id", "position"], unique=True)
 
 
 def m005_sort_and_flag_indexes(db: sqlite_utils.Database) -> None:
@@ -294,7 +296,7 @@ def m006_import_skips(db: sqlite_utils.Database) -> None:
     """The rows an import left out with --skip-invalid, kept with their suite (cases)
     or run (imported generations) and source file, so that listings and reports can
     say what the suite or run lacks."""
-    db["skipped_rows"].create(
+    db.table("skipped_rows").create(
         {
             "id": int,
             "suite_id": int,
@@ -310,14 +312,14 @@ def m006_import_skips(db: sqlite_utils.Database) -> None:
         not_null={"suite_id", "source", "unit", "line", "reason"},
         foreign_keys=[("suite_id", "suites", "id"), ("run_id", "runs", "id")],
     )
-    db["skipped_rows"].create_index(["suite_id", "source"])
-    db["skipped_rows"].create_index(["run_id"])
+    db.table("skipped_rows").create_index(["suite_id", "source"])
+    db.table("skipped_rows").create_index(["run_id"])
 
 
 def migrate_run_owners(db: sqlite_utils.Database) -> None:
     """The owner record of each run being run (keyed by run name: a run is owned before
     its row exists, while its model loads)."""
-    db["run_owners"].create(
+    db.table("run_owners").create(
         {
             "run": str,
             "token": str,
@@ -335,7 +337,7 @@ def migrate_run_owners(db: sqlite_utils.Database) -> None:
 
 def migrate_settings(db: sqlite_utils.Database) -> None:
     """Table `settings` (scope, key, value, updated_at)."""
-    db["settings"].create(
+    db.table("settings").create(
         {"scope": str, "key": str, "value": str, "updated_at": str},
         pk=("scope", "key"),
         not_null={"value", "updated_at"},
@@ -642,7 +644,7 @@ def migrate_run_names(db: sqlite_utils.Database) -> None:
     rename recorded in `run_renames` (old_name, new_name, run_id, renamed_at), through
     which keys written with the old name (in label and review events, exported files,
     other databases) still resolve. Stored events are left as they are (hash-chained)."""
-    db["run_renames"].create(
+    db.table("run_renames").create(
         {"old_name": str, "new_name": str, "run_id": int, "renamed_at": str},
         pk="old_name",
         not_null={"new_name", "run_id", "renamed_at"},
@@ -857,9 +859,9 @@ def derived_trigger_sql() -> dict[str, str]:
         triggers[f"{table}_totals_update"] = (
             f"{head}_update AFTER UPDATE OF {columns} ON {table} BEGIN {effect[-1]} {effect[1]} END"
         )
-    for table, columns in FTS_TABLES.items():
-        fts, names = f"{table}_fts", ", ".join(columns)
-        new = ", ".join(f"new.{c}" for c in columns)
+    for table, fts_columns in FTS_TABLES.items():
+        fts, names = f"{table}_fts", ", ".join(fts_columns)
+        new = ", ".join(f"new.{c}" for c in fts_columns)
         triggers[f"{fts}_insert"] = (
             f"CREATE TRIGGER {fts}_insert AFTER INSERT ON {table} {_standing_aside(table)} "
             f"BEGIN INSERT INTO {fts} (rowid, {names}) VALUES (new.id, {new}); END"

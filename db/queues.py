@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import random
+import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -126,7 +127,7 @@ def _run_generation_ids(store: Store, run_id: int) -> dict[str, int]:
     }
 
 
-def _stratum(row: Any, bin_width: float | None) -> float:
+def _stratum(row: sqlite3.Row, bin_width: float | None) -> float:
     """A generation's stratum in the stratified design: its flag (1 / 0), its value's bin
     with a bin width, or NO_VERDICT (db.queue_designs)."""
     if bin_width is not None:
@@ -297,7 +298,7 @@ _QUEUE_SQL = (
 )
 
 
-def _without_id(row: Any) -> dict[str, Any]:
+def _without_id(row: sqlite3.Row) -> dict[str, Any]:
     return {k: v for k, v in dict(row).items() if k != "id"}
 
 

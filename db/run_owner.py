@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import threading
 import uuid
 from collections.abc import Iterator
@@ -22,7 +23,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from copyaudit.errors import UserError
 from db.clock import now
@@ -96,7 +96,7 @@ def is_live(owner: Owner) -> bool:
     return fresh
 
 
-def _owner(row: Any) -> Owner:
+def _owner(row: sqlite3.Row) -> Owner:
     return Owner(**{key: row[key] for key in Owner.__dataclass_fields__})
 
 

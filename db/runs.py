@@ -118,7 +118,8 @@ def create_or_resume_run(store: Store, spec: RunSpec, *, status: str = "pending"
                 now(),
             ),
         )
-        return int(cur.lastrowid)
+        assert cur.lastrowid is not None  # an INSERT sets it
+        return cur.lastrowid
 
 
 def set_run_status(store: Store, run_id: int, status: str, error: str | None = None) -> None:

@@ -12,6 +12,7 @@ backdates a forged event before the person's key was added) is not caught here.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,8 @@ from db.connection import Store
 class Signer(Protocol):
     """A loaded private key (copyaudit.event_signing.Signer): db imports no key code."""
 
-    path: Path
+    @property
+    def path(self) -> Path: ...
 
     @property
     def fingerprint(self) -> str: ...
@@ -93,7 +95,7 @@ def sign_event(store: Store, table: str, event: dict[str, Any], digest: str) -> 
     )
 
 
-def carry(store: Store, other: Any, table: str, uuid: str) -> None:
+def carry(store: Store, other: sqlite3.Connection, table: str, uuid: str) -> None:
     """Bring the signature of event `uuid` from the other database (connection `other`,
     merge), and its key, trusted there since its own added_at, if this one lacks it."""
     tables = {r[0] for r in other.execute("SELECT name FROM sqlite_master")}
@@ -216,8 +218,10 @@ def audit_signatures(store: Store, digest: Callable[[str, dict[str, Any]], str])
     what a key signs of an event (db.events.signed_digest)."""
     keys = {r["fingerprint"]: dict(r) for r in store.conn.execute("SELECT * FROM trusted_keys")}
     since: dict[str, str] = {}
-    for key in keys.values():
-        since[key["name"]] = min(since.get(key["name"], key["added_at"]), key["added_at"])
+    for trusted in keys.values():
+        since[trusted["name"]] = min(
+            since.get(trusted["name"], trusted["added_at"]), trusted["added_at"]
+        )
     found: list[tuple[str, str]] = []
     signed = unsigned = 0
     for table, person in PERSON.items():

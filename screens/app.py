@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import events
 from textual.app import App
@@ -42,6 +42,12 @@ from screens.runs.run_dialogs import ChooseRunScreen, ConfirmCancelScreen, Stopp
 from screens.state.export_choices import ExportChoice, ExportRequest, write_export
 from screens.terminal import CHECK_EVERY_S, hung_up, input_fd
 from screens.widgets.annotator_tag import AnnotatorTag
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
+
+    from copyaudit.runs.progress import Progress
+    from screens.destinations import Destination
 
 RUN_GROUP = "runs"
 PROGRESS_INTERVAL_S = 0.1
@@ -145,7 +151,7 @@ class CopyauditApp(App[None]):
             for tag in screen.query(AnnotatorTag):
                 tag.set_annotator(self.annotator)
 
-    def _tag_screen(self, screen: Any) -> None:
+    def _tag_screen(self, screen: Screen[Any]) -> None:
         """Put the "annotator: NAME" tag on a screen shown for the first time."""
 
         if isinstance(screen, ModalScreen) or screen.query(AnnotatorTag):
@@ -178,9 +184,9 @@ class CopyauditApp(App[None]):
                 run.state, run.error = "failed", f"{type(error).__name__}: {error}"
                 self.run_signal.publish(run)
         elif event.state == WorkerState.SUCCESS and worker.group == RUN_GROUP:
-            run = self.active_runs.get(worker.name)
-            if run is not None:
-                self._finish_run(run, worker.result)
+            finished = self.active_runs.get(worker.name)
+            if finished is not None:
+                self._finish_run(finished, cast(RunOutcome, worker.result))
         if self._quitting and all(run.finished for run in self.active_runs.values()):
             self.exit()
 
@@ -212,7 +218,7 @@ class CopyauditApp(App[None]):
 
         last: list[Any] = [None, 0.0]  # (phase, time) of the last progress posted
 
-        def on_progress(progress: Any) -> None:
+        def on_progress(progress: Progress) -> None:
             """At most ten updates a second reach the UI, plus every phase change and
             the end of each phase."""
             now = time.monotonic()
@@ -378,7 +384,7 @@ class CopyauditApp(App[None]):
         while len(self.screen_stack) > 1 and not isinstance(self.screen, DashboardScreen):
             self.pop_screen()
 
-    def open(self, destination: Any, *, replace: bool = False) -> None:
+    def open(self, destination: Destination, *, replace: bool = False) -> None:
         """Show a screens.destinations value, pushed or (`replace`) in place of this
         screen: the one way a screen opens another."""
 

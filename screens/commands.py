@@ -17,6 +17,7 @@ from textual.content import Content
 
 from db.queries import runs_summary
 from db.queues import list_queues
+from screens.app_link import copyaudit_app
 from screens.destinations import Comparison, ReviewQueue
 from screens.plain import visible
 from screens.review.queue_open import continue_labelling, open_queue
@@ -25,12 +26,12 @@ from screens.state.export_choices import run_choices
 
 class CopyauditCommands(Provider):
     async def startup(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         self._runs = [row["name"] for row in runs_summary(app.data.ui)]
         self._queues = [(row["name"], row["items"]) for row in list_queues(app.data.ui)]
 
     def _commands(self) -> list[tuple[str, Callable[[], Any], str]]:
-        app: Any = self.app
+        app = copyaudit_app(self)
         commands: list[tuple[str, Callable[[], Any], str]] = [
             ("New run", app.action_new_run, "Open the run launcher"),
             (

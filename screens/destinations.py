@@ -8,12 +8,19 @@ Each field is the screen's constructor argument of the same name (a test compare
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from screens.state.decop_view_data import PassageEntry, WorkRow
     from screens.state.paging import GenerationPager
     from screens.state.review_cases import ReviewPager
+
+
+class Origin(Protocol):
+    """The list screen a view was opened from: on return its cursor goes to the
+    generation the view showed last."""
+
+    focus_generation: int | None
 
 
 @dataclass(frozen=True)
@@ -22,7 +29,7 @@ class Generation:
 
     generation_id: int
     pager: GenerationPager
-    origin: Any = None
+    origin: Origin | None = None
     blind: bool = False
     queue: str | None = None
 
@@ -33,7 +40,7 @@ class Annotation:
 
     generation_id: int
     pager: GenerationPager
-    origin: Any = None
+    origin: Origin | None = None
     adjudicate_as: str | None = None
     start_item: str | None = None
     from_view: bool = False
@@ -56,7 +63,7 @@ class Case:
 
     generation_id: int
     pager: ReviewPager
-    origin: Any = None
+    origin: Origin | None = None
 
 
 @dataclass(frozen=True)
@@ -84,3 +91,9 @@ class Takedown:
 
     suite: str
     model: str
+
+
+# every destination (screens.router maps each to its screen)
+Destination = (
+    Generation | Annotation | ReviewQueue | Comparison | Case | DecopWork | DecopPassage | Takedown
+)

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.dom import DOMNode
@@ -118,7 +118,7 @@ def ordered_sections(
     return mine + [s for s in sections if s not in mine]
 
 
-def help_table(app: Any, current: type[DOMNode] | None = None) -> Table:
+def help_table(app: App[Any], current: type[DOMNode] | None = None) -> Table:
     table = Table(show_edge=False, box=None, padding=(0, 2))
     table.add_column("Key", style="bold cyan", no_wrap=True, min_width=12)
     table.add_column("Does", min_width=30)

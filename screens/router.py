@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.screen import Screen
 
@@ -24,6 +24,9 @@ from screens.generations.generation_view import GenerationScreen
 from screens.review.annotation import AnnotationScreen
 from screens.review.review_queue import ReviewQueueScreen
 from screens.runs.takedown_view import TakedownScreen
+
+if TYPE_CHECKING:
+    from screens.destinations import Destination
 
 
 def _passage_list() -> type[Screen[Any]]:
@@ -58,7 +61,7 @@ SCREENS: dict[type, Callable[[], type[Screen[Any]]]] = {
 }
 
 
-def screen_for(destination: Any, current: Screen[Any]) -> Screen[Any] | None:
+def screen_for(destination: Destination, current: Screen[Any]) -> Screen[Any] | None:
     """The screen showing `destination`, built from its fields; None when `current`
     already is that screen (a destination without fields names one screen, not one of
     many)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import MISSING, fields, is_dataclass
+from typing import get_args
 
 import screens.destinations
 from screens.destinations import Generation, ReviewQueue
@@ -50,3 +51,8 @@ def test_a_destination_without_fields_is_not_opened_over_itself() -> None:
     assert isinstance(
         screen_for(ReviewQueue(), GenerationScreen(1, IdPager([1]))), ReviewQueueScreen
     )
+
+
+def test_the_destination_type_names_every_destination() -> None:
+    """`Destination` (what App.open takes, for the type checker) lists every destination."""
+    assert set(get_args(screens.destinations.Destination)) == set(_destinations())

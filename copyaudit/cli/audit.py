@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,10 +18,14 @@ from db.audit import Finding, audit
 from db.events import chain_heads, event_counts
 from db.signatures import signed_count
 
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
+    from db.connection import Store
+
 _FILE = click.Path(path_type=Path, dir_okay=False)
 
 
-def _against(store: Any, path: Path, public_key: Path | None) -> tuple[list[Finding], str]:
+def _against(store: Store, path: Path, public_key: Path | None) -> tuple[list[Finding], str]:
     """What the database lacks of the anchor in `path`, and a line describing the anchor."""
     from copyaudit.anchor_signing import check_signature  # deferred: loads cryptography
 
@@ -67,7 +71,7 @@ def _against(store: Any, path: Path, public_key: Path | None) -> tuple[list[Find
     help="With --against: the ed25519 public key (PEM) the anchor must be signed by.",
 )
 @click.pass_obj
-def verify_cmd(obj: Any, full: bool, against: Path | None, public_key: Path | None) -> None:
+def verify_cmd(obj: AppContext, full: bool, against: Path | None, public_key: Path | None) -> None:
     """Check SQLite's own consistency (quick_check; --full: integrity_check), the guarding
     triggers, every label/review hash chain, each chain's head record and each event's
     generation; with --against, that the chains extend an anchor. Exit 1 naming what was
@@ -116,7 +120,7 @@ def verify_cmd(obj: Any, full: bool, against: Path | None, public_key: Path | No
 )
 @click.pass_obj
 def anchor_cmd(
-    obj: Any, output: Path | None, force: bool, sign_key: Path | None, new_key: Path | None
+    obj: AppContext, output: Path | None, force: bool, sign_key: Path | None, new_key: Path | None
 ) -> None:
     """Write the chains' heads (per chain: id, seq, head hash) with the database's identity
     and the time, as JSON: keep it elsewhere, and `verify --against` it later."""
@@ -140,7 +144,7 @@ def anchor_cmd(
 
 @click.command("migrate")
 @click.pass_obj
-def migrate_cmd(obj: Any) -> None:
+def migrate_cmd(obj: AppContext) -> None:
     """Bring the database's schema up to this copyaudit's (what every command that writes
     does first; the commands that only read refuse an older schema instead)."""
     with obj.store() as store:

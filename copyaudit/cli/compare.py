@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +17,9 @@ from copyaudit.reports.compare.build import build_comparison, views
 from copyaudit.reports.compare.render import comparison_csv, comparison_markdown
 from copyaudit.reports.output_file import check_destination
 from copyaudit.reports.pz import pz_comparison, pz_comparison_markdown
+
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
 
 
 @click.command("compare")
@@ -39,7 +42,7 @@ from copyaudit.reports.pz import pz_comparison, pz_comparison_markdown
 @output_options
 @click.pass_obj
 def compare_cmd(
-    obj: Any,
+    obj: AppContext,
     runs: tuple[str, ...],
     models: tuple[str, ...],
     by: str,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -42,6 +43,10 @@ from copyaudit.studies.registry import STUDIES, study
 from db.cases import CHUNK_ROWS, import_cases, run_import_note
 from db.queries import runs_summary, suites_summary
 from db.runs import import_generations, run_row, suite_id
+
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
+    from copyaudit.cli.output import TextOut
 
 FORMAT_TABLE_JSON = click.Choice(["table", "json"])
 # `export --format` beyond text: what each writes, and the exports that offer them
@@ -109,7 +114,7 @@ SPLIT_KINDS = tuple(kind for kind, spec in STUDIES.items() if spec.split_cases i
 @skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_cmd(
-    obj: Any,
+    obj: AppContext,
     kind: str,
     file: Path,
     suite: str | None,
@@ -215,7 +220,7 @@ def _read_windows(
 
 
 def _import_results(
-    obj: Any,
+    obj: AppContext,
     path: Path,
     suite: str | None,
     replace: bool,
@@ -261,7 +266,7 @@ def _import_results(
 @skip_invalid_option("record the unusable ones as skipped")
 @click.pass_obj
 def import_generations_cmd(
-    obj: Any,
+    obj: AppContext,
     path: Path,
     run_name: str | None,
     suite: str,
@@ -301,7 +306,7 @@ def import_generations_cmd(
                 store,
                 run=file.run,
                 suite=suite,
-                model=lambda file=file: file.model,
+                model=functools.partial(getattr, file, "model"),  # read when needed
                 rows=rows,
                 source=str(file.path),
                 replace=replace,
@@ -326,7 +331,7 @@ def import_generations_cmd(
 @click.command("suites")
 @click.option("--format", "fmt", type=FORMAT_TABLE_JSON, default="table", show_default=True)
 @click.pass_obj
-def suites_cmd(obj: Any, fmt: str) -> None:
+def suites_cmd(obj: AppContext, fmt: str) -> None:
     """List suites with their kind and size, and the rows their imports skipped."""
 
     with obj.store(read_only=True) as store:
@@ -346,7 +351,7 @@ def suites_cmd(obj: Any, fmt: str) -> None:
 @click.command("runs")
 @click.option("--format", "fmt", type=FORMAT_TABLE_JSON, default="table", show_default=True)
 @click.pass_obj
-def runs_cmd(obj: Any, fmt: str) -> None:
+def runs_cmd(obj: AppContext, fmt: str) -> None:
     """List runs with their suite, model, status and progress."""
 
     with obj.store(read_only=True) as store:
@@ -364,7 +369,7 @@ def runs_cmd(obj: Any, fmt: str) -> None:
 
 
 @contextmanager
-def _output(path: Path | None, database: Path, force: bool) -> Iterator[IO[str]]:
+def _output(path: Path | None, database: Path, force: bool) -> Iterator[TextOut]:
     if path is None:
         yield TerminalStream(sys.stdout)  # control sequences escaped
         return
@@ -390,7 +395,7 @@ def _output(path: Path | None, database: Path, force: bool) -> Iterator[IO[str]]
 @folder_output_options
 @click.pass_obj
 def export_cmd(
-    obj: Any,
+    obj: AppContext,
     what: str,
     run_name: str | None,
     suite: str | None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +13,9 @@ from copyaudit.cli.output import echo
 from copyaudit.cli.tui import open_app
 from copyaudit.engine.demo import build_demo, build_takedown_demo
 from copyaudit.judges.options import JudgeOptions
+
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
 
 DEMO_DB = "copyaudit-demo.db"
 
@@ -27,7 +30,7 @@ DEMO_DB = "copyaudit-demo.db"
 )
 @judge_options
 @click.pass_obj
-def demo_cmd(obj: Any, no_tui: bool, takedown: bool, judging: JudgeOptions) -> None:
+def demo_cmd(obj: AppContext, no_tui: bool, takedown: bool, judging: JudgeOptions) -> None:
     """Build a demo database from the bundled samples (idempotent) and open it.
 
     The database is ./copyaudit-demo.db unless --db or $COPYAUDIT_DB names one.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,13 +14,18 @@ from copyaudit.reports.dossier.build import FORMATS, build_dossier, render_dossi
 from copyaudit.reports.output_file import check_destination
 from db.review import resolve_generation
 
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
+
 
 @click.command("dossier")
 @click.argument("generation")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="md", show_default=True)
 @output_options
 @click.pass_obj
-def dossier_cmd(obj: Any, generation: str, fmt: str, output: Path | None, force: bool) -> None:
+def dossier_cmd(
+    obj: AppContext, generation: str, fmt: str, output: Path | None, force: bool
+) -> None:
     """A case report for GENERATION (run/case_id/template): prompt, output and reference
     with the evidence highlighted, every judge figure with its provenance, human labels,
     review status and history, and the database hash and audit-chain heads. PDF (to a

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -43,6 +43,11 @@ from copyaudit.verification.calibration import (
 from copyaudit.verification.judge_config import write_judge_config
 from db.run_owner import owned
 
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
+    from copyaudit.runs.lifecycle import RunnableRequest
+    from copyaudit.runs.progress import Progress as RunProgress
+
 
 def parse_templates(value: str) -> tuple[int, ...]:
     try:
@@ -61,7 +66,7 @@ class RichProgress:
 
     LOG_EVERY_S = 30.0
 
-    def __init__(self, console: Any = None) -> None:
+    def __init__(self, console: Console | None = None) -> None:
         """`console`: where to draw (default: standard error, so that a report printed
         on standard output stays clean when redirected)."""
 
@@ -76,7 +81,7 @@ class RichProgress:
         self.tasks: dict[str, Any] = {}
         self.logged: dict[str, float] = {}  # phase -> when its last plain line was printed
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: RunProgress) -> None:
         key = event.phase if event.phase != "judge" else f"judge {event.message}"
         if event.phase == "load":
             self.bar.console.print(event.message, markup=False, highlight=False)
@@ -93,7 +98,7 @@ class RichProgress:
             figures=event.figures(),
         )
 
-    def _log(self, key: str, event: Any) -> None:
+    def _log(self, key: str, event: RunProgress) -> None:
         now = time.monotonic()
         last = self.logged.get(key)
         if last is None or event.done >= event.total or now - last >= self.LOG_EVERY_S:
@@ -101,7 +106,7 @@ class RichProgress:
             self.bar.console.print(event.describe(key), markup=False, highlight=False)
 
 
-def execute_with_progress(db_path: Path, request: Any) -> Any:
+def execute_with_progress(db_path: Path, request: RunnableRequest) -> Any:
     """Run `request` (any study's: engine.lifecycle.RunnableRequest) with a progress bar
     on standard error; Ctrl-C sets the cancel flag and goes on up (the run is stored
     cancelled, the command exits 130)."""
@@ -161,7 +166,7 @@ def execute_with_progress(db_path: Path, request: Any) -> Any:
 )
 @click.pass_obj
 def run_cmd(
-    obj: Any,
+    obj: AppContext,
     suite: str,
     run_fields: dict[str, Any],
     templates: str,
@@ -253,7 +258,7 @@ def run_cmd(
 )
 @click.pass_obj
 def judge_cmd(
-    obj: Any,
+    obj: AppContext,
     run: str,
     judging: JudgeOptions,
     rejudge: bool,
@@ -316,7 +321,7 @@ def judge_cmd(
 )
 @click.pass_obj
 def report_cmd(
-    obj: Any,
+    obj: AppContext,
     run: str,
     fmt: str,
     notice_thresholds: tuple[str, ...],

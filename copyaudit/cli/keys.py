@@ -4,11 +4,14 @@ their label and review events can be checked as signed by them (db.signatures)."
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from copyaudit.untrusted import terminal_text
+
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
 
 
 @click.group("keys")
@@ -20,7 +23,7 @@ def keys_group() -> None:
 @click.argument("name")
 @click.argument("public_key", type=click.Path(path_type=Path, dir_okay=False))
 @click.pass_obj
-def add_cmd(obj: Any, name: str, public_key: Path) -> None:
+def add_cmd(obj: AppContext, name: str, public_key: Path) -> None:
     """Trust PUBLIC_KEY (an ed25519 PEM, e.g. FILE.pub of `copyaudit anchor --new-key
     FILE`) as NAME's: from now on NAME's events must be signed by it."""
     from copyaudit.event_signing import public_key as read_public_key  # loads cryptography
@@ -34,7 +37,7 @@ def add_cmd(obj: Any, name: str, public_key: Path) -> None:
 
 @keys_group.command("list")
 @click.pass_obj
-def list_cmd(obj: Any) -> None:
+def list_cmd(obj: AppContext) -> None:
     """Each trusted key: fingerprint, person, when added, events it signed."""
     from db.signatures import trusted_keys
 

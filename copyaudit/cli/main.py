@@ -35,6 +35,7 @@ class AppContext:
         self.db_explicit = db_explicit
         self.debug = debug
         self.read_only = read_only  # --read-only: every command and the app only read
+        self.annotator: str | None = None  # --annotator
 
     def store(self, *, read_only: bool = False) -> Store:
         """Open the database; `read_only` for a command that only reads (it then works on

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from db.merge import merge_database
 
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
+
 
 @click.command("merge")
 @click.argument("other", type=click.Path(dir_okay=False, path_type=Path))
 @click.pass_obj
-def merge_cmd(obj: Any, other: Path) -> None:
+def merge_cmd(obj: AppContext, other: Path) -> None:
     """Add OTHER's label and review events to this database (once each, by uuid).
 
     Every event must be on a generation (run/case_id/template) that exists here

@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import click
 from rich.console import Console
@@ -16,6 +16,12 @@ from rich.text import Text
 from copyaudit.reports.exports import cell_text
 from copyaudit.reports.output_file import write_output
 from copyaudit.untrusted import terminal_text
+
+
+class TextOut(Protocol):
+    """Where rows are written: a text file, or standard output as a TerminalStream."""
+
+    def write(self, text: str, /) -> int: ...
 
 
 class TerminalStream:
@@ -50,7 +56,7 @@ def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: s
     Console().print(table)
 
 
-def print_json(value: Any) -> None:
+def print_json(value: object) -> None:
     sys.stdout.write(terminal_text(json.dumps(value, ensure_ascii=False, indent=2, default=str)))
     sys.stdout.write("\n")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +20,9 @@ from db.review import (
     review_queue,
     review_queue_count,
 )
+
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
 
 QUEUE_COLUMNS = [  # the table; --format json has every field
     "generation_key",
@@ -52,7 +55,7 @@ def review_group() -> None:
 )
 @click.pass_obj
 def list_cmd(
-    obj: Any,
+    obj: AppContext,
     status: str | None,
     work: str | None,
     model: str | None,
@@ -67,7 +70,10 @@ def list_cmd(
     filters = {"status": status, "work": work, "model": model, "run": run}
     with obj.store(read_only=True) as store:
         total = review_queue_count(store, **filters)
-        rows = [asdict(r) for r in review_queue(store, **filters, limit=limit, offset=offset)]
+        queue = review_queue(
+            store, status=status, work=work, model=model, run=run, limit=limit, offset=offset
+        )
+        rows = [asdict(r) for r in queue]
     if fmt == "json":
         print_json({"total": total, "offset": offset, "rows": rows})
         return
@@ -83,7 +89,9 @@ def list_cmd(
 @click.option("--reviewer", help="Your name (default: the global --annotator).")
 @click.option("--note", help="Why: shown in the queue, the history and the dossier.")
 @click.pass_obj
-def set_cmd(obj: Any, generation: str, status: str, reviewer: str | None, note: str | None) -> None:
+def set_cmd(
+    obj: AppContext, generation: str, status: str, reviewer: str | None, note: str | None
+) -> None:
     """Record STATUS for GENERATION (run/case_id/template) as a new review event."""
 
     name = reviewer or getattr(obj, "annotator", None)
@@ -104,7 +112,7 @@ def set_cmd(obj: Any, generation: str, status: str, reviewer: str | None, note: 
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
 @click.pass_obj
-def history_cmd(obj: Any, generation: str, fmt: str) -> None:
+def history_cmd(obj: AppContext, generation: str, fmt: str) -> None:
     """Every label and review event of GENERATION, oldest first."""
 
     with obj.store(read_only=True) as store:

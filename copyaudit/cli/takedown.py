@@ -4,7 +4,7 @@ per method, judged with the eight infringement metrics, then the takedown table.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,6 +22,9 @@ from copyaudit.engine.takedown import method_requests, parse_methods, run_takedo
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.studies.takedown.render import takedown_markdown
 from copyaudit.studies.takedown.table import METHODS, takedown_table
+
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
 
 
 @click.command("takedown")
@@ -47,7 +50,7 @@ from copyaudit.studies.takedown.table import METHODS, takedown_table
 @click.option("--table-only", is_flag=True, help="Print the table of the runs stored; run nothing.")
 @click.pass_obj
 def takedown_cmd(
-    obj: Any,
+    obj: AppContext,
     suite: str,
     run_fields: dict[str, Any],
     methods: str,

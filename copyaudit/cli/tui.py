@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from copyaudit.cli.output import print_table
 from copyaudit.identity import resolve_annotator
 from db.queries import table_counts
 
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
 
-def open_app(obj: Any) -> None:
+
+def open_app(obj: AppContext) -> None:
     """Open the Textual app on the database (or print its summary where there is none)."""
     try:
         from screens.app import run_app  # deferred: loads textual

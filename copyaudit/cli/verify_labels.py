@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -32,6 +32,10 @@ from db.queue_designs import (
     NOT_FOR_ESTIMATES,
 )
 from db.queues import create_queue, list_queues, queue_info, queue_item_rows
+
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
+    from db.connection import Store
 
 MAX_DISAGREEMENTS_SHOWN = 20
 MAX_STRATA_SHOWN = 12
@@ -204,7 +208,7 @@ def render_markdown(
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Bootstrap seed.")
 @click.pass_obj
 def agreement_cmd(
-    obj: Any,
+    obj: AppContext,
     run_name: str | None,
     fmt: str,
     adjudicators: tuple[str, ...],
@@ -242,7 +246,7 @@ def agreement_cmd(
 @click.argument("file", type=click.Path(path_type=Path))
 @skip_invalid_option("list the unusable ones on standard error")
 @click.pass_obj
-def import_labels_cmd(obj: Any, file: Path, skip_invalid: bool) -> None:
+def import_labels_cmd(obj: AppContext, file: Path, skip_invalid: bool) -> None:
     """Import human labels (JSONL {annotator, generation: run/case_id/template, target,
     index, label[, note]}, or a file written by `export labels`: each event keeps its uuid
     and time). All or nothing; an event already here (same uuid) or a label equal to the
@@ -305,7 +309,7 @@ def queue_group() -> None:
 )
 @click.pass_obj
 def queue_create_cmd(
-    obj: Any,
+    obj: AppContext,
     name: str,
     run_name: str,
     design: str,
@@ -382,7 +386,7 @@ def _sampling(queue: dict[str, Any]) -> str:
 @queue_group.command("list")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
 @click.pass_obj
-def queue_list_cmd(obj: Any, fmt: str) -> None:
+def queue_list_cmd(obj: AppContext, fmt: str) -> None:
     """Queues with each annotator's progress: generations labelled (any label) and
     complete (every judged item labelled) out of the total."""
 
@@ -407,7 +411,7 @@ def queue_list_cmd(obj: Any, fmt: str) -> None:
 @click.argument("name")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
 @click.pass_obj
-def queue_show_cmd(obj: Any, name: str, fmt: str) -> None:
+def queue_show_cmd(obj: AppContext, name: str, fmt: str) -> None:
     """The generations of queue NAME in labelling order, with its design and seed."""
 
     with obj.store(read_only=True) as store:
@@ -435,7 +439,7 @@ def queue_show_cmd(obj: Any, name: str, fmt: str) -> None:
         click.echo(f"{rate_label(key)}: {line}")
 
 
-def queue_planning(store: Any, info: dict[str, Any]) -> dict[str, str]:
+def queue_planning(store: Store, info: dict[str, Any]) -> dict[str, str]:
     """Rate key -> the planning line of the run's estimates made from this queue, or
     why there is none (the estimates use the run's newest random or stratified queue)."""
     estimates = run_people_estimates(store, info["run"])
@@ -457,7 +461,7 @@ def queue_planning(store: Any, info: dict[str, Any]) -> dict[str, str]:
 @click.command("annotator")
 @click.argument("name", required=False)
 @click.pass_obj
-def annotator_cmd(obj: Any, name: str | None) -> None:
+def annotator_cmd(obj: AppContext, name: str | None) -> None:
     """Show the remembered annotator name, or remember NAME (or the global --annotator)
     as the name stored with the labels you make."""
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from copyaudit.engine.demo_library import TRACED_RUN, build_demo_library
 from copyaudit.engine.runner import RunRequest, judge_run
 from copyaudit.engine.takedown import run_takedown
 from copyaudit.formats import load_cases, read_generation_files
 from copyaudit.judges.options import OFFLINE, JudgeOptions
-from copyaudit.runs.progress import announce
+from copyaudit.runs.progress import ProgressCallback, announce
 from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.takedown.render import takedown_markdown
 from copyaudit.studies.takedown.table import METHODS, takedown_table
@@ -54,7 +55,7 @@ def build_demo(
     store: Store,
     root: Path | None = None,
     judging: JudgeOptions = OFFLINE,
-    on_progress=None,
+    on_progress: ProgressCallback | None = None,
     runs: tuple[str, ...] = tuple(DEMO_RUNS),
 ) -> DemoSummary:
     """Import every sample suite and the generations of each of `runs` (prefixes of
@@ -99,10 +100,16 @@ def build_demo(
     return summary
 
 
-TAKEDOWN_DEMO = {"suite": "literal", "limit": 2, "max_new_tokens": 24}
+class _TakedownDemo(TypedDict):
+    suite: str
+    limit: int
+    max_new_tokens: int
 
 
-def build_takedown_demo(db_path: Path, on_progress=None) -> str:
+TAKEDOWN_DEMO: _TakedownDemo = {"suite": "literal", "limit": 2, "max_new_tokens": 24}
+
+
+def build_takedown_demo(db_path: Path, on_progress: ProgressCallback | None = None) -> str:
     """The takedown comparison on the literal samples with the embedded model: every
     method on the first 2 cases, 24 new tokens each (kept small: CPU decoding); returns
     the table as Markdown. Safe to repeat (the runs resume)."""

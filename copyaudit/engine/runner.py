@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.errors import UserError
 from copyaudit.hashing import stable_hash
@@ -62,6 +62,9 @@ from db.runs import (
     save_judgments,
     suite_kind,
 )
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 MITIGATIONS = tuple(MITIGATION_LABELS)  # the vocabulary's, in CoTaEval's order
 # the notice study's layout (notice before the query), no mitigation
@@ -228,7 +231,7 @@ def execute_run(
 
 
 def _execute_owned(
-    store: Any,
+    store: Store,
     sid: int,
     kind: str,
     request: RunRequest,
@@ -318,7 +321,7 @@ def _execute_owned(
 
 
 def _processor_factory(
-    store: Any, sid: int, request: RunRequest, generator: Generator
+    store: Store, sid: int, request: RunRequest, generator: Generator
 ) -> Callable[[], Any] | None:
     """The logits processor factory of the request's decoding method (None: plain)."""
     if request.mitigation not in LOGIT_METHODS:
@@ -348,7 +351,7 @@ def batch_step(batch_size: int, pending: int) -> int:
 
 
 def _generate(
-    store: Any,
+    store: Store,
     run_id: int,
     generator: Generator,
     request: RunRequest,
@@ -401,7 +404,7 @@ def _generate(
 
 
 def judge_run(
-    store: Any,
+    store: Store,
     run: str,
     judging: JudgeOptions = OFFLINE,
     *,
@@ -415,6 +418,7 @@ def judge_run(
 
     row = run_row(store, run)
     kind = suite_kind(store, row["suite_id"])
+    assert kind is not None  # the run's suite exists
     judge_list, skipped = build_judges(judging, kind, embedder_factory=embedder_factory)
     stored = score_with(
         store, run, judge_list, rejudge=rejudge, on_progress=on_progress, cancel=cancel
@@ -423,7 +427,7 @@ def judge_run(
 
 
 def score_with(
-    store: Any,
+    store: Store,
     run: str,
     judges: Sequence[Judge],
     *,

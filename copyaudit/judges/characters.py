@@ -50,7 +50,7 @@ def _drop_nested(matches: list[tuple[int, int, str]]) -> list[tuple[int, int, st
     return kept
 
 
-def _first_alias(aliases: Any) -> str:
+def _first_alias(aliases: str | Sequence[object]) -> str:
     if isinstance(aliases, str):
         return aliases
     return str(aliases[0]) if aliases else ""
@@ -101,7 +101,7 @@ class CharacterJudge(Judge):
             spans.extend(
                 Span(s, e, item=index, note=alias) for s, e, alias in _drop_nested(matches)
             )
-        count = sum(v.verdict for v in verdicts)
+        count = sum(bool(v.verdict) for v in verdicts)
         spans.sort(key=lambda span: (span.start, span.end))
         return Score(
             "characters",

@@ -124,8 +124,13 @@ def load_combiner(path: Path = WEIGHTS_FILE, expected: tuple[str, ...] = FEATURE
             raise ValueError(f"{path}: weights are for features {features!r}, not {expected}")
         tensors = {key: handle.get_tensor(key) for key in handle.keys()}  # noqa: SIM118
     init, rate = (float(v) for v in tensors["init_rate"])
+    feature, threshold, left, right, value = (tensors[name] for name in _ARRAYS)
     return Combiner(
-        *(tensors[name] for name in _ARRAYS),
+        feature,
+        threshold,
+        left,
+        right,
+        value,
         init=init,
         rate=rate,
         digest=hashlib.sha256(path.read_bytes()).hexdigest(),

@@ -13,11 +13,14 @@ out-of-memory (`AdaptiveBatcher`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from copyaudit.models.batching import AdaptiveBatcher
 from copyaudit.models.seq2seq_greedy import greedy_until_settled, plain_greedy
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 # CopyBench's attribution prompt (Figure 8), with the exact layout of its
 # reference code (scripts/eval_event_copying.py).
@@ -56,11 +59,11 @@ def could_become_answer(text: str) -> bool:
     return any(answer.startswith(text) for answer in _ANSWER_SCORES)
 
 
-def _model_device(model: Any) -> Any:
+def _model_device(model: PreTrainedModel) -> Any:
     return next(model.parameters()).device
 
 
-def choice_ids(tokenizer: Any, yes: str, no: str) -> list[int]:
+def choice_ids(tokenizer: PreTrainedTokenizerBase, yes: str, no: str) -> list[int]:
     """The first token ids of the two answers, whose logits a backend compares."""
     first = [tokenizer(word, add_special_tokens=False)["input_ids"] for word in (yes, no)]
     if not all(first) or first[0][0] == first[1][0]:
@@ -68,14 +71,14 @@ def choice_ids(tokenizer: Any, yes: str, no: str) -> list[int]:
     return [first[0][0], first[1][0]]
 
 
-def answer_ids(tokenizer: Any, answer: str) -> list[int]:
+def answer_ids(tokenizer: PreTrainedTokenizerBase, answer: str) -> list[int]:
     """The ids of `answer` alone, when they decode back to it (else none): the
     greedy loop reads them in one teacher-forced decoder pass."""
     ids = tokenizer(answer, add_special_tokens=False)["input_ids"]
     return ids if tokenizer.decode(ids, skip_special_tokens=True) == answer else []
 
 
-def _model_name(model: Any) -> str:
+def _model_name(model: PreTrainedModel) -> str:
     return str(getattr(model.config, "_name_or_path", "") or type(model).__name__)
 
 
@@ -116,8 +119,8 @@ class Seq2SeqAttributable:
 
     def __init__(
         self,
-        model: Any,
-        tokenizer: Any,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
         batch_size: int = 8,
         scoring: str = "generate",
         max_input_tokens: int = 512,
@@ -158,7 +161,7 @@ class Seq2SeqAttributable:
         return _sorted_batches(prompts, len, self.batcher, self._score_batch)
 
     def _decode(self, ids: list[int]) -> str:
-        return self.tokenizer.decode(ids, skip_special_tokens=True)
+        return cast(str, self.tokenizer.decode(ids, skip_special_tokens=True))  # one sequence
 
     def _score_batch(self, prompts: Sequence[str]) -> list[float]:
         import torch  # deferred: loads torch
@@ -206,7 +209,7 @@ class Seq2SeqAttributable:
             return [float(p) for p in pair[:, 0]]
 
 
-def entailment_label_index(id2label: dict[Any, str]) -> int:
+def entailment_label_index(id2label: Mapping[int, str] | Mapping[str, str]) -> int:
     """Index of the label whose name contains "entail" (case-insensitive), not
     "not_entailment"/"non-entailment"."""
     matches = [
@@ -225,8 +228,8 @@ class NLICrossEncoder:
 
     def __init__(
         self,
-        model: Any,
-        tokenizer: Any,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
         batch_size: int = 16,
         max_length: int = 512,
         threshold: float = 0.5,
@@ -238,7 +241,7 @@ class NLICrossEncoder:
         self.max_length = max_length
         self.threshold = threshold
         self.source = source or _model_name(model)
-        self.entailment_index = entailment_label_index(model.config.id2label)
+        self.entailment_index = entailment_label_index(model.config.id2label or {})
         self.batches_run = 0
 
     def config(self) -> dict[str, Any]:
@@ -280,8 +283,8 @@ class CausalYesNo:
 
     def __init__(
         self,
-        model: Any,
-        tokenizer: Any,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
         batch_size: int = 8,
         max_length: int = 1024,
         threshold: float = 0.5,

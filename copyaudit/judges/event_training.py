@@ -40,6 +40,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -93,7 +94,7 @@ class DevSet:
     digest: str  # sha256 over both files
 
 
-def _records(path: Path) -> list[tuple[int, dict[str, object]]]:
+def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     records = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -151,7 +152,7 @@ def fit_combiner(features: np.ndarray, labels: np.ndarray) -> Combiner:
     trees = [estimator[0].tree_ for estimator in model.estimators_]
     nodes = max(tree.node_count for tree in trees)
 
-    def table(read: Callable[[object], np.ndarray], dtype: type, fill: float) -> np.ndarray:
+    def table(read: Callable[[Any], np.ndarray], dtype: type, fill: float) -> np.ndarray:
         out = np.full((len(trees), nodes), fill, dtype=dtype)
         for t, tree in enumerate(trees):
             out[t, : tree.node_count] = read(tree)
@@ -434,7 +435,9 @@ def ablation(embedder: Embedder) -> str:
     for name, (dropped, added) in ABLATIONS.items():
         keep = [i for i, f in enumerate(FEATURES) if f not in dropped]
 
-        def training(held: str | None, keep: list[int] = keep, added: tuple = added):
+        def training(
+            held: str | None, keep: list[int] = keep, added: tuple = added
+        ) -> tuple[np.ndarray, np.ndarray]:
             rows = story_of != held
             xs, ys = [base[rows][:, keep]], [labels[rows]]
             for key in added:

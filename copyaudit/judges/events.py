@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from copyaudit.judges.base import Judge
 from copyaudit.judges.lm_judge import REQUEST_FAILED, UNPARSEABLE
@@ -120,7 +120,7 @@ class EventJudge(Judge):
         for item in items:
             events = item.payload.get("reference_events")
             valid = isinstance(events, list) and all(isinstance(e, str) for e in events)
-            events_per_item.append(list(events) if valid else None)
+            events_per_item.append(list(cast("list[str]", events)) if valid else None)
             windows_per_item.append(self.windows(item.output or ""))
         states = {
             (g, e): _EventState()

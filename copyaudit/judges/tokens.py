@@ -19,7 +19,7 @@ import sys
 from functools import lru_cache
 from itertools import islice
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 _ASCII_ALNUM_RUN = re.compile(r"[a-z0-9]+")
 _VALID_ROUGE_TOKEN = re.compile(r"^[a-z0-9]+$")
@@ -155,7 +155,7 @@ def words_and_offsets(
                 runs += _ASCII_ALNUM_RUN.findall(lowered, head[-1].end())
             words = list(map(_rouge_word, runs))
             if None not in words:
-                return words, list(map(re.Match.span, head))
+                return cast("list[str]", words), list(map(re.Match.span, head))
     tokens = tokenize_with_offsets(text, tokenizer)
     return [token.text for token in tokens], [(token.start, token.end) for token in tokens[:limit]]
 

@@ -18,12 +18,16 @@ the combiner is constrained to them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from copyaudit.judges import event_features as ef
 from copyaudit.judges.entailment_aligned import UNSUPPORTED, AlignedFeatures, aligned_index
 from copyaudit.judges.entailment_lexical import candidate_passages, content_stems
+
+if TYPE_CHECKING:
+    from copyaudit.models.base import Embedder
 
 JOIN_SENTENCES = 3  # a window is 1..3 consecutive sentences
 OLD_WEIGHT, OLD_JOIN = 0.6, 2  # the `events` judge's cosine weight and its candidates' size
@@ -52,7 +56,7 @@ FEATURES: tuple[str, ...] = tuple(SIGNS)
 class WindowFeatures(AlignedFeatures):
     """`FEATURES` of (event, story) pairs over 1-3 sentence windows."""
 
-    def __init__(self, embedder, batch_size: int = 64) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, embedder: Embedder, batch_size: int = 64) -> None:
         super().__init__(embedder, JOIN_SENTENCES, batch_size)
 
     def features(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:

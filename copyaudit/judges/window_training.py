@@ -84,7 +84,7 @@ def fit_combiner(features: np.ndarray, labels: np.ndarray, kinds: np.ndarray) ->
     width = max(len(n) for n in nodes)
 
     def table(field: str, dtype: type, fill: float) -> np.ndarray:
-        out = np.full((len(nodes), width), fill, dtype=dtype)
+        out: np.ndarray = np.full((len(nodes), width), fill, dtype=dtype)
         for t, tree in enumerate(nodes):
             values = tree[field].astype(dtype)
             if field in ("left", "right"):

@@ -39,7 +39,7 @@ class DecodingControl:
     each step decoded (one per sequence of the batch)."""
 
     cancel: threading.Event
-    on_tokens: Callable[[int], None] | None = None
+    on_tokens: Callable[[int], object] | None = None
 
     def step(self, tokens: int) -> bool:
         """Report a decoding step; True when the batch should stop now."""

@@ -97,7 +97,7 @@ class _WatchedConnections:
                 connect()
                 watchdog.track(made.sock)
 
-            made.connect = watched_connect  # type: ignore[method-assign]
+            made.connect = watched_connect
             return made
 
         return super().do_open(connection, req, **kwargs)  # type: ignore[misc]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from transformers import (
@@ -38,6 +38,9 @@ from copyaudit.models.hf_scoring import HFChoiceScorer, HFTokenScorer
 from copyaudit.models.padding import left_pad
 from copyaudit.models.stopping import DEFAULT_STOP, truncate_at_stop
 from copyaudit.models.takedown_decoding import BatchRows
+
+if TYPE_CHECKING:
+    from transformers import GenerationMixin, PreTrainedTokenizerBase
 
 __all__ = ["DEFAULT_STOP", "HFChoiceScorer", "HFGenerator", "HFTokenScorer"]
 
@@ -111,13 +114,14 @@ class HFGenerator:
             )
         for max_new_tokens, items in groups.items():
             items.sort(key=lambda item: len(item.token_ids), reverse=True)  # less padding
+
+            def run_batch(
+                chunk: Sequence[_Prepared], n: int = max_new_tokens
+            ) -> list[GenerationResult]:
+                return self._generate_batch(chunk, n, logits_processor_factory, control)
+
             try:
-                batch_results = self.batcher.run(
-                    items,
-                    lambda chunk, n=max_new_tokens: self._generate_batch(
-                        chunk, n, logits_processor_factory, control
-                    ),
-                )
+                batch_results = self.batcher.run(items, run_batch)
             except BatchTooLargeError:
                 batch_results = self._generate_one_by_one(
                     items, max_new_tokens, logits_processor_factory, control
@@ -244,7 +248,7 @@ class HFGenerator:
 
         started = time.perf_counter()
         with torch.inference_mode():
-            output = loaded.model.generate(
+            output = cast("GenerationMixin", loaded.model).generate(  # a causal LM generates
                 input_ids=input_ids,
                 attention_mask=attention_mask,
                 max_new_tokens=max_new_tokens,
@@ -264,7 +268,7 @@ class HFGenerator:
             if stopper is not None and row in stopper.stopped_at:
                 generated = generated[: stopper.stopped_at[row]]
             generated = _cut_at_eos(generated, self._eos_ids)
-            text = loaded.tokenizer.decode(generated, skip_special_tokens=True)
+            text = cast(str, loaded.tokenizer.decode(generated, skip_special_tokens=True))
             results.append(
                 GenerationResult(
                     text=truncate_at_stop(text, self.stop), tokens=len(generated), seconds=seconds
@@ -298,14 +302,16 @@ class StopOnText(StoppingCriteria):
     tokens it had generated then (`stopped_at[row]`). Only the generated part is
     decoded (the last `window` tokens), so a stop string inside the prompt is ignored."""
 
-    def __init__(self, tokenizer: Any, stop: str, prompt_length: int, window: int = 16) -> None:
+    def __init__(
+        self, tokenizer: PreTrainedTokenizerBase, stop: str, prompt_length: int, window: int = 16
+    ) -> None:
         self.tokenizer = tokenizer
         self.stop = stop
         self.prompt_length = prompt_length
         self.window = max(window, len(stop) + 1)
         self.stopped_at: dict[int, int] = {}
 
-    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any) -> Any:
         generated = input_ids[:, self.prompt_length :]
         count = generated.shape[1]
         tails = self.tokenizer.batch_decode(
@@ -326,7 +332,7 @@ class StopOnCancel(StoppingCriteria):
     def __init__(self, control: DecodingControl) -> None:
         self.control = control
 
-    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any) -> Any:
         stop = self.control.step(int(input_ids.shape[0]))
         return torch.full((input_ids.shape[0],), stop, dtype=torch.bool, device=input_ids.device)
 
@@ -336,13 +342,13 @@ class PaddingAwareRepetitionPenalty(LogitsProcessor):
     multiply negative ones, for every token already in the sequence), except that left
     padding does not count as "already in the sequence"."""
 
-    def __init__(self, penalty: float, prompt_attention_mask: Any) -> None:
+    def __init__(self, penalty: float, prompt_attention_mask: torch.Tensor) -> None:
         if penalty <= 0:
             raise ValueError(f"repetition penalty must be > 0, got {penalty}")
         self.penalty = penalty
         self.padding = prompt_attention_mask == 0  # (batch, prompt_length)
 
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> Any:
         padding = torch.zeros_like(input_ids, dtype=torch.bool)
         padding[:, : self.padding.shape[1]] = self.padding
         # Padding positions point at the row's last token, which is penalised anyway.

@@ -6,11 +6,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.errors import UserError
 from copyaudit.hashing import file_sha256
 from copyaudit.vocabulary import DTYPE_NAMES
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 
 class ModelLoadError(UserError):
@@ -22,8 +25,8 @@ class LoadedCausalLM:
     """A causal LM, its tokenizer and where they came from. Shared by the generator and
     the scorers so that one model in memory can serve all of them."""
 
-    model: Any
-    tokenizer: Any
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
     source: str  # hub id or local path as given
     device: str
     dtype: str
@@ -195,7 +198,7 @@ def hub_commit(model_id: str, options: dict[str, Any]) -> str | None:
     return extract_commit_hash(path, None)
 
 
-def _pad_token_id(tokenizer: Any) -> int:
+def _pad_token_id(tokenizer: PreTrainedTokenizerBase) -> int:
     """The tokenizer's pad id; falls back to EOS (set on the tokenizer), then 0. We pad
     by hand with an attention mask, so the id only needs to be a valid token."""
     if tokenizer.pad_token_id is None and tokenizer.eos_token is not None:
@@ -205,7 +208,7 @@ def _pad_token_id(tokenizer: Any) -> int:
     return 0
 
 
-def max_positions(model: Any) -> int | None:
+def max_positions(model: PreTrainedModel) -> int | None:
     """The model's context length, when its config says."""
     config = model.config
     for name in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):

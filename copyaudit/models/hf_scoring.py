@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -22,13 +22,16 @@ from copyaudit.models.hf_loading import (
 from copyaudit.models.padding import left_pad, right_pad
 from copyaudit.models.prefix_sharing import shared_prefix_last_logits
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
 # The DE-COP prompt ends with "Answer:"; the answer letter is the token that follows it.
 ANSWER_CONTEXT = "Answer:"
 # Stands for the user turn while the chat template is rendered (private-use characters).
 _USER_TURN = "\ue000user turn\ue001"
 
 
-def chat_frame(tokenizer: Any, system: str | None) -> tuple[str, str]:
+def chat_frame(tokenizer: PreTrainedTokenizerBase, system: str | None) -> tuple[str, str]:
     """(before, after): the model's chat template around one user turn, with the system
     prompt and the assistant turn opened (add_generation_prompt), so that the prompt as
     sent is before + user turn + after and the answer is read where the assistant starts.
@@ -38,7 +41,7 @@ def chat_frame(tokenizer: Any, system: str | None) -> tuple[str, str]:
     messages = [{"role": "user", "content": _USER_TURN}]
     if system:
         messages.insert(0, {"role": "system", "content": system})
-    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    text = str(tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
     before, found, after = text.partition(_USER_TURN)
     if not found or _USER_TURN in after:
         raise ModelLoadError("the model's chat template rewrites the user turn; use --plain")
@@ -143,7 +146,7 @@ class HFChoiceScorer(_ScorerBase):
         return self.share_prefixes
 
     def _score_shared(self, encoded: Sequence[list[int]], token_ids: list[int]) -> list[Any]:
-        def read(logits: Any) -> np.ndarray:
+        def read(logits: torch.Tensor) -> np.ndarray:
             return torch.softmax(logits[token_ids].float(), dim=-1).cpu().numpy()
 
         options = {"logits_to_keep": 1} if self._accepts_logits_to_keep else {}

@@ -21,7 +21,7 @@ import os
 import time
 import urllib.error
 import urllib.request
-from typing import Any
+from typing import IO, Any
 
 from copyaudit.endpoint_url import check_base_url
 from copyaudit.models.endpoint_limits import (
@@ -45,7 +45,15 @@ class RequestFailed(Exception):
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """Refuses every redirect: following one would send the API key elsewhere."""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: http.client.HTTPMessage,
+        newurl: str,
+    ) -> urllib.request.Request | None:
         raise RequestFailed(
             f"HTTP {code}: the endpoint redirects to {newurl}; not followed (the API key is "
             "sent only to the address given): use that address as the base URL if you "

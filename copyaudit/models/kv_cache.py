@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 
-def cache_keyword(model: Any) -> str:
+def cache_keyword(model: PreTrainedModel) -> str:
     """The forward argument for the cache: `cache` since transformers 5, before
     that `past_key_values`."""
     return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"

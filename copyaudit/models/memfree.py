@@ -14,9 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from transformers import LogitsProcessor
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedTokenizerBase
 
 
 def _key(prefix: Iterable[int]) -> int:
@@ -30,7 +34,9 @@ class NgramIndex:
     ngram_count: int = 0
 
     @classmethod
-    def build(cls, protected_texts: Sequence[str], tokenizer: Any, n: int = 10) -> NgramIndex:
+    def build(
+        cls, protected_texts: Sequence[str], tokenizer: PreTrainedTokenizerBase, n: int = 10
+    ) -> NgramIndex:
         """Index every n-gram of token ids of each protected text (no special tokens)."""
         index = cls(n=n)
         for text in protected_texts:
@@ -74,7 +80,7 @@ class MemFreeLogitsProcessor(LogitsProcessor):
     def __init__(self, index: NgramIndex) -> None:
         self.index = index
 
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> Any:
         window = self.index.n - 1
         if input_ids.shape[1] < window:
             return scores

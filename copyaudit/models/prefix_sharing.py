@@ -12,15 +12,18 @@ computed alone.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from copyaudit.models.kv_cache import cache_keyword
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
 
 def shared_prefix_last_logits(
-    model: Any,
+    model: PreTrainedModel,
     sequences: Sequence[Sequence[int]],
     device: str,
     read: Callable[[Any], Any],

@@ -18,10 +18,14 @@ so that argmax of the raw logits is what generate would pick.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from copyaudit.models.kv_cache import cache_keyword
 from copyaudit.models.unpadded_encoder import unpadded_encoder
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel
 
 # GenerationConfig fields whose non-default values make generate() alter logits or
 # stopping; with any of them set, the caller keeps generate().
@@ -44,7 +48,7 @@ _LOGIT_CHANGING = {
 }
 
 
-def plain_greedy(model: Any) -> bool:
+def plain_greedy(model: PreTrainedModel) -> bool:
     """True when greedy generate() on this model is argmax of the raw logits, with a
     single EOS id (nothing in its generation config changes logits or stopping)."""
     config = getattr(model, "generation_config", None)
@@ -58,9 +62,9 @@ def plain_greedy(model: Any) -> bool:
 
 
 def greedy_until_settled(
-    model: Any,
-    input_ids: Any,
-    attention_mask: Any,
+    model: PreTrainedModel,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
     max_new_tokens: int,
     settled: Callable[[list[int]], bool],
     expected: Sequence[int] = (),
@@ -121,7 +125,7 @@ def greedy_until_settled(
     return tokens
 
 
-def _ids(model: Any) -> tuple[int, int]:
+def _ids(model: PreTrainedModel) -> tuple[int, int]:
     """The model's EOS id and decoder start id."""
     config = model.generation_config
     eos = config.eos_token_id if isinstance(config.eos_token_id, int) else config.eos_token_id[0]
@@ -132,9 +136,9 @@ def _ids(model: Any) -> tuple[int, int]:
 
 
 def _forced_pass(
-    model: Any,
-    hidden: Any,
-    attention_mask: Any,
+    model: PreTrainedModel,
+    hidden: torch.Tensor,
+    attention_mask: torch.Tensor,
     max_new_tokens: int,
     settled: Callable[[list[int]], bool],
     expected: list[int],
@@ -176,9 +180,9 @@ def _forced_pass(
 
 
 def _step_by_step(
-    model: Any,
-    hidden: Any,
-    attention_mask: Any,
+    model: PreTrainedModel,
+    hidden: torch.Tensor,
+    attention_mask: torch.Tensor,
     max_new_tokens: int,
     settled: Callable[[list[int]], bool],
 ) -> list[list[int]]:

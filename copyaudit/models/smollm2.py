@@ -98,7 +98,7 @@ def _convert(source: Path, gguf_sha256: str, target: Path) -> None:
         tokenizer = AutoTokenizer.from_pretrained(package, gguf_file=source.name)
         # The weights are plain float32 tensors now; drop the GGUF quantizer, which
         # refuses to serialise, so the model saves as an ordinary checkpoint.
-        model.hf_quantizer = None
+        model.hf_quantizer = None  # type: ignore[assignment]  # transformers types it as a module
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         model.save_pretrained(staging, safe_serialization=True)

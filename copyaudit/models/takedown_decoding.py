@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from transformers import LogitsProcessor
@@ -32,6 +32,9 @@ from transformers import LogitsProcessor
 from copyaudit.models.base import GenerationRequest
 from copyaudit.models.kv_cache import cache_keyword
 from copyaudit.models.padding import left_pad
+
+if TYPE_CHECKING:
+    from copyaudit.models.hf_loading import LoadedCausalLM
 
 TOP_K = 50  # transformers' GenerationConfig.top_k default, the k CoTaEval perturbs
 
@@ -43,7 +46,7 @@ class BatchRows:
 
     prompt_ids: Sequence[Sequence[int]]
     requests: Sequence[GenerationRequest]
-    loaded: Any
+    loaded: LoadedCausalLM
 
 
 def row_seed(seed: int, prompt_ids: Sequence[int]) -> int:
@@ -66,7 +69,7 @@ class TopKPerturbation(LogitsProcessor):
     def bind_batch(self, batch: BatchRows) -> None:
         self._generators = [_generator(row_seed(self.seed, ids)) for ids in batch.prompt_ids]
 
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> Any:
         rows, vocabulary = scores.shape
         if self._generators is None or len(self._generators) != rows:
             # not bound to a batch (a direct call): rows seeded by their position
@@ -98,7 +101,7 @@ class ReversedContextAwareDecoding(LogitsProcessor):
         if alpha < 0:
             raise ValueError(f"R-CAD needs alpha >= 0, got {alpha}")
         self.alpha = float(alpha)
-        self._loaded: Any = None
+        self._loaded: LoadedCausalLM | None = None
         self._null_ids: list[list[int]] = []
         self._mask: Any = None
         self._past: Any = None
@@ -113,7 +116,7 @@ class ReversedContextAwareDecoding(LogitsProcessor):
         ]
         self._past = None
 
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> Any:
         if self._loaded is None:
             raise RuntimeError("R-CAD decodes with HFGenerator, which binds it to each batch")
         if self.alpha == 0:

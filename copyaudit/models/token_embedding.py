@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from copyaudit.models.embedding import HFEmbedder
 
 
 @runtime_checkable
@@ -29,7 +32,9 @@ class HFTokenEmbedder:
     """Token vectors from `layer` (hidden_states index; None = the last layer) of an
     `HFEmbedder`'s model, sharing its loaded weights."""
 
-    def __init__(self, embedder: Any, layer: int | None = None, window: int | None = None) -> None:
+    def __init__(
+        self, embedder: HFEmbedder, layer: int | None = None, window: int | None = None
+    ) -> None:
         self.embedder = embedder
         self.layer = layer
         special = len(embedder.tokenizer("", return_special_tokens_mask=True)["input_ids"])

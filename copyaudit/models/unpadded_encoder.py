@@ -16,21 +16,25 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel
 
 NAME = "copyaudit_unpadded_sdpa"
 _ROW_LENGTHS: ContextVar[list[int] | None] = ContextVar("copyaudit_row_lengths", default=None)
 
 
 def _attention(
-    module: Any,
-    query: Any,
-    key: Any,
-    value: Any,
-    attention_mask: Any,
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor,
     dropout: float = 0.0,
     scaling: float | None = None,
-    position_bias: Any = None,
+    position_bias: torch.Tensor | None = None,
     **kwargs: Any,
 ) -> tuple[Any, None]:
     """sdpa per row on its first `length` positions (the lengths set by
@@ -62,7 +66,7 @@ def _attention(
     return output, None
 
 
-def _eligible(model: Any, attention_mask: Any, lengths: Any) -> bool:
+def _eligible(model: PreTrainedModel, attention_mask: torch.Tensor, lengths: torch.Tensor) -> bool:
     import torch  # deferred: loads torch
 
     encoder = model.get_encoder()
@@ -76,7 +80,7 @@ def _eligible(model: Any, attention_mask: Any, lengths: Any) -> bool:
 
 
 @contextmanager
-def unpadded_encoder(model: Any, attention_mask: Any) -> Iterator[Any]:
+def unpadded_encoder(model: PreTrainedModel, attention_mask: torch.Tensor) -> Iterator[Any]:
     """Within the block, the encoder of `model` attends row by row; yields the
     mask to pass to the encoder: None when unpadded attention applies (or no row
     is padded), else `attention_mask` unchanged (the ordinary path)."""

@@ -30,7 +30,7 @@ code, .hash { font-family: ui-monospace, monospace; font-size: 0.85em; word-brea
 """
 
 
-def esc(value: Any) -> str:
+def esc(value: object) -> str:
     """`value` as inert HTML text (also safe in a quoted attribute); None is empty."""
     return "" if value is None else escape(visible_bidi(str(value)), quote=True)
 
@@ -46,7 +46,7 @@ def markdown_html(text: str) -> str:
     return markdown.markdown(source, extensions=["tables", "fenced_code"])
 
 
-def code(value: Any) -> str:
+def code(value: object) -> str:
     """`value` escaped in a <code> element (names, hashes, ids)."""
     return f"<code>{esc(value)}</code>"
 
@@ -56,12 +56,12 @@ def pre(inner_html: str) -> str:
     return f'<pre class="text">{inner_html}</pre>'
 
 
-def json_block(value: Any) -> str:
+def json_block(value: object) -> str:
     """`value` as escaped, indented JSON in a <pre>."""
     return pre(esc(stable_json(value)))
 
 
-def folded_json(value: Any, summary: str = "config") -> str:
+def folded_json(value: object, summary: str = "config") -> str:
     """JSON behind a <details> toggle (configurations are long)."""
     return f"<details><summary>{esc(summary)}</summary>{json_block(value)}</details>"
 

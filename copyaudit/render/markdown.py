@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 
-def cell(value: Any) -> str:
+def cell(value: object) -> str:
     """One table cell: str() of `value` on one line, `|` escaped (None is empty)."""
     return "" if value is None else " ".join(str(value).split()).replace("|", "\\|")
 

@@ -4,12 +4,15 @@ words: one plain line per rate, for Markdown, HTML, comparisons, dossiers and sc
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.render.text import DASH, headline_text, percent
 from copyaudit.verification.estimates import NOT_LABELLED, RATES, people_estimates
 from db.case_file import run_judges
 from db.queries import run_overview
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 RATE = {rate.key: rate for rate in RATES}
 PEOPLE_TITLE = "The run's rates as people would give them (estimated)"
@@ -73,7 +76,7 @@ def people_markdown(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def run_people_estimates(store: Any, run: str, kind: str | None = None) -> dict[str, Any]:
+def run_people_estimates(store: Store, run: str, kind: str | None = None) -> dict[str, Any]:
     """A run's people_estimates without its whole report (the judged metrics read from
     its judge configurations; `kind` looked up when not given)."""
     if kind is None:
@@ -82,7 +85,7 @@ def run_people_estimates(store: Any, run: str, kind: str | None = None) -> dict[
     return people_estimates(store, run, kind, judged)
 
 
-def run_people_lines(store: Any, run: str, kind: str | None = None) -> list[str]:
+def run_people_lines(store: Store, run: str, kind: str | None = None) -> list[str]:
     """A run's people lines (a dossier's run summary): the judge's figure is its rate
     over the generations it judged."""
     report = {"people_estimates": run_people_estimates(store, run, kind)}

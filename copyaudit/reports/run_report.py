@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.metrics_spec import report_headlines
 from copyaudit.render.markdown import table
@@ -22,6 +22,9 @@ from db.queries import run_overview
 from db.run_totals import thresholds as run_thresholds
 from db.runs import run_row
 from db.tracing import traced_statuses
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 __all__ = ["build_report", "histogram", "report_markdown", "summarize_scores"]
 
@@ -61,7 +64,7 @@ def summarize_scores(
 
 
 def build_report(
-    store: Any, run: str, notice_thresholds: dict[str, tuple[float, float]] | None = None
+    store: Store, run: str, notice_thresholds: dict[str, tuple[float, float]] | None = None
 ) -> dict[str, Any]:
     row = run_row(store, run)  # a clear error for an unknown run
     overview = run_overview(store, run)

@@ -5,15 +5,19 @@ size), or counted from judgment rows (the same figures; tests hold the two equal
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from copyaudit.judges.metric_facts import fraction_metrics
 from db.fraction_metrics import binned_metrics
 from db.run_totals import judgment_tallies, metric_values, value_counts
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 FRACTION_EDGES = np.linspace(0.0, 1.0, 11)  # ten bins over [0, 1]
 
@@ -28,7 +32,7 @@ class Tally:
     verdicts: int = 0
     flagged: int = 0
 
-    def add(self, value: float | None, flagged: Any) -> None:
+    def add(self, value: float | None, flagged: bool | int | None) -> None:
         self.judged += 1
         if value is not None:
             self.valued += 1
@@ -149,8 +153,8 @@ def scores_from_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, MetricScore
         entry = scores.get(metric)
         if entry is None:
             entry = scores[metric] = MetricScores(metric)
-            mine = values[metric] = []
-            entry.read_values = lambda mine=mine: mine
+            values[metric] = []
+            entry.read_values = functools.partial(values.__getitem__, metric)
         entry.total.add(value, row["flagged"])
         template = row.get("template")
         if template is not None:
@@ -162,7 +166,7 @@ def scores_from_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, MetricScore
     return dict(sorted(scores.items()))
 
 
-def scores_from_store(store: Any, run_id: int) -> dict[str, MetricScores]:
+def scores_from_store(store: Store, run_id: int) -> dict[str, MetricScores]:
     """metric -> the run's scores read from the database's totals, in metric name order."""
     scores: dict[str, MetricScores] = {}
     for row in judgment_tallies(store, run_id):
@@ -170,7 +174,7 @@ def scores_from_store(store: Any, run_id: int) -> dict[str, MetricScores]:
         entry = scores.get(metric)
         if entry is None:
             entry = scores[metric] = MetricScores(
-                metric, read_values=lambda m=metric: metric_values(store, run_id, m)
+                metric, read_values=functools.partial(metric_values, store, run_id, metric)
             )
         tally = Tally(
             row["judged"], row["valued"], row["value_sum"], row["verdicts"], row["flagged"]

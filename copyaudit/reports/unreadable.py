@@ -5,14 +5,17 @@ most of a metric's judgments, since its rate then rests on the few that were rea
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from copyaudit.judges.lm_judge import UNREADABLE_ERRORS
 from db.queries import errors_starting
 from db.run_totals import judgment_tallies
 
+if TYPE_CHECKING:
+    from db.connection import Store
 
-def unreadable_counts(store: Any, run_id: int) -> dict[str, int]:
+
+def unreadable_counts(store: Store, run_id: int) -> dict[str, int]:
     """metric -> the run's judgments left without a value by an unreadable answer."""
     return errors_starting(store, run_id, UNREADABLE_ERRORS)
 
@@ -28,7 +31,7 @@ def unreadable_warnings(unreadable: Mapping[str, int], judged: Mapping[str, int]
     ]
 
 
-def run_warnings(store: Any, run_id: int) -> list[str]:
+def run_warnings(store: Store, run_id: int) -> list[str]:
     """The run's warnings about unreadable judgments (the app shows them with the run)."""
     judged: dict[str, int] = {}
     for row in judgment_tallies(store, run_id):

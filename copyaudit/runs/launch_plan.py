@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.errors import UserError
 from copyaudit.judges.options import stored_defaults
 from copyaudit.runs.run_request import METHOD_PARAMETERS
 from db.runs import stored_configuration
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,10 @@ _GENERATION_CONFIG = ("limit", "shots", "memfree_n", "max_new_tokens", "notice_p
 def _field_default(request: Any, name: str) -> Any:
     """The default of dataclass field `name` of `request`'s class."""
     spec = {f.name: f for f in fields(request)}[name]
-    return spec.default_factory() if spec.default is MISSING else spec.default  # type: ignore[misc]
+    if spec.default is not MISSING:
+        return spec.default
+    assert spec.default_factory is not MISSING  # every request field has a default
+    return spec.default_factory()
 
 
 def configuration_conflicts(
@@ -125,7 +131,7 @@ def cli_flag(field: str) -> str:
 
 
 def refuse_conflicts(
-    store: Any, request: Any, *, calibration: tuple[str, list[str]] | None = None
+    store: Store, request: Any, *, calibration: tuple[str, list[str]] | None = None
 ) -> None:
     """Before any model loads: UserError naming each command-line option whose value
     differs from the stored run of the request's name (none stored: nothing to say)."""

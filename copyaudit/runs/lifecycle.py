@@ -114,7 +114,9 @@ def open_run(
     check_run_name(name)
     with Store(db_path) as store, owned(store, name, purpose):
         sid = suite_id(store, suite)
-        yield store, sid, suite_kind(store, sid)
+        kind = suite_kind(store, sid)
+        assert kind is not None  # suite_id found it
+        yield store, sid, kind
 
 
 def start_run(store: Store, spec: RunSpec) -> int:

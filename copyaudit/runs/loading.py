@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from copyaudit.runs.progress import ProgressCallback, announce
 from db import Store
@@ -26,7 +25,7 @@ def loading(
         yield
 
 
-def uses_chat(model: Any, requested: bool | None) -> bool:
+def uses_chat(model: object, requested: bool | None) -> bool:
     """Chat formatting when asked; by default (None) when the model has a chat template
     (instruct models, as CopyBench prompted them) or is a chat endpoint."""
     if requested is not None:

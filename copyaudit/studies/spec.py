@@ -141,7 +141,9 @@ class ImportPlan:
     note: str = ""
 
 
-def payload_reference(kind: str, payload: Mapping[str, Any], judgments: Sequence[Any]):
+def payload_reference(
+    kind: str, payload: Mapping[str, Any], judgments: Sequence[Any]
+) -> list[ReferenceText]:
     """The case's payload as JSON: the reference of a study that shows no other."""
     return [ReferenceText("Case payload", stable_json(payload))]
 

@@ -283,7 +283,7 @@ def disagreement_rows(
         if not verdict.excluded and verdict.verdict is not None:
             key = (verdict.run, verdict.generation_id, verdict.target, verdict.item_index)
             judged[key].append(verdict)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for key, item in items.items():
         votes = Counter([*item.annotators.values(), *item.adjudicators.values()])
         reference = references[key]

@@ -119,7 +119,7 @@ def _decisions(
         if not items or any(r is None or r.label is None for r in refs):
             partly += any(r is not None for r in refs)
             continue
-        yes = sum(r.label == YES for r in refs)
+        yes = sum(r is not None and r.label == YES for r in refs)
         if rate.item_level:
             people[g] = yes / len(items)
         elif rate.target in NUMBERED_TARGETS:
@@ -176,17 +176,18 @@ def estimate_rate(
     if not decisions.judge:
         return {"reason": "the judge gave no verdict on this run"}
     if not queues:
-        labelled = len(decisions.people)
+        n_labelled = len(decisions.people)
         hint = f"create one: {CREATE_HINT.format(run=run)}"
         partly = (
             f" ({decisions.partly} more with items not decided: unlabelled, tied or unsure)"
             if decisions.partly
             else ""
         )
-        if not labelled and not partly:
+        if not n_labelled and not partly:
             return {"reason": f"no labelled generations and no random sample ({hint})"}
         return {
-            "reason": f"{labelled} labelled generations{partly}, none from a random sample ({hint})"
+            "reason": f"{n_labelled} labelled generations{partly}, "
+            f"none from a random sample ({hint})"
         }
     queue = queues[0]
     sampled = [g for g in queue["items"] if g in decisions.judge]

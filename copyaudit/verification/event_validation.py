@@ -121,9 +121,13 @@ def load_validation(path: Path = VALIDATION_FILE) -> ValidationSet:
     stories: list[Story] = []
     for record in read_json_records(path):
         events = _events(record)
-        text = [_field(record, record.data, f) for f in ("story_id", "voice", "source_work")]
+        story_id, voice, source_work = (
+            _field(record, record.data, f) for f in ("story_id", "voice", "source_work")
+        )
         story = Story(
-            *text,
+            story_id,
+            voice,
+            source_work,
             _field(record, record.data, "story"),
             tuple(e for e, _, _ in events),
             tuple(label for _, label, _ in events),
@@ -181,7 +185,9 @@ def judge_stories(judge: Judge, stories: Sequence[tuple[Sequence[str], str]]) ->
             raise RuntimeError(f"judge {judge.name} could not judge a story: {score.error}")
         ordered = sorted(score.items, key=lambda v: v.index)
         verdicts.append(tuple(bool(v.verdict) for v in ordered))
-        scores.append(tuple(float(v.verdict if v.score is None else v.score) for v in ordered))
+        scores.append(
+            tuple(float(bool(v.verdict)) if v.score is None else v.score for v in ordered)
+        )
     key = score_threshold(judge.name)
     threshold = None if key is None else judge.config().get(key)
     return Judged(
@@ -242,8 +248,11 @@ def story_bootstrap(
     intervals: dict[str, tuple[float, float] | None] = {}
     for metric, found in values.items():
         found = found[~np.isnan(found)]
-        low, high = np.quantile(found, [0.025, 0.975]) if found.size else (None, None)
-        intervals[metric] = None if low is None else (float(low), float(high))
+        if found.size:
+            low, high = np.quantile(found, [0.025, 0.975])
+            intervals[metric] = (float(low), float(high))
+        else:
+            intervals[metric] = None
     return intervals
 
 

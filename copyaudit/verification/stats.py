@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from itertools import combinations
-from typing import Any
+from typing import Any, TypeVar
 
 import krippendorff
 import numpy as np
@@ -20,6 +20,10 @@ import numpy as np
 METRICS: tuple[str, ...] = ("accuracy", "precision", "recall", "f1")
 YES, NO, UNSURE = "yes", "no", "unsure"
 HUMAN_LABELS: tuple[str, ...] = (YES, NO, UNSURE)
+
+
+_Unit = TypeVar("_Unit", bound=Hashable)  # an item the annotators labelled
+_Coder = TypeVar("_Coder", bound=Hashable)  # an annotator
 
 
 def _counts(pred: np.ndarray, gold: np.ndarray) -> tuple[Any, Any, Any, Any]:
@@ -35,13 +39,17 @@ def _ratio(numerator: int, denominator: int) -> float | None:
     return None if denominator == 0 else numerator / denominator
 
 
-def _as_bool_arrays(pred: Sequence[bool], gold: Sequence[bool]) -> tuple[np.ndarray, np.ndarray]:
+def _as_bool_arrays(
+    pred: Sequence[bool] | np.ndarray, gold: Sequence[bool] | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     if len(pred) != len(gold):
         raise ValueError("pred and gold must have the same length")
     return np.asarray(pred, dtype=bool), np.asarray(gold, dtype=bool)
 
 
-def binary_metrics(pred: Sequence[bool], gold: Sequence[bool]) -> dict[str, Any]:
+def binary_metrics(
+    pred: Sequence[bool] | np.ndarray, gold: Sequence[bool] | np.ndarray
+) -> dict[str, Any]:
     """Confusion counts, accuracy, precision, recall and F1 of `pred` against `gold`.
 
     F1 is 2TP / (2TP + FP + FN), which equals the harmonic mean of precision and
@@ -162,14 +170,14 @@ def reference_labels(
 # ---------------------------------------------------------------------------
 
 
-def _usable(label: Any) -> bool:
+def _usable(label: object) -> bool:
     """A label that counts as an observed value (not missing and not "unsure")."""
     return label is not None and str(label).strip().lower() != UNSURE
 
 
 def reliability_matrix(
-    units: Mapping[Hashable, Mapping[Hashable, Any]],
-) -> tuple[np.ndarray, list[Hashable], list[Hashable], list[Any]]:
+    units: Mapping[_Unit, Mapping[_Coder, object]],
+) -> tuple[np.ndarray, list[_Coder], list[_Unit], list[Any]]:
     """Annotators x items matrix of label codes with np.nan for missing or "unsure".
 
     Returns (matrix, annotators, items, values) where code i stands for values[i].
@@ -191,11 +199,11 @@ def reliability_matrix(
     return matrix, annotators, items, values
 
 
-def _key(label: Any) -> Any:
+def _key(label: object) -> Any:
     return label.strip().lower() if isinstance(label, str) else label
 
 
-def krippendorff_alpha(units: Mapping[Hashable, Mapping[Hashable, Any]]) -> float | None:
+def krippendorff_alpha(units: Mapping[_Unit, Mapping[_Coder, object]]) -> float | None:
     """Krippendorff's alpha, nominal level, via the `krippendorff` package.
 
     `units[item][annotator] = label`; "unsure" and None count as missing. None when
@@ -239,7 +247,7 @@ def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float | None:
     return (observed - expected) / (1 - expected)
 
 
-def pairwise_kappa(units: Mapping[Hashable, Mapping[Hashable, Any]]) -> list[dict[str, Any]]:
+def pairwise_kappa(units: Mapping[_Unit, Mapping[_Coder, object]]) -> list[dict[str, Any]]:
     """Cohen's kappa for every pair of annotators on the items both labelled
     (usable labels only); n is the number of those items."""
     annotators = sorted({a for labels in units.values() for a in labels}, key=str)

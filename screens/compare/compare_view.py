@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Static
 
 from copyaudit.reports.compare.build import build_comparison, views
 from copyaudit.reports.compare.render import cell_text, group_text
+from screens.app_link import copyaudit_app
 from screens.plain import plain
 from screens.widgets.compare_plots import Distributions, FigureBars, run_color
 from screens.widgets.footer import KeysFooter
@@ -73,7 +74,7 @@ class CompareScreen(Screen[None]):
         self.action_reload()
 
     def action_reload(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         by = self.by
 
         def work() -> None:
@@ -208,6 +209,6 @@ class CompareScreen(Screen[None]):
         _, _, cell = self._cell(
             self._table_index(event.data_table), event.coordinate.row, event.coordinate.column
         )
-        app: Any = self.app
+        app = copyaudit_app(self)
         if cell is not None and cell.get("run"):
             app.open_run(cell["run"])

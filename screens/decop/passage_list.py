@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from db.decop_browse import work_passages
+from screens.app_link import copyaudit_app
 from screens.destinations import DecopPassage
 from screens.plain import number, one_line, plain
 from screens.state.decop_view_data import PassageEntry, WorkRow, options_of, passage_entries
@@ -59,7 +60,7 @@ class DecopPassageListScreen(Screen[None]):
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         run_id, work_id, delta = int(self.run["id"]), self.work.work_id, self.delta
 
         def work() -> None:
@@ -104,7 +105,7 @@ class DecopPassageListScreen(Screen[None]):
         if entry.orders is None:
             self.notify("this passage has not been scored yet", severity="warning")
             return
-        app: Any = self.app
+        app = copyaudit_app(self)
         app.open(DecopPassage(self.run, self.work, entry, self.delta))
 
     def action_back(self) -> None:

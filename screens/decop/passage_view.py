@@ -6,7 +6,7 @@ true letter, the model's probabilities for A..D before and after the calibration
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,6 +21,9 @@ from screens.plain import DASH, plain
 from screens.state.decop_view_data import PassageEntry, letter, options_of
 from screens.widgets.decop_charts import fixed, work_title
 from screens.widgets.footer import KeysFooter
+
+if TYPE_CHECKING:
+    from screens.state.decop_view_data import WorkRow
 
 TRUE_STYLE = "bold #7bc47f"
 WRONG_STYLE = "#e07a5f"
@@ -83,7 +86,7 @@ class DecopPassageScreen(Screen[None]):
     ]
 
     def __init__(
-        self, run: dict[str, Any], work: Any, entry: PassageEntry, delta: list[float] | None
+        self, run: dict[str, Any], work: WorkRow, entry: PassageEntry, delta: list[float] | None
     ) -> None:
         super().__init__()
         self.run, self.work, self.entry, self.delta = run, work, entry, delta
@@ -96,7 +99,7 @@ class DecopPassageScreen(Screen[None]):
         yield Static(self._summary(), id="decop-passage-summary")
         with VerticalScroll(id="decop-options"):
             yield Static(options_text(passage["payload"]), id="decop-options-text")
-        table = DataTable(id="decop-orders", cursor_type="row", zebra_stripes=True)
+        table: DataTable[Text] = DataTable(id="decop-orders", cursor_type="row", zebra_stripes=True)
         columns = ["#", "A  B  C  D", "True", *(f"p({x})" for x in ANSWER_LETTERS), "Chosen"]
         if self.delta is not None:
             columns += [*(f"{x}+Δ" for x in ANSWER_LETTERS), "Calib."]

@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from copyaudit.studies.decop.report import mean_std
+from screens.app_link import copyaudit_app
 from screens.destinations import DecopWork
 from screens.plain import number, one_line, plain
 from screens.state.decop_view_data import DecopView, WorkRow, load_decop_view
@@ -161,7 +162,7 @@ class DecopScreen(Screen[None]):
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         name = self.run["name"]
 
         def work() -> None:
@@ -197,7 +198,7 @@ class DecopScreen(Screen[None]):
         if row.work_id is None:
             self.notify(f"no work id for {row.name}", severity="error", markup=False)
             return
-        app: Any = self.app
+        app = copyaudit_app(self)
         app.open(DecopWork(self.run, row, self.view.report.get("delta")))
 
     def action_report(self) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -47,6 +47,7 @@ from db.browse import GenerationDetail, JudgmentView, detail_from_row
 from db.content import EARLIER_VERSION, with_version
 from db.events import append_review
 from db.review import current_review, undo_review
+from screens.app_link import copyaudit_app
 from screens.generations.generation_view import generation_title
 from screens.line_input import LineInputScreen
 from screens.plain import DASH, plain
@@ -56,6 +57,9 @@ from screens.widgets.evidence import evidence_items, legend, render_output
 from screens.widgets.footer import KeysFooter
 from screens.widgets.reference import context_text
 from screens.widgets.scores import scores_text
+
+if TYPE_CHECKING:
+    from screens.destinations import Origin
 
 PANES = ("case-output-pane", "case-context-pane", "case-judges-pane", "case-people-pane")
 HEADING = "bold underline"
@@ -83,7 +87,7 @@ def generation_detail_of(case: Dossier) -> GenerationDetail:
     )
 
 
-def _compact(value: Any) -> str:
+def _compact(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
@@ -99,7 +103,7 @@ def _when(created_at: str | None) -> str:
     return DASH if not created_at else created_at[:19].replace("T", " ")
 
 
-def _field(name: str, value: Any) -> Text:
+def _field(name: str, value: object) -> Text:
     text = Text(f"{name}: ", style="dim", end="")
     text.append_text(plain(DASH if value is None or value == "" else value))
     text.append("\n")
@@ -264,7 +268,9 @@ class CaseScreen(Screen[None]):
     CaseScreen .case-pane:focus { border: round $accent; }
     """
 
-    def __init__(self, generation_id: int, pager: ReviewPager, origin: Any = None) -> None:
+    def __init__(
+        self, generation_id: int, pager: ReviewPager, origin: Origin | None = None
+    ) -> None:
         super().__init__()
         self.generation_id = generation_id
         self.pager = pager
@@ -303,7 +309,7 @@ class CaseScreen(Screen[None]):
     # --- showing a case ----------------------------------------------------------------
 
     def show(self, generation_id: int, *, keep_scroll: bool = False) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         try:
             case = case_file(app.data.ui, generation_id, quality=False)
         except UserError as error:
@@ -344,7 +350,7 @@ class CaseScreen(Screen[None]):
         self.measuring, self.quality_failed = bool(case.judgments), None
         if not self.measuring:
             return
-        app: Any = self.app
+        app = copyaudit_app(self)
         version, run, judgments = self.quality_version, case.generation["run"], case.judgments
 
         def work() -> None:
@@ -376,7 +382,7 @@ class CaseScreen(Screen[None]):
 
     def _show_status(self) -> None:
         assert self.case is not None
-        app: Any = self.app
+        app = copyaudit_app(self)
         review = self.case.review
         line = Text("Status ", style="bold", end="")
         line.append_text(status_text(review["status"]))
@@ -402,7 +408,7 @@ class CaseScreen(Screen[None]):
 
     def action_set_status(self, status: str) -> None:
         """One review event, committed here, before the next key is handled."""
-        app: Any = self.app
+        app = copyaudit_app(self)
         reviewer = getattr(app, "annotator", None)
         if self.case is None:
             return
@@ -440,7 +446,7 @@ class CaseScreen(Screen[None]):
 
     def action_undo(self) -> None:
         """Withdraw your decision in force (a new review event restores the status)."""
-        app: Any = self.app
+        app = copyaudit_app(self)
         reviewer = getattr(app, "annotator", None)
         if self.case is None or not reviewer:
             return
@@ -486,7 +492,7 @@ class CaseScreen(Screen[None]):
     # --- moving ------------------------------------------------------------------------
 
     def action_step(self, step: int) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         target = self.pager.neighbour(self.generation_id, step, app.data.ui)
         if target is None:
             self.app.bell()
@@ -519,5 +525,5 @@ class CaseScreen(Screen[None]):
         """D: the export dialog for this case's dossier (HTML or Markdown, where you say)."""
         if self.case is None:
             return
-        app: Any = self.app
+        app = copyaudit_app(self)
         app.export([dossier_choice(self.case.key, self.generation_id)])

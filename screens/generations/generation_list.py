@@ -10,7 +10,7 @@ new labels in the Labels column and the u/d filters."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import events
@@ -33,6 +33,7 @@ from db.browse import (
     run_works,
 )
 from db.search import MIN_INDEXED_CHARS, uses_index
+from screens.app_link import copyaudit_app
 from screens.destinations import Generation
 from screens.generations.paged_table import PagedTableScreen
 from screens.plain import DASH, metric_cell, one_line, plain
@@ -41,6 +42,9 @@ from screens.state.paging import GenerationPager
 from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import CELL_CHARS, OpenTable
 
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
 ALL = "all"
 
 
@@ -48,7 +52,7 @@ def _metric_value(key: MetricKey) -> str:
     return f"{key.judge}/{key.metric}"
 
 
-def _metric_from(value: Any) -> MetricKey | None:
+def _metric_from(value: object) -> MetricKey | None:
     if not isinstance(value, str) or value in (ALL, "order"):
         return None
     if value == "any":
@@ -94,6 +98,8 @@ class MetaLoaded(Message):
 
 
 class GenerationListScreen(PagedTableScreen):
+    pager: GenerationPager
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="list.back"),
         Binding("slash", "search", "Search", id="list.search"),
@@ -115,7 +121,7 @@ class GenerationListScreen(PagedTableScreen):
         self.run = run
         self.pager = GenerationPager(GenerationFilter(run_id=int(run["id"])))
         self.metrics: list[MetricKey] = []
-        self._search_timer: Any = None
+        self._search_timer: Timer | None = None
         self._stamp: tuple[int, int, int] | None = None
         self._type_ahead = SearchTypeAhead()
 
@@ -154,7 +160,7 @@ class GenerationListScreen(PagedTableScreen):
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         run_id = int(self.run["id"])
 
         def work() -> None:
@@ -282,7 +288,7 @@ class GenerationListScreen(PagedTableScreen):
         )
 
     def _annotator(self) -> str | None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         return getattr(app, "annotator", None)
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
@@ -315,7 +321,7 @@ class GenerationListScreen(PagedTableScreen):
                 self.pager.filter.with_changes(descending=not self.pager.filter.descending)
             )
 
-    def action_toggle(self, name: str) -> None:
+    async def action_toggle(self, name: str) -> None:
         self.query_one(f"#{name}", Checkbox).toggle()
 
     def action_clear(self) -> None:
@@ -332,7 +338,7 @@ class GenerationListScreen(PagedTableScreen):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is None:
             return
-        app: Any = self.app
+        app = copyaudit_app(self)
         app.open(Generation(int(event.row_key.value), self.pager, self))
 
     def on_screen_resume(self) -> None:
@@ -343,7 +349,7 @@ class GenerationListScreen(PagedTableScreen):
 
     def _poll(self) -> None:
         """Fetch the run's fingerprint (a worker); a change refreshes the list."""
-        app: Any = self.app
+        app = copyaudit_app(self)
         run_id = int(self.run["id"])
 
         def work() -> None:
@@ -382,7 +388,7 @@ class GenerationListScreen(PagedTableScreen):
         self._reload(self.pager.filter)
 
     def _reload_label_counts(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         version, ids = self.pager.version, [row.generation_id for row in self.pager.rows]
 
         def work() -> None:

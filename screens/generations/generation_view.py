@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -24,6 +24,7 @@ from textual.widgets import OptionList, Static
 from copyaudit.errors import UserError
 from copyaudit.tracing.library import library_folder, read_text
 from db.browse import GenerationDetail, generation_detail
+from screens.app_link import copyaudit_app
 from screens.destinations import Annotation
 from screens.generations.library_text import LibraryTextScreen
 from screens.plain import plain
@@ -38,9 +39,13 @@ from screens.widgets.evidence import (
     render_output,
 )
 from screens.widgets.footer import KeysFooter
+from screens.widgets.label_checklist import LabelChecklist
 from screens.widgets.matches import mark_matches
 from screens.widgets.reference import context_text
 from screens.widgets.scores import scores_text
+
+if TYPE_CHECKING:
+    from screens.destinations import Origin
 
 CONTEXT_LINES = 2  # lines shown above the evidence when scrolling to it
 PANE_TITLES = {"output-pane": "Output", "context-pane": "Prompt & reference"}
@@ -63,7 +68,9 @@ class Placed(Protocol):
 
     total: int | None
     at_least: int
-    rows: Sequence[Any]
+
+    @property
+    def rows(self) -> Sequence[object]: ...
 
     def index_of(self, generation_id: int) -> int | None: ...
 
@@ -104,7 +111,7 @@ class GenerationScreen(Screen[None]):
         self,
         generation_id: int,
         pager: GenerationPager,
-        origin: Any = None,
+        origin: Origin | None = None,
         *,
         blind: bool = False,
         queue: str | None = None,
@@ -143,7 +150,7 @@ class GenerationScreen(Screen[None]):
     # --- showing a generation ----------------------------------------------------------
 
     def show(self, generation_id: int) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         detail = generation_detail(app.data.ui, generation_id)
         if detail is None:
             self.notify(f"generation {generation_id} no longer exists", severity="error")
@@ -187,7 +194,7 @@ class GenerationScreen(Screen[None]):
 
     # --- hooks (annotation mode overrides these) ----------------------------------------
 
-    def make_checklist(self) -> EvidenceChecklist:
+    def make_checklist(self) -> OptionList:
         checklist = EvidenceChecklist(id="checklist")
         checklist.border_title = "Evidence"
         return checklist
@@ -266,7 +273,7 @@ class GenerationScreen(Screen[None]):
         """The library's text of a traced span, at the place that holds it (the texts
         beside the database: copyaudit.tracing.library)."""
         assert item.place is not None and self.detail is not None
-        app: Any = self.app
+        app = copyaudit_app(self)
         try:
             text = read_text(library_folder(app.db_path), str(item.place.get("sha256")))
         except UserError as error:
@@ -291,8 +298,8 @@ class GenerationScreen(Screen[None]):
 
     def select_evidence(self, item: EvidenceItem) -> None:
         """Highlight `item` in the list (its evidence shows and scrolls into view)."""
-        checklist: Any = self.query_one("#checklist")
-        if hasattr(checklist, "select_item"):
+        checklist = self.query_one("#checklist")
+        if isinstance(checklist, EvidenceChecklist | LabelChecklist):
             checklist.select_item(item.key)
         self.selected, self.span_index = item, 0
         self._render_output()
@@ -322,7 +329,7 @@ class GenerationScreen(Screen[None]):
         legend_line.display = not legend_line.display
 
     def action_step(self, step: int) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         target = self.pager.neighbour(self.generation_id, step, app.data.ui)
         if target is None:
             self.app.bell()
@@ -332,7 +339,7 @@ class GenerationScreen(Screen[None]):
 
     def action_annotate(self) -> None:
         """Annotation mode on this generation (asks who is labelling first, if unknown)."""
-        app: Any = self.app
+        app = copyaudit_app(self)
 
         def start(_: str) -> None:
             if app.screen is self:

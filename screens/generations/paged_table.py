@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Select
 
 from db.connection import Interrupted, Store
+from screens.app_link import copyaudit_app
 from screens.state.paging import QUICK_COUNT, KeysetPager
 
 LOAD_AHEAD = 20  # fetch the next page when the cursor is this close to the end
@@ -65,8 +66,8 @@ class PagedTableScreen(Screen[None]):
     def table(self) -> DataTable[Any]:
         return self.query_one(f"#{self.TABLE_ID}", DataTable)
 
-    def _reload(self, new_filter: Any) -> None:
-        app: Any = self.app
+    def _reload(self, new_filter: object) -> None:
+        app = copyaudit_app(self)
         pager = self.pager
         version = pager.reset(new_filter)
         self._loading_more = False
@@ -84,7 +85,7 @@ class PagedTableScreen(Screen[None]):
     def _count(self) -> None:
         """Count the pager's rows in a worker: first no further than QUICK_COUNT (shown as
         "1,000+" at once), then, where there are more, all of them."""
-        app: Any = self.app
+        app = copyaudit_app(self)
         pager, version = self.pager, self.pager.version
 
         def count() -> None:
@@ -111,7 +112,7 @@ class PagedTableScreen(Screen[None]):
         pager = self.pager
         if self._loading_more or pager.exhausted or not pager.rows:
             return
-        app: Any = self.app
+        app = copyaudit_app(self)
         self._loading_more = True
         version, after = pager.version, pager.after
 

@@ -34,6 +34,7 @@ from copyaudit.verification.agreement import agreement_report
 from copyaudit.verification.calibration import calibrate_run, options_for_run, outcome_lines
 from copyaudit.verification.quality import quality_figures
 from db.run_owner import owned
+from screens.app_link import copyaudit_app
 from screens.destinations import Annotation, Generation
 from screens.plain import DASH, plain
 from screens.state.id_pager import IdPager
@@ -252,7 +253,7 @@ class AgreementScreen(Screen[None]):
             self.action_reload()  # labels may have changed in the view
 
     def action_reload(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
 
         def work() -> None:
             with app.data.background() as store:
@@ -396,7 +397,7 @@ class AgreementScreen(Screen[None]):
             return
         row = self._dispute()
         if row is not None:
-            app: Any = self.app
+            app = copyaudit_app(self)
             app.open(Generation(row["generation_id"], self._pager()))
 
     def action_adjudicate(self) -> None:
@@ -405,7 +406,7 @@ class AgreementScreen(Screen[None]):
         if row is None or self.report is None:
             return
         adjudicator = self.report["adjudicators"][0]
-        app: Any = self.app
+        app = copyaudit_app(self)
 
         def start(_: str) -> None:
             destination = Annotation(
@@ -435,7 +436,7 @@ class AgreementScreen(Screen[None]):
             )
             return
         run, judge = row["run"], row["judge"]
-        app: Any = self.app
+        app = copyaudit_app(self)
 
         def work() -> None:
             try:

@@ -23,7 +23,7 @@ labels and the judges shown and "by NAME" in each label's note.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
@@ -34,6 +34,7 @@ from copyaudit.identity import remember_setting, setting
 from copyaudit.items import WHOLE_OUTPUT_TARGETS, item_name
 from db.events import append_label
 from db.labels import CurrentLabel, label_progress
+from screens.app_link import copyaudit_app
 from screens.destinations import Generation
 from screens.generations.generation_view import GenerationScreen, evidence_keys
 from screens.line_input import LineInputScreen
@@ -44,6 +45,9 @@ from screens.widgets.evidence import EvidenceItem
 from screens.widgets.label_checklist import LabelChecklist
 from screens.widgets.label_items import LabelItem, label_items
 from screens.widgets.scores import scores_text
+
+if TYPE_CHECKING:
+    from screens.destinations import Origin
 
 AUTO_ADVANCE_SETTING = "auto_advance"
 SCAN_BATCH = 200  # generations checked per query by "next unlabelled"
@@ -72,7 +76,7 @@ class AnnotationScreen(GenerationScreen):
         self,
         generation_id: int,
         pager: GenerationPager,
-        origin: Any = None,
+        origin: Origin | None = None,
         *,
         adjudicate_as: str | None = None,
         start_item: str | None = None,
@@ -98,7 +102,7 @@ class AnnotationScreen(GenerationScreen):
 
     @property
     def person(self) -> str | None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         return app.annotator
 
     @property
@@ -195,7 +199,7 @@ class AnnotationScreen(GenerationScreen):
 
     def _queue_progress(self) -> Text:
         """ "queue NAME: g/G generations, i/I items labelled by you (p%)"."""
-        app: Any = self.app
+        app = copyaudit_app(self)
         assert self.queue is not None and self.writer is not None
         ids = getattr(self.pager, "ids", [])
         progress = label_progress(app.data.ui, ids, self.writer)
@@ -221,7 +225,7 @@ class AnnotationScreen(GenerationScreen):
 
     def reload_labels(self) -> None:
         """Read the current labels back from the database and redraw them."""
-        app: Any = self.app
+        app = copyaudit_app(self)
         everyone = self.adjudicate_as is not None
         self.labels = labels_by_item(
             app.data.ui, self.generation_id, None if everyone else self.writer
@@ -242,7 +246,7 @@ class AnnotationScreen(GenerationScreen):
     def action_label(self, value: str) -> None:
         """Store `value` for the highlighted item now (before the next key), then move on."""
         if self.writer is None:
-            app: Any = self.app
+            app = copyaudit_app(self)
             app.ensure_annotator(lambda _: self.refresh_panes())
             return
         item = self._current()
@@ -263,7 +267,7 @@ class AnnotationScreen(GenerationScreen):
     def _advance(self) -> None:
         """After the last item: on to the next generation of the list or queue."""
         left = sum(1 for i in self.label_items if self._mine(i.target, i.index) is None)
-        app: Any = self.app
+        app = copyaudit_app(self)
         target = self.pager.neighbour(self.generation_id, 1, app.data.ui)
         if target is None:
             where = f"queue {self.queue}" if self.queue else "list"
@@ -276,7 +280,7 @@ class AnnotationScreen(GenerationScreen):
             self.notify(f"{left} item(s) of the previous generation left unlabelled (P)")
 
     def _commit(self, item: LabelItem, value: str, note: str | None) -> bool:
-        app: Any = self.app
+        app = copyaudit_app(self)
         assert self.writer is not None
         try:
             append_label(
@@ -297,7 +301,7 @@ class AnnotationScreen(GenerationScreen):
         """Retract your newest live label on this generation (the one before returns)."""
         if self.writer is None:
             return
-        app: Any = self.app
+        app = copyaudit_app(self)
         try:
             undone = undo_latest(
                 app.data.ui, generation_id=self.generation_id, annotator=self.writer
@@ -383,7 +387,7 @@ class AnnotationScreen(GenerationScreen):
             self.show(target)
 
     def _next_unlabelled_generation(self) -> int | None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         if self.writer is None:
             return None
         current: int | None = self.generation_id
@@ -429,7 +433,7 @@ class AnnotationScreen(GenerationScreen):
         view = Generation(
             self.generation_id, self.pager, self.origin, blind=self.blind, queue=self.queue
         )
-        app: Any = self.app
+        app = copyaudit_app(self)
         app.open(view, replace=True)
 
     def action_annotate(self) -> None:  # already annotating

@@ -6,7 +6,7 @@ labelled in most recently that you have not finished (db.queues.unfinished_queue
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from copyaudit.errors import UserError
 from db.labels import label_progress
@@ -14,20 +14,23 @@ from db.queues import queue_items, unfinished_queue
 from screens.destinations import Annotation
 from screens.state.id_pager import IdPager
 
+if TYPE_CHECKING:
+    from screens.app_link import CopyauditApp
 
-def open_queue(app: Any, name: str) -> None:
+
+def open_queue(app: CopyauditApp, name: str) -> None:
     """Ask who is labelling if needed, then open annotation mode on queue `name`."""
     app.ensure_annotator(lambda annotator: _open(app, name, annotator))
 
 
-def continue_labelling(app: Any) -> None:
+def continue_labelling(app: CopyauditApp) -> None:
     """Ask who is labelling if needed, then open their most recent unfinished queue at
     its first generation they have not fully labelled (its first item without their
     label: annotation mode starts there)."""
     app.ensure_annotator(lambda annotator: _continue(app, annotator))
 
 
-def _continue(app: Any, annotator: str) -> None:
+def _continue(app: CopyauditApp, annotator: str) -> None:
     name = unfinished_queue(app.data.ui, annotator)
     if name is None:
         app.notify(
@@ -39,7 +42,7 @@ def _continue(app: Any, annotator: str) -> None:
     _open(app, name, annotator)
 
 
-def _open(app: Any, name: str, annotator: str) -> None:
+def _open(app: CopyauditApp, name: str, annotator: str) -> None:
     try:
         ids = queue_items(app.data.ui, name)
     except UserError as error:

@@ -7,7 +7,7 @@ view (screens.generations.case_view), whose n/p walk this queue in this order an
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -20,6 +20,7 @@ from db.connection import Store
 from db.events import REVIEW_STATUSES
 from db.queries import run_models, work_titles
 from db.review import QueueRow
+from screens.app_link import copyaudit_app
 from screens.destinations import Case
 from screens.generations.paged_table import PagedTableScreen
 from screens.plain import DASH, number, one_line, plain
@@ -58,6 +59,8 @@ def queue_meta(store: Store) -> tuple[list[tuple[str, str]], list[tuple[str, str
 
 
 class ReviewQueueScreen(PagedTableScreen):
+    pager: ReviewPager
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="review.back"),
         Binding("w", "pick('review-work')", "Work", id="review.work"),
@@ -107,7 +110,7 @@ class ReviewQueueScreen(PagedTableScreen):
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
 
         def work() -> None:
             with app.data.background() as store:
@@ -197,7 +200,7 @@ class ReviewQueueScreen(PagedTableScreen):
         event.stop()
         if event.row_key.value is None:
             return
-        app: Any = self.app
+        app = copyaudit_app(self)
         app.open(Case(int(event.row_key.value), self.pager, self))
 
     def on_screen_resume(self) -> None:

@@ -6,7 +6,7 @@ the loading worker; the line is hidden for other runs."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -23,6 +23,7 @@ from db.browse import dashboard_runs
 from db.queries import suites_summary
 from db.queue_designs import ESTIMATE_DESIGNS
 from db.queues import design_queues
+from screens.app_link import copyaudit_app
 from screens.destinations import Comparison, ReviewQueue, Takedown
 from screens.plain import DASH, middle_cut, number, one_line, percent, plain
 from screens.review.queue_open import continue_labelling
@@ -30,6 +31,9 @@ from screens.runs.run_control import ActiveRun
 from screens.state.export_choices import run_choices
 from screens.widgets.footer import KeysFooter
 from screens.widgets.tables import CELL_CHARS, OpenTable
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 
 def shown_headlines() -> tuple[Headline, ...]:
@@ -78,7 +82,7 @@ class DashboardLoaded(Message):
         self.suites = suites
 
 
-def load_dashboard(store: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def load_dashboard(store: Store) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Runs with figures (and the DE-COP AUC of DE-COP runs) and suites."""
 
     runs = dashboard_runs(store, all_headlines())
@@ -179,11 +183,11 @@ class DashboardScreen(Screen[None]):
         yield KeysFooter()
 
     def _title(self) -> Text:
-        app: Any = self.app
+        app = copyaudit_app(self)
         return Text.assemble(("copyaudit", "bold"), " · database ", plain(app.db_path.name))
 
     def on_mount(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         app.run_signal.subscribe(self, self._run_changed)
         self.action_reload()
 
@@ -191,7 +195,7 @@ class DashboardScreen(Screen[None]):
         self.action_reload()
 
     def action_reload(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
 
         def work() -> None:
             with app.data.background() as store:
@@ -219,7 +223,7 @@ class DashboardScreen(Screen[None]):
             )
 
     def _fill_runs(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         table = self.query_one("#runs", DataTable)
         cursor = table.cursor_row
         table.clear()
@@ -274,7 +278,7 @@ class DashboardScreen(Screen[None]):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter: a run opens its generations, a suite opens the launcher on it."""
         event.stop()
-        app: Any = self.app
+        app = copyaudit_app(self)
         key = event.row_key.value
         if key is None:
             return
@@ -284,7 +288,7 @@ class DashboardScreen(Screen[None]):
             app.open_run(str(key))
 
     def action_new_run(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         on_suites = isinstance(self.focused, DataTable) and self.focused.id == "suites"
         app.action_new_run(self._selected("suites") if on_suites else None)
 
@@ -304,16 +308,16 @@ class DashboardScreen(Screen[None]):
         app.export(run_choices(r for r in self._runs if r["name"] == name))
 
     def action_review(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         app.open(ReviewQueue())
 
     def action_compare(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         app.open(Comparison())
 
     def action_takedown(self) -> None:
         """t: the takedown table of the selected run's suite and model."""
-        app: Any = self.app
+        app = copyaudit_app(self)
         name = self._selected("runs")
         row = next((r for r in self._runs if r["name"] == name), None)
         if row is None:
@@ -323,5 +327,5 @@ class DashboardScreen(Screen[None]):
 
     def action_cancel_run(self) -> None:
         """x: the run that is running (whichever row is selected), or ask which."""
-        app: Any = self.app
+        app = copyaudit_app(self)
         app.ask_cancel_run()

@@ -17,7 +17,7 @@ named environment variable; only its name is stored)."""
 from __future__ import annotations
 
 from contextlib import suppress
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -40,6 +40,7 @@ from db.pending import run_case_count
 from db.queries import suites_summary
 from db.runs import stored_configuration, suite_id
 from db.settings import load_settings, save_settings
+from screens.app_link import copyaudit_app
 from screens.plain import plain
 from screens.runs.launcher_form import (
     FIELD_KINDS,
@@ -52,6 +53,9 @@ from screens.runs.launcher_form import (
 )
 from screens.runs.run_control import ActiveRun
 from screens.widgets.footer import KeysFooter
+
+if TYPE_CHECKING:
+    from copyaudit.runs.launch_plan import RunSize
 
 MITIGATIONS = tuple((label, name) for name, label in MITIGATION_LABELS.items())
 JUDGE_PRESETS = tuple((f"{name} ({where})", name) for name, where in PRESETS.items())
@@ -185,7 +189,7 @@ class LauncherScreen(Screen[None]):
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         # Generation suites first (in name order), then the DE-COP ones.
         suites = sorted(suites_summary(app.data.ui), key=lambda row: row["kind"] == "decop")
         self._kinds = {row["name"]: row["kind"] for row in suites}
@@ -203,11 +207,11 @@ class LauncherScreen(Screen[None]):
     def _restore(self) -> None:
         """Put the last values used in this database back (those still valid)."""
 
-        app: Any = self.app
+        app = copyaudit_app(self)
         for key, value in load_settings(app.data.ui, SETTINGS_SCOPE).items():
             if key not in REMEMBERED:
                 continue
-            widget = self.query_one(f"#{key}")
+            widget = cast("Input | Select[Any]", self.query_one(f"#{key}"))
             with suppress(InvalidSelectValueError):  # a suite or option no longer offered
                 widget.value = value
 
@@ -215,7 +219,7 @@ class LauncherScreen(Screen[None]):
         """The remembered fields as text, as the form holds them now."""
         out = {}
         for key in REMEMBERED:
-            widget = self.query_one(f"#{key}")
+            widget = cast("Input | Select[Any]", self.query_one(f"#{key}"))
             value = widget.value
             if isinstance(widget, Select) and value == Select.NULL:
                 continue
@@ -223,7 +227,7 @@ class LauncherScreen(Screen[None]):
         return out
 
     def _remember(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         if not app.read_only:
             save_settings(app.data.ui, SETTINGS_SCOPE, self.form_values())
 
@@ -263,10 +267,10 @@ class LauncherScreen(Screen[None]):
         line.append_text(plain(self.estimate(request).describe(request.run_name())))
         estimate.update(line)
 
-    def estimate(self, request: Any) -> Any:
+    def estimate(self, request: Any) -> RunSize:
         """The run's copyaudit.runs.launch_plan.RunSize, counted in the database."""
 
-        app: Any = self.app
+        app = copyaudit_app(self)
         store = app.data.ui
         kind = self._kinds[request.suite]
         stored = stored_configuration(store, request.run_name())
@@ -305,7 +309,7 @@ class LauncherScreen(Screen[None]):
                 passages_per_work=parse_limit(self.query_one("#limit", Input).value),
                 length=self.query_one("#length", Input).value.strip() or None,
             )
-        notice_options = {
+        notice_options: dict[str, Any] = {
             key: str(self.query_one(f"#{key}", Select).value)
             for key in ("notice_position", "notice_mitigation")
         }
@@ -343,7 +347,7 @@ class LauncherScreen(Screen[None]):
         """Before any model loads: (the form field to fix, why) when the run's name
         holds a run of another configuration or a DE-COP calibration is refused."""
 
-        app: Any = self.app
+        app = copyaudit_app(self)
         store = app.data.ui
         calibration = None
         if self._kinds.get(request.suite) == "decop":
@@ -368,7 +372,7 @@ class LauncherScreen(Screen[None]):
         return conflicts[0].field, conflict_message(name, conflicts)
 
     def action_start(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         if self._run_name is not None and not app.active_runs[self._run_name].finished:
             self.notify("a run started here is still running", severity="warning")
             return
@@ -398,7 +402,7 @@ class LauncherScreen(Screen[None]):
 
     def action_cancel_run(self) -> None:
         """The run started here (after a confirmation), else the one running."""
-        app: Any = self.app
+        app = copyaudit_app(self)
         mine = self._run_name in app.running_runs()
         app.ask_cancel_run(self._run_name if mine else None)
 

@@ -4,7 +4,6 @@ message (never as a command-line flag), and which are remembered between visits.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from copyaudit.runs.launch_plan import Conflict
 from copyaudit.studies.registry import STUDIES, prompt_kinds
@@ -97,7 +96,7 @@ def for_the_form(message: str) -> str:
     return message
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     if value is None:
         return "empty"
     if isinstance(value, tuple | list):

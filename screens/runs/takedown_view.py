@@ -5,7 +5,7 @@ in a worker. Opened from the dashboard (t on a run: that run's suite and model).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Static
 
 from copyaudit.studies.takedown.render import cells
 from copyaudit.studies.takedown.table import TakedownTable, takedown_table
+from screens.app_link import copyaudit_app
 from screens.plain import plain
 from screens.widgets.footer import KeysFooter
 
@@ -62,7 +63,7 @@ class TakedownScreen(Screen[None]):
         self.app.pop_screen()
 
     def action_reload(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
 
         def work() -> None:
             with app.data.background() as store:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from copyaudit.studies.decop.works import SuiteWork, work_names
 from copyaudit.verification.roc import roc_points
 from db.decop import suite_works
 from db.runs import run_row
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ def work_rows(report: dict[str, Any], ids: dict[str, int]) -> list[WorkRow]:
     return rows
 
 
-def load_decop_view(store: Any, run: str) -> DecopView:
+def load_decop_view(store: Store, run: str) -> DecopView:
     """Everything the DE-COP screen shows for `run` (one full report computation)."""
     report = decop_report(store, run)
     works = suite_works(store, int(run_row(store, run)["suite_id"]))

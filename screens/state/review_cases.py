@@ -5,7 +5,7 @@ review status is named and styled."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from rich.text import Text
 
@@ -28,6 +28,15 @@ def status_text(status: str) -> Text:
     return plain(STATUS_NAMES.get(status, status), STATUS_STYLES.get(status, ""))
 
 
+class QueueArguments(TypedDict):
+    """The filter as db.review.review_queue's keyword arguments."""
+
+    work: str | None
+    model: str | None
+    run: str | None
+    status: str | None
+
+
 @dataclass(frozen=True)
 class QueueFilter:
     work: str | None = None  # work key
@@ -36,7 +45,7 @@ class QueueFilter:
     run: str | None = None
     status: str | None = None
 
-    def arguments(self) -> dict[str, str | None]:
+    def arguments(self) -> QueueArguments:
         return {"work": self.work, "model": self.model, "run": self.run, "status": self.status}
 
     def describe(self) -> str:

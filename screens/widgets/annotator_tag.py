@@ -7,14 +7,19 @@ moving anything."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.widgets import Static
 
 from screens.plain import plain
 
+if TYPE_CHECKING:
+    from rich.text import Text
+
 READ_ONLY = "read-only: nothing is written"
 
 
-def tag_text(annotator: str | None, read_only: bool = False) -> object:
+def tag_text(annotator: str | None, read_only: bool = False) -> Text:
     parts = ([READ_ONLY] if read_only else []) + ([f"annotator: {annotator}"] if annotator else [])
     return plain(f" {' · '.join(parts)} ", "bold")
 

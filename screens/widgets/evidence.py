@@ -89,7 +89,7 @@ class EvidenceItem:
         return None if self.index is None else self.index + 1
 
 
-def _aliases(value: Any) -> str:
+def _aliases(value: object) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):

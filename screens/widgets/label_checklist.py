@@ -35,8 +35,10 @@ NO_LABEL = (" ·   ", "dim")
 def _judge_marks(item: LabelItem) -> Text:
     out = Text(end="")
     for mark in item.judges:
-        symbol, style = {True: ("✓", "bold green"), False: ("✗", "red")}.get(
-            mark.verdict, ("·", "dim")
+        symbol, style = (
+            ("·", "dim")
+            if mark.verdict is None
+            else {True: ("✓", "bold green"), False: ("✗", "red")}[mark.verdict]
         )
         out.append("  ")
         out.append_text(plain(mark.judge, "dim"))

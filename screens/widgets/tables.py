@@ -15,13 +15,16 @@ a table filled by a worker message could show "dem" for "demo-literal" until scr
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowKey
+
+if TYPE_CHECKING:
+    from textual.widgets.data_table import ColumnKey
 
 CELL_CHARS = 240  # text kept in a flexible column's cell (wider than any screen's share)
 
@@ -53,7 +56,7 @@ class OpenTable(DataTable):
 
     def add_column(
         self, label: Any, *, width: int | None = None, key: str | None = None, **kw: Any
-    ):
+    ) -> ColumnKey:
         if key in self.flexible:
             width = self.flexible[key]  # fixed until the rows say how wide they are
         return super().add_column(label, width=width, key=key, **kw)
@@ -73,7 +76,7 @@ class OpenTable(DataTable):
         order = list(self.flexible)
         columns = sorted(
             (c for c in self.ordered_columns if c.key.value in self.flexible),
-            key=lambda c: order.index(c.key.value),
+            key=lambda c: order.index(c.key.value or ""),
         )
         if not columns or not self.size.width:
             return False
@@ -85,7 +88,10 @@ class OpenTable(DataTable):
         room = self.size.width - scrollbar - others - self._row_label_column_width
         room -= padding * len(columns)
         wanted = [
-            (self.flexible[c.key.value], max(self.flexible[c.key.value], c.content_width))
+            (
+                self.flexible[c.key.value or ""],
+                max(self.flexible[c.key.value or ""], c.content_width),
+            )
             for c in columns
         ]
         changed = False

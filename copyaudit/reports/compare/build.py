@@ -5,7 +5,7 @@ own figure with its n, 95% interval and the run it came from, or the reason it i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.errors import UserError
 from copyaudit.intervals import interval
@@ -26,6 +26,9 @@ from copyaudit.reports.run_report import build_report
 from copyaudit.verification.quality import quality_line
 from db.compare import comparison_runs, metric_coverage
 
+if TYPE_CHECKING:
+    from db.connection import Store
+
 BY_MODEL, BY_MITIGATION = "model", "mitigation"
 
 
@@ -37,7 +40,7 @@ def views(tables: Sequence[ComparisonTable] | None = None) -> tuple[str, ...]:
     return (BY_MODEL, BY_MITIGATION, *dict.fromkeys(parts))
 
 
-def dig(tree: Any, path: Sequence[str]) -> Any:
+def dig(tree: object, path: Sequence[str]) -> Any:
     """The value at `path` in nested dicts; None where a step is missing."""
     for step in path:
         if not isinstance(tree, Mapping) or step not in tree:
@@ -53,7 +56,7 @@ def _path(column_path: Sequence[str], part: Sequence[str]) -> list[str]:
 class _Runs:
     """The selected runs with their reports and judgment coverage, each built once."""
 
-    def __init__(self, store: Any, runs: list[dict[str, Any]]) -> None:
+    def __init__(self, store: Store, runs: list[dict[str, Any]]) -> None:
         # rows group by the model as a person reads it (the embedded model's spec
         # "default" and its display name are one model); "model" stays as stored
         self.store = store
@@ -193,7 +196,8 @@ def _table(runs: _Runs, table: ComparisonTable, by: str) -> dict[str, Any] | Non
     mine = [r for r in runs.runs if r["kind"] in table.kinds]
     if not mine:
         return None
-    by_part = bool(table.part_name) and by == table.part_name.replace(" ", "-")
+    part_name = table.part_name or ""
+    by_part = bool(part_name) and by == part_name.replace(" ", "-")
     group = ["model"] + (["mitigation"] if by == BY_MITIGATION else [])
     group += [table.part_name] if by_part and table.part_name else []
     rows = []
@@ -246,7 +250,7 @@ def _distributions(
         c.metric for c in table.columns if c.metric not in (None, "refusal")
     ):
         kinds = {c.kind for c in table.columns if c.metric == metric}
-        shown = []
+        shown: list[dict[str, Any]] = []
         for row in rows:
             for name in dict.fromkeys(c.get("run") for c in row["cells"].values()):
                 run = by_name.get(name or "")
@@ -263,7 +267,7 @@ def _distributions(
 
 
 def build_comparison(
-    store: Any,
+    store: Store,
     runs: Sequence[str] = (),
     models: Sequence[str] = (),
     by: str = BY_MODEL,

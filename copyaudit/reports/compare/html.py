@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.render.html import anchor_html, esc, page, table
 from copyaudit.reports.compare.render import (
@@ -25,6 +25,11 @@ from copyaudit.reports.compare.traced import TRACE_HEADER, TRACE_NOTE, TRACE_TIT
 from copyaudit.studies.takedown.render import cells
 from db.compare import comparison_runs
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from db.connection import Store
+
 CSS = """
 body { max-width: 90em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; vertical-align: top; }
@@ -40,7 +45,7 @@ def anchor(run: str) -> str:
     return "run-" + "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in run)
 
 
-def _png(figure: Any) -> str:
+def _png(figure: Figure) -> str:
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", metadata={"Software": None})
@@ -58,7 +63,13 @@ def _scale(shown_as: str) -> float:
     return 100.0 if shown_as in ("percent", "x100") else 1.0
 
 
-def bars_png(label: str, names: Sequence[str], values: Sequence[float], bounds, scale: float):
+def bars_png(
+    label: str,
+    names: Sequence[str],
+    values: Sequence[float],
+    bounds: Sequence[Sequence[float] | None],
+    scale: float,
+) -> str:
     """One column's figure per row as bars, its 95% interval as error bars."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # deferred: loads matplotlib
     from matplotlib.figure import Figure  # deferred: loads matplotlib
@@ -78,7 +89,7 @@ def bars_png(label: str, names: Sequence[str], values: Sequence[float], bounds, 
     return _png(figure)
 
 
-def distributions_png(label: str, runs: Sequence[Mapping[str, Any]]):
+def distributions_png(label: str, runs: Sequence[Mapping[str, Any]]) -> str:
     """One histogram per run, side by side on a shared x axis."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # deferred: loads matplotlib
     from matplotlib.figure import Figure  # deferred: loads matplotlib
@@ -156,7 +167,7 @@ def _block(block: Mapping[str, Any]) -> str:
     return html
 
 
-def _runs_section(store: Any, comparison: Mapping[str, Any]) -> str:
+def _runs_section(store: Store, comparison: Mapping[str, Any]) -> str:
     used = {run for block in comparison["tables"] for row in block["rows"] for run in row_runs(row)}
     rows = (
         [
@@ -196,7 +207,7 @@ def _takedown_block(data: Mapping[str, Any]) -> str:
     )
 
 
-def comparison_html(store: Any, comparison: Mapping[str, Any]) -> str:
+def comparison_html(store: Store, comparison: Mapping[str, Any]) -> str:
     """The whole page for a build_comparison() dict."""
     body = (
         "<h1>Model comparison</h1><p>"

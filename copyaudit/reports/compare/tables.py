@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from copyaudit.reports.scores import scores_from_store
 from copyaudit.studies.decop.baselines import BASELINE_LABELS
@@ -25,6 +25,9 @@ from copyaudit.studies.notice.metrics import (
 from copyaudit.studies.notice.report import cell_samples, notice_rows
 from db.notice import notice_generations
 from db.runs import run_row
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 # percent: a rate as 12.5%; x100: a mean fraction times 100; rating: two decimals;
 # auc: three decimals; mean_std: a {mean, std} bootstrap figure; p: a p-value
@@ -62,7 +65,7 @@ class RunData:
     """One run for the samplers: the store, its name, and what was read of it once
     (`cached`), so that a table's columns do not read the run again each."""
 
-    store: Any
+    store: Store
     name: str
     cache: dict[str, Any] = field(default_factory=dict)
 
@@ -119,7 +122,7 @@ def notice_samples(run: RunData, column: Column, part: str | None) -> list[float
     return cell_samples(rows, column.where["task"], part, metric)
 
 
-def _copybench(key: str, label: str, kind: str, headline: str, metric: str, rate: bool):
+def _copybench(key: str, label: str, kind: str, headline: str, metric: str, rate: bool) -> Column:
     return Column(
         key,
         label,

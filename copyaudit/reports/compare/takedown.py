@@ -5,14 +5,17 @@ itself is copyaudit.studies.takedown.table's)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.judges.infringement import INFRINGEMENT_METRICS
 from copyaudit.studies.takedown.table import TakedownRow, TakedownTable, takedown_table
 from db.takedown import metric_mean
 
+if TYPE_CHECKING:
+    from db.connection import Store
 
-def takedown_tables(store: Any, runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+
+def takedown_tables(store: Store, runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """As JSON: the takedown table of each suite x model with runs under two methods or
     more, one of them judged with the takedown judge."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}

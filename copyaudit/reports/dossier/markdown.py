@@ -31,7 +31,7 @@ _INLINE = re.compile(r"([\\`*_{}\[\]()<>&#|~!])")
 _BLOCK_START = re.compile(r"^(\d*)([-+=>.)])")  # "- x", "1. x", "> x" ...
 
 
-def md_escape(text: Any) -> str:
+def md_escape(text: object) -> str:
     """Escape Markdown inline markup and raw HTML in one line of stored text; its
     bidirectional controls shown as escapes (visible_bidi)."""
     if text is None:
@@ -106,7 +106,7 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
     return table(header, rows, escape=md_escape)
 
 
-def _json(value: Any) -> list[str]:
+def _json(value: object) -> list[str]:
     text = stable_json(value).replace("```", "` ` `")
     return ["```json", text, "```"]
 

@@ -24,7 +24,9 @@ def protected_texts(case: Case) -> list[str]:
     return list(p["reference_events"])
 
 
-def reference(kind: str, payload: Mapping[str, Any], judgments: Sequence[Any]):
+def reference(
+    kind: str, payload: Mapping[str, Any], judgments: Sequence[Any]
+) -> list[ReferenceText]:
     """The dossier's reference: the continuation (the literal judge's spans marked),
     the answers, or the numbered events and characters."""
     if kind == "literal":

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.errors import UserError
 from copyaudit.studies.decop.method import ANSWER_LETTERS
@@ -16,8 +16,11 @@ from copyaudit.studies.decop.orders import order_rows
 from db.decop import iter_export_rows, load_calibration, suite_doc_type
 from db.runs import run_row, suite_kind
 
+if TYPE_CHECKING:
+    from db.connection import Store
 
-def decop_export_rows(store: Any, run: str) -> Iterator[dict[str, Any]]:
+
+def decop_export_rows(store: Store, run: str) -> Iterator[dict[str, Any]]:
     """The run's prompts in case order, the 24 orders of each passage in stored order.
     The prompt is rebuilt from the stored passage exactly as the run sent it: the
     question for the suite's doc type, inside the chat frame recorded with the run (an
@@ -39,23 +42,23 @@ def decop_export_rows(store: Any, run: str) -> Iterator[dict[str, Any]]:
         prompts = passage_from(
             passage["payload"], passage["title"], passage["author"], doc_type
         ).prompts()
-        for (prompt, _), row in zip(prompts, order_rows(passage, delta), strict=True):
+        for (prompt, _), order in zip(prompts, order_rows(passage, delta), strict=True):
             yield {
                 "run": run,
                 "work": passage["title"],
                 "author": passage["author"],
                 "label": passage["membership"],
                 "passage": passage["case_id"],
-                "order": row.index,
+                "order": order.index,
                 **({"system": system} if system else {}),
                 "prompt": before + prompt + after,
-                "true_letter": ANSWER_LETTERS[row.answer],
+                "true_letter": ANSWER_LETTERS[order.answer],
                 **{
                     f"p_{letter}": (p if math.isfinite(p) else None)
-                    for letter, p in zip(ANSWER_LETTERS, row.probs, strict=True)
+                    for letter, p in zip(ANSWER_LETTERS, order.probs, strict=True)
                 },
-                "chosen": _letter(row.chosen),
-                "chosen_calibrated": _letter(row.chosen_calibrated),
+                "chosen": _letter(order.chosen),
+                "chosen_calibrated": _letter(order.chosen_calibrated),
             }
 
 

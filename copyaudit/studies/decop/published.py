@@ -203,7 +203,7 @@ class Matched:
     skipped: list[tuple[Path, RowProblem]] = field(default_factory=list)
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     return _norm(value) if isinstance(value, str) and value.strip() else None
 
 

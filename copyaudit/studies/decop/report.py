@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from db.cases import suite_import_note, suite_skipped
 from db.decop import load_calibration
 from db.runs import run_row, suite_kind
 from db.totals import decop_progress
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 NOTES = {
     "auc": "continuous ROC-AUC of per-work accuracy, suspect (1) vs clean (0) works",
@@ -59,7 +62,7 @@ NOTES = {
 
 
 def decop_report(
-    store: Any, run: str, n_bootstrap: int = 2000, seed: int = 0, blind: bool = True
+    store: Store, run: str, n_bootstrap: int = 2000, seed: int = 0, blind: bool = True
 ) -> dict[str, Any]:
     """The DE-COP figures of a run, from what is stored (a partial run reports what it
     has). Keys: auc, auc_calibrated, balanced_accuracy_youden, p_value, auc_ci,
@@ -169,7 +172,7 @@ def membership_results(
 
 
 def _blind_report(
-    store: Any,
+    store: Store,
     run_id: int,
     sid: int,
     evaluated: Sequence[WorkResult],
@@ -307,13 +310,13 @@ def decop_markdown(report: Mapping[str, Any]) -> str:
         ],
         [
             [label, "—", "—", "—", "—", "—"]
-            if results[key] is None
+            if (result := results[key]) is None
             else [
                 label,
-                _number(results[key]["auc"]),
-                _ci(results[key]["auc_ci"]),
-                mean_std(results[key].get("auc_thresholded_bootstrap")),
-                _p(results[key]["p_value"]),
+                _number(result["auc"]),
+                _ci(result["auc_ci"]),
+                mean_std(result.get("auc_thresholded_bootstrap")),
+                _p(result["p_value"]),
                 flag_mark(flags.get(key), blind),
             ]
             for label, key in rows

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from copyaudit.errors import UserError
 from copyaudit.hashing import file_sha256
@@ -25,6 +25,9 @@ from db.decop import suite_doc_type
 from db.decop_import import decop_suites_with_work, save_imported_scores
 from db.pending import run_cases
 from db.runs import RunSpec, suite_id, suite_kind
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,7 @@ class ResultsImport:
         return "\n".join(parts)
 
 
-def _resolve_suite(store: Any, files: list[Path], suite: str | None) -> str:
+def _resolve_suite(store: Store, files: list[Path], suite: str | None) -> str:
     """--suite, else the one DE-COP suite that holds the first file's work."""
     if suite is not None:
         kind = suite_kind(store, suite_id(store, suite))
@@ -125,7 +128,7 @@ def run_spec(
 
 
 def import_decop_results(
-    store: Any,
+    store: Store,
     path: Path,
     model_name: str,
     suite: str | None = None,

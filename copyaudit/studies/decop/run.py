@@ -26,7 +26,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -66,6 +66,11 @@ from db.decop import (
 )
 from db.pending import run_cases, suite_lengths
 from db.runs import RunSpec, existing_run_config
+
+if TYPE_CHECKING:
+    from copyaudit.models.hf_scoring import HFTokenScorer
+    from copyaudit.types import Case
+    from db.connection import Store
 
 BACKENDS = ("hf", "openai")
 
@@ -198,7 +203,7 @@ def resolve_length(lengths: dict[str, int], requested: str | None, suite: str) -
         )
 
 
-def _decide_chat(store: Any, name: str, request: DecopRequest, scorer: Any) -> bool:
+def _decide_chat(store: Store, name: str, request: DecopRequest, scorer: ChoiceScorer) -> bool:
     """--chat / --plain when given; an existing run continues as it started; a new run
     uses the chat format when the model has a chat template (as `copyaudit run`)."""
     if request.chat is not None:
@@ -209,7 +214,7 @@ def _decide_chat(store: Any, name: str, request: DecopRequest, scorer: Any) -> b
     return uses_chat(scorer, None)
 
 
-def _asking(scorer: Any, chat: bool, doc_type: str) -> Asking:
+def _asking(scorer: ChoiceScorer, chat: bool, doc_type: str) -> Asking:
     """Switch the scorer to chat prompts (the authors' system prompt) when asked."""
     if not chat:
         return Asking(doc_type)
@@ -223,7 +228,9 @@ def _asking(scorer: Any, chat: bool, doc_type: str) -> Asking:
     return Asking(doc_type, ANSWER_LETTERS, getattr(scorer, "frame", None), chat=True)
 
 
-def _token_scorer_for(scorer: Any, request: DecopRequest) -> tuple[Any | None, str | None]:
+def _token_scorer_for(
+    scorer: ChoiceScorer, request: DecopRequest
+) -> tuple[HFTokenScorer | None, str | None]:
     """The per-token scorer for the baselines, sharing the choice scorer's model; or None
     and why not."""
     if not request.baselines:
@@ -239,7 +246,7 @@ def _token_scorer_for(scorer: Any, request: DecopRequest) -> tuple[Any | None, s
     return HFTokenScorer(loaded, batch_size=request.batch_size), None
 
 
-def _check_letters(scorer: Any, choices: Sequence[str]) -> None:
+def _check_letters(scorer: ChoiceScorer, choices: Sequence[str]) -> None:
     """Fail before any work when the answer letters are not single tokens for this model."""
     token_ids = getattr(scorer, "choice_token_ids", None)
     if token_ids is None:
@@ -307,7 +314,7 @@ def execute_decop(
     on_progress: ProgressCallback | None = None,
     cancel: threading.Event | None = None,
     scorer: ChoiceScorer | None = None,
-    token_scorer: Any | None = None,
+    token_scorer: HFTokenScorer | None = None,
 ) -> DecopOutcome:
     """Score what the run still lacks; fit the calibration when every passage is stored.
     Safe to call again after a kill or a cancel. `scorer` / `token_scorer` replace the
@@ -374,7 +381,9 @@ def execute_decop(
     return outcome
 
 
-def _finish(store: Any, run_id: int, sid: int, held_out: list[str], outcome: DecopOutcome) -> None:
+def _finish(
+    store: Store, run_id: int, sid: int, held_out: list[str], outcome: DecopOutcome
+) -> None:
     """Every passage asked: a run with passages that could not be scored fails (the
     next call retries them); else the calibration is fitted."""
     if outcome.failed_passages:
@@ -388,7 +397,7 @@ def _finish(store: Any, run_id: int, sid: int, held_out: list[str], outcome: Dec
 
 
 def _score_pending(
-    store: Any,
+    store: Store,
     run_id: int,
     sid: int,
     scoring: tuple[ChoiceScorer, Any | None, Asking],
@@ -419,7 +428,7 @@ def _score_pending(
         meter.advance(len(chunk))
 
 
-def passage_of(case: Any, doc_type: str = "book") -> DecopPassage:
+def passage_of(case: Case, doc_type: str = "book") -> DecopPassage:
     return passage_from(case.payload, case.work.title, case.work.author, doc_type)
 
 
@@ -437,7 +446,7 @@ def passage_from(
 
 def _score_with_fallback(
     scorer: ChoiceScorer,
-    token_scorer: Any | None,
+    token_scorer: HFTokenScorer | None,
     asking: Asking,
     chunk: Sequence[tuple[int, Any]],
 ) -> tuple[list[Any], list[str]]:
@@ -458,7 +467,7 @@ def _score_with_fallback(
 
 def score_chunk(
     scorer: ChoiceScorer,
-    token_scorer: Any | None,
+    token_scorer: HFTokenScorer | None,
     chunk: Sequence[tuple[int, Any]],
     asking: Asking = Asking(),
 ) -> list[Any]:
@@ -499,7 +508,7 @@ def score_chunk(
     return rows
 
 
-def _fit_and_store_calibration(store: Any, run_id: int, sid: int, held_out: list[str]) -> None:
+def _fit_and_store_calibration(store: Store, run_id: int, sid: int, held_out: list[str]) -> None:
     if not held_out:
         return
     results = {r.work: r for r in work_results(store, run_id, sid)}

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.records import LocatedCase
 from copyaudit.studies.decop.format import read_cases, to_record
 from copyaudit.studies.decop.importing import detect_doc_type, titled_for
 from copyaudit.studies.spec import DocTypes, ImportPlan, StudySpec, payload_reference
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 
 def prepare_import(stream: Iterable[LocatedCase], doc_type: str | None) -> ImportPlan:
@@ -32,7 +35,7 @@ def execute(db_path: Any, request: Any, **kwargs: Any) -> Any:
     return execute_decop(db_path, request, **kwargs)
 
 
-def export_run(store: Any, run: str) -> Iterator[dict[str, Any]]:
+def export_run(store: Store, run: str) -> Iterator[dict[str, Any]]:
     """One row per prompt of the run (copyaudit.studies.decop.export)."""
     from copyaudit.studies.decop.export import decop_export_rows  # defers scipy (decop.method)
 

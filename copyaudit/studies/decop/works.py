@@ -8,13 +8,16 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from copyaudit.errors import UserError
 from copyaudit.studies.decop.method import ANSWER_CHOICES, WorkResult, membership_label
 from db.decop import decop_score_rows, scored_passages, suite_works
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 AUTO = "auto"
 AUTO_RULE = "every other clean work in title order, n_clean // 2 of them"
@@ -52,10 +55,11 @@ def _match_names(requested: Sequence[str], names: Sequence[str]) -> list[str]:
     by_fold: dict[str, str] = {}
     for name in names:
         by_fold.setdefault(name.casefold(), name)
-    matched, unknown = [], []
+    matched: list[str] = []
+    unknown: list[str] = []
     for item in requested:
-        name = item if item in names else by_fold.get(item.strip().casefold())
-        (matched if name else unknown).append(name or item)
+        found = item if item in names else by_fold.get(item.strip().casefold())
+        (matched if found else unknown).append(found or item)
     if unknown:
         raise UserError(
             f"--calibrate-on: no work named {', '.join(repr(u) for u in unknown)} in this "
@@ -145,12 +149,12 @@ class WorkRows:
     failed_prompts: int = 0
 
 
-def _names(store: Any, sid: int) -> dict[tuple[str, str | None], str]:
+def _names(store: Store, sid: int) -> dict[tuple[str, str | None], str]:
     works = [SuiteWork(w["title"], w["author"], w["membership"]) for w in suite_works(store, sid)]
     return work_names(works)
 
 
-def grouped_rows(store: Any, run_id: int, sid: int) -> dict[str, WorkRows]:
+def grouped_rows(store: Store, run_id: int, sid: int) -> dict[str, WorkRows]:
     names = _names(store, sid)
     grouped: dict[str, WorkRows] = {}
     for row in decop_score_rows(store, run_id):
@@ -169,7 +173,7 @@ def grouped_rows(store: Any, run_id: int, sid: int) -> dict[str, WorkRows]:
 
 
 def scored_verbatims(
-    store: Any, run_id: int, sid: int
+    store: Store, run_id: int, sid: int
 ) -> tuple[list[tuple[str, str]], dict[str, int | None]]:
     """(work name, verbatim passage) of every passage the run scored, and each work's
     year (None where unknown)."""
@@ -189,5 +193,5 @@ def to_result(name: str, rows: WorkRows) -> WorkResult:
     )
 
 
-def work_results(store: Any, run_id: int, sid: int) -> list[WorkResult]:
+def work_results(store: Store, run_id: int, sid: int) -> list[WorkResult]:
     return [to_result(n, rows) for n, rows in grouped_rows(store, run_id, sid).items()]

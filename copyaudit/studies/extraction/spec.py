@@ -20,7 +20,9 @@ def protected_texts(case: Case) -> list[str]:
     return [case.payload["prefix"] + case.payload["reference"]]
 
 
-def reference(kind: str, payload: Mapping[str, Any], judgments: Sequence[Any]):
+def reference(
+    kind: str, payload: Mapping[str, Any], judgments: Sequence[Any]
+) -> list[ReferenceText]:
     """The dossier's reference: the true continuation (copied runs marked)."""
     marks = reference_marks(judgments)
     return [ReferenceText("True continuation", payload.get("reference"), marks)]

@@ -40,8 +40,8 @@ def _paraphrase_models(ctx: BuildContext) -> tuple[Any, TokenEmbedder | None, st
     if spec is None:
         try:
             embedder = ctx.embedder()
-        except JudgeUnavailable as reason:
-            return None, None, f"paraphrase similarity not computed: {reason}"
+        except JudgeUnavailable as unavailable:
+            return None, None, f"paraphrase similarity not computed: {unavailable}"
         return embedder, token_embedder(embedder), "paraphrase similarity not computed"
     try:
         embedder = _load(spec, ctx)

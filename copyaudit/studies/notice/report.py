@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -46,6 +46,9 @@ from copyaudit.studies.notice.metrics import (
     TASK_METRICS,
 )
 from db.notice import notice_generations
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 REFUSAL_JUDGES = ("refusal_lm", "refusal_reader", "refusal")  # preferred first
 PREVIEW_CHARS = 160
@@ -237,7 +240,7 @@ def _review_lists(
 
 
 def notice_report(
-    store: Any, run: str, thresholds: Mapping[str, tuple[float, float]] | None = None
+    store: Store, run: str, thresholds: Mapping[str, tuple[float, float]] | None = None
 ) -> dict[str, Any]:
     return summarize_notice(notice_generations(store, run), thresholds)
 

@@ -21,7 +21,9 @@ def protected_texts(case: Case) -> list[str]:
     return [case.payload["snippet"], case.payload.get("notice", "")]
 
 
-def reference(kind: str, payload: Mapping[str, Any], judgments: Sequence[Any]):
+def reference(
+    kind: str, payload: Mapping[str, Any], judgments: Sequence[Any]
+) -> list[ReferenceText]:
     """The dossier's reference: the snippet, its notice and the query."""
     return [
         ReferenceText("Snippet", payload.get("snippet")),
