@@ -6,22 +6,17 @@ import json
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from copyaudit.reports.exports import TextOut as TextOut
 from copyaudit.reports.exports import cell_text
 from copyaudit.reports.output_file import write_output
 from copyaudit.untrusted import terminal_text
-
-
-class TextOut(Protocol):
-    """Where rows are written: a text file, or standard output as a TerminalStream."""
-
-    def write(self, text: str, /) -> int: ...
 
 
 class TerminalStream:
@@ -81,6 +76,7 @@ def emit(text: str | bytes, output: Path | None, *, database: Path, force: bool)
     database, an existing file only with --force) with a line on standard error.
     Bytes (a PDF) go only to a file: the caller asks for -o first."""
     if output is None:
+        assert isinstance(text, str)  # the caller asks bytes (a PDF) for -o first
         echo(text, nl=False)
         return
     write_output(output, text, database=database, force=force)

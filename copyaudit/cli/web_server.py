@@ -94,7 +94,8 @@ class GuardedServer(Server):
         self.public_url = f"{request.scheme}://{request.host}"
         return await super().handle_index(request)
 
-    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
+    # a refusal is a plain response where textual-serve always answers a websocket
+    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:  # type: ignore[override]
         if self.sessions >= self.max_sessions:
             return web.Response(
                 status=503,

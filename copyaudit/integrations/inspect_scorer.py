@@ -15,10 +15,10 @@ gave each, and the explanation which thresholds flagged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inspect_ai.scorer import Score, Target, mean, scorer, stderr
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from copyaudit.judges.base import Judge
@@ -30,8 +30,9 @@ from copyaudit.types import JudgeInput
 JUDGES = ("extraction", "literal", "verbatim")
 
 
-def _reference(kind: str, payload: dict[str, Any]) -> str | None:
-    return payload.get("reference")
+def _reference(kind: str, payload: Mapping[str, Any]) -> str | None:
+    reference = payload.get("reference")
+    return reference if isinstance(reference, str) else None
 
 
 def _judges(names: Sequence[str]) -> list[Judge]:
@@ -50,7 +51,9 @@ def _input_text(state: TaskState) -> str:
     return state.input if isinstance(state.input, str) else state.input_text
 
 
-def judge_sample(prompt: str, output: str, target: str, names: Sequence[str] = JUDGES):
+def judge_sample(
+    prompt: str, output: str, target: str, names: Sequence[str] = JUDGES
+) -> tuple[dict[str, float], dict[str, str], list[str]]:
     """(metric -> value, metric -> judge@version, flagged metrics) for one sample."""
     item = JudgeInput(
         kind="extraction",
@@ -73,7 +76,7 @@ def judge_sample(prompt: str, output: str, target: str, names: Sequence[str] = J
 
 
 @scorer(metrics={"*": [mean(), stderr()]})
-def copyaudit_scorer(judges: Sequence[str] = JUDGES):
+def copyaudit_scorer(judges: Sequence[str] = JUDGES) -> Scorer:
     """Score the output against the target with copyaudit's judges (`judges`: any of
     extraction, literal, verbatim)."""
     names = list(judges)

@@ -12,6 +12,7 @@ stretch of fewer than MIN_SHARED_WORDS words between differing ones (a lone "in"
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -71,7 +72,7 @@ def align(output: str, reference: str) -> list[AlignedRow]:
 Opcode = tuple[str, int, int, int, int]
 
 
-def _passages(opcodes: list[Opcode]) -> list[Opcode]:
+def _passages(opcodes: Sequence[Opcode]) -> list[Opcode]:
     """The opcodes with short shared stretches (fewer than MIN_SHARED_WORDS words, the
     texts differing beside them) folded into the differing stretches beside them."""
     out: list[Opcode] = []

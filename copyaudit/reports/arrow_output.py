@@ -125,7 +125,7 @@ def write_dataset_dir(rows: Iterable[dict[str, Any]], folder: Path) -> int:
         "homepage": "",
         "license": "",
     }
-    state = {
+    state: dict[str, object] = {
         "_data_files": [{"filename": SHARD}],
         "_fingerprint": file_sha256(folder / SHARD)[:16],  # datasets' cache key
         "_format_columns": None,

@@ -9,7 +9,7 @@ import csv
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, Protocol
 
 from copyaudit.anchors import anchor_markdown
 from copyaudit.formats import case_to_record
@@ -55,7 +55,13 @@ def cell_text(value: Any) -> str:
     return str(value)
 
 
-def write_jsonl(rows: Iterable[dict[str, Any]], out: IO[str]) -> int:
+class TextOut(Protocol):
+    """Where rows are written: a text file, or standard output as a TerminalStream."""
+
+    def write(self, text: str, /) -> int: ...
+
+
+def write_jsonl(rows: Iterable[dict[str, Any]], out: TextOut) -> int:
     count = 0
     for row in rows:
         out.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -63,7 +69,7 @@ def write_jsonl(rows: Iterable[dict[str, Any]], out: IO[str]) -> int:
     return count
 
 
-def write_csv(rows: Iterable[dict[str, Any]], out: IO[str]) -> int:
+def write_csv(rows: Iterable[dict[str, Any]], out: TextOut) -> int:
     writer: csv.DictWriter | None = None
     count = 0
     for row in rows:
@@ -77,7 +83,7 @@ def write_csv(rows: Iterable[dict[str, Any]], out: IO[str]) -> int:
     return count
 
 
-def write_rows(rows: Iterable[dict[str, Any]], fmt: str, out: IO[str]) -> int:
+def write_rows(rows: Iterable[dict[str, Any]], fmt: str, out: TextOut) -> int:
     """Write `rows` as `fmt` (ROW_FORMATS); how many were written."""
     return (write_jsonl if fmt == "jsonl" else write_csv)(rows, out)
 

@@ -57,8 +57,8 @@ def output_file(
     target = check_destination(path, database=database, force=force)
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
     try:
-        text_mode = {} if binary else {"encoding": "utf-8", "newline": ""}
-        with os.fdopen(fd, "wb" if binary else "w", **text_mode) as handle:
+        opened = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
+        with opened as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())

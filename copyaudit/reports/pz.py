@@ -106,7 +106,8 @@ def memorisation_map(store: Any, run_id: int, width: int = MAP_WIDTH) -> dict[st
     for title, start, chars, judge, pz in window_positions(store, run_id):
         strip = maps[judge].setdefault(title, [None] * width)
         cell = min(width - 1, start * width // max(1, chars))
-        strip[cell] = pz if strip[cell] is None else max(strip[cell], pz)
+        kept = strip[cell]
+        strip[cell] = pz if kept is None or pz is None else max(kept, pz)
     return {judge: dict(sorted(works.items())) for judge, works in sorted(maps.items())}
 
 

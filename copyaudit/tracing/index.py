@@ -92,8 +92,12 @@ class LibraryIndex:
     @classmethod
     def open(cls, folder: Path) -> LibraryIndex:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        arrays = [np.load(folder / name, mmap_mode="r") for name in FILES]
-        return cls(*arrays, manifest["works"], manifest["vocabulary"])
+        tokens, suffixes, offsets, ends, starts = (
+            np.load(folder / name, mmap_mode="r") for name in FILES
+        )
+        return cls(
+            tokens, suffixes, offsets, ends, starts, manifest["works"], manifest["vocabulary"]
+        )
 
     # --- search ---------------------------------------------------------------------
 

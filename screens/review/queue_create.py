@@ -19,6 +19,7 @@ from copyaudit.errors import UserError
 from db.case_file import run_judges
 from db.queries import runs_summary
 from db.queue_designs import DESIGNS
+from screens.app_link import copyaudit_app
 from screens.plain import plain
 from screens.state.queue_form import (
     DEFAULT_DESIGN,
@@ -116,9 +117,9 @@ class QueueFormScreen(ModalScreen[str | None]):
 
     def _load_targets(self) -> None:
         """The run's judged metrics as the target's choices (events first when judged)."""
-        app: Any = self.app
+        app = copyaudit_app(self)
         run = self.query_one("#run", Select).value
-        self._targets = [] if run is Select.BLANK else run_targets(run_judges(app.data.ui, run))
+        self._targets = run_targets(run_judges(app.data.ui, run)) if isinstance(run, str) else []
         target = self.query_one("#target", Select)
         target.set_options([(plain(f"{m} ({j})"), (m, j)) for m, j in self._targets])
         preferred = [t for t in self._targets if t[0] == "events"] or self._targets[:1]

@@ -294,7 +294,7 @@ class DashboardScreen(Screen[None]):
 
     def action_continue_labelling(self) -> None:
         """l: your most recent unfinished queue, at your first item without a label."""
-        continue_labelling(self.app)
+        continue_labelling(copyaudit_app(self))
 
     def action_new_queue(self) -> None:
         """w: a new work queue, on the highlighted run."""

@@ -62,7 +62,8 @@ class Distributions(PlotextPlot):
             plt.multiple_bar(
                 [f"{c:g}" for c in centres],
                 [list(r["counts"]) for r in same],
-                color=[run_color(i) for i in range(len(same))],
+                # textual-plotext's stub types one colour, not one per series
+                color=[run_color(i) for i in range(len(same))],  # type: ignore[arg-type]
             )
         plt.title(title)
         plt.xlabel("score (bin centre); bars: runs 1..n")

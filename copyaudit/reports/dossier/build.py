@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import getpass
 import hashlib
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,7 +51,11 @@ from db.runs import suite_id
 if TYPE_CHECKING:
     from db import Store
 
-RENDERERS = {"md": dossier_markdown, "html": dossier_html, "pdf": dossier_pdf}
+RENDERERS: dict[str, Callable[[Dossier], str | bytes]] = {
+    "md": dossier_markdown,
+    "html": dossier_html,
+    "pdf": dossier_pdf,
+}
 FORMATS = tuple(RENDERERS)
 
 

@@ -152,10 +152,10 @@ def _texts(d: Dossier) -> list[str]:
     lines += ["### Output", "", highlighted(d.output), ""]
     for block in d.reference:
         lines += [f"### Reference: {md_escape(block.title)}", "", highlighted(block.segments), ""]
-    block = model.aligned_block(d)
-    if block is not None:
-        lines += [f"### Aligned passages: output and {md_escape(block.title.lower())}", ""]
-        lines += [*_aligned(d, block), ""]
+    aligned = model.aligned_block(d)
+    if aligned is not None:
+        lines += [f"### Aligned passages: output and {md_escape(aligned.title.lower())}", ""]
+        lines += [*_aligned(d, aligned), ""]
     evidence = sorted({m.label for s in d.output for m in s.marks})
     if evidence:
         lines += ["Evidence in the output: " + "; ".join(md_escape(e) for e in evidence), ""]
