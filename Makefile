@@ -34,8 +34,16 @@ demo: $(STAMP)
 demo-takedown: $(STAMP)
 	$(BIN)/copyaudit demo --takedown --no-tui
 
+# pytest-xdist: one worker per core (`make PYTEST_WORKERS=0 test` runs in one process);
+# a test file's tests stay on one worker (loadfile), so its module fixtures and the
+# process caches it fills (tests/process_cache.py) are built once.
+# Bytecode caches are kept even where PYTHONDONTWRITEBYTECODE is set: without them each
+# worker re-rewrites the test modules' asserts (about 8 of its 19 CPU s of collection)
+# and each CLI subprocess a test starts compiles copyaudit again.
+PYTEST_WORKERS ?= auto
+
 test: $(STAMP)
-	$(BIN)/pytest
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 bench: $(STAMP)
 	for script in tests/bench/bench_*.py; do $(BIN)/python $$script || exit 1; done

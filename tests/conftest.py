@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -13,6 +14,11 @@ from typing import Any
 import pytest
 
 from copyaudit.cli.main import main
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # The workers are the parallelism (make test: one per core): one torch/OpenMP thread
+    # each, so that they do not oversubscribe the cores (set before torch is imported).
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @dataclass
