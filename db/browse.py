@@ -16,9 +16,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
-from copyaudit.metrics_spec import Headline
 from db.connection import Store
 from db.content import stale_sql
 from db.labels import current_label_events_sql, item_count_sql
@@ -49,6 +48,18 @@ JOIN judgments j ON j.generation_id = cl.generation_id
 WHERE cl.label IN ('yes', 'no')
   AND ({_JUDGE_VERDICT_SQL}) = (CASE cl.label WHEN 'yes' THEN 0 ELSE 1 END)
 """
+
+
+class Headline(Protocol):
+    """What the dashboard reads of a headline (copyaudit.metrics_spec.Headline, which the
+    caller passes: db imports no metric code)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def metric(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
 
 
 @dataclass(frozen=True, order=True)

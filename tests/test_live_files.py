@@ -87,20 +87,26 @@ APP_SESSION = textwrap.dedent(
     from pathlib import Path
     from db.events import append_label
     from screens.app import CopyauditApp
-    from screens.generations.case_view import CaseScreen, dossier_path
+    from screens.generations.case_view import CaseScreen
+    from screens.state.export_choices import file_stem
 
     db, flags = Path(sys.argv[1]), Path(sys.argv[2])
 
     async def main():
         app = CopyauditApp(db, annotator="ann")
         async with app.run_test(size=(120, 40)) as pilot:
-            for key in ("v", "enter", "D"):
+            for key in ("v", "enter"):
                 await pilot.pause(0.3)
                 await pilot.app.workers.wait_for_complete()
                 await pilot.press(key)
+            await pilot.pause(0.3)
             case = app.screen
             assert isinstance(case, CaseScreen), case
-            while not dossier_path(db, case.case.key).exists():
+            await pilot.press("D")  # the export dialog, its name prefilled: Enter writes
+            await pilot.pause(0.3)
+            await pilot.press("enter")
+            dossier = Path(f"{file_stem(case.case.key)}.dossier.html")  # in the cwd
+            while not dossier.exists():
                 await pilot.pause(0.1)
             await app.workers.wait_for_complete()
             (flags / "ready").touch()

@@ -110,7 +110,15 @@ def test_a_reviewer_labels_an_item_in_the_browser(demo_db: Path, tmp_path: Path)
             shows("demo-literal")  # the dashboard's runs are loaded
             page.keyboard.press("Enter")  # the first run: its generation list
             shows("generations match")
-            page.keyboard.press("Enter")  # the first generation
+            # the first generation: under load the list may take the key before its rows
+            # can be opened (the app drops it), so the key is pressed again until it opens
+            for _ in range(int(STEP_S / 5)):
+                page.keyboard.press("Enter")
+                try:
+                    page.wait_for_function(ROWS_INCLUDE, arg="Prompt & reference", timeout=5000)
+                    break
+                except sync_api.TimeoutError:
+                    continue
             shows("Prompt & reference")
             page.keyboard.press("a")  # annotation mode
             shows("labelled")

@@ -22,8 +22,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 SCHEME_NAMES = ("greedy", "topk", "sampling")
 DEFAULT_P = 0.95
 
@@ -66,6 +64,8 @@ class DecodingScheme:
 def token_log_probs(logits: Any, targets: Any, scheme: DecodingScheme) -> Any:
     """log P(target_i) under `scheme` for each row i of `logits` ([n, vocab]) and its
     target id ([n]); float32, -inf where the scheme cannot emit the target."""
+    import torch  # deferred: reports read this module's figures (n_for_p) without a model
+
     logits = logits.float()
     picked = targets.unsqueeze(-1)
     if scheme.name == "greedy":

@@ -273,9 +273,9 @@ class GenerationScreen(Screen[None]):
         """The library's text of a traced span, at the place that holds it (the texts
         beside the database: copyaudit.tracing.library)."""
         assert item.place is not None and self.detail is not None
-        app = copyaudit_app(self)
+        library = library_folder(copyaudit_app(self).db_path)  # the folder, not the database
         try:
-            text = read_text(library_folder(app.db_path), str(item.place.get("sha256")))
+            text = read_text(library, str(item.place.get("sha256")))
         except UserError as error:
             self.notify(str(error), severity="error", timeout=6)
             return
