@@ -4,12 +4,15 @@ database, registered in it with their provenance, and the index over all of them
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from copyaudit.errors import InputError
 from copyaudit.untrusted import terminal_text
+
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
 
 MAX_TEXT_BYTES = 512 * 1024**2  # one work's text
 REFERENCE_KINDS = ("literal", "extraction")  # suites whose cases hold a reference text
@@ -63,7 +66,7 @@ def library_group() -> None:
 )
 @click.pass_obj
 def add_cmd(
-    obj: Any,
+    obj: AppContext,
     paths: tuple[Path, ...],
     suite: str | None,
     title: str | None,
@@ -101,7 +104,7 @@ def add_cmd(
     _rebuild(obj)
 
 
-def _add_suite(obj: Any, suite: str, author: str | None, status: str) -> None:
+def _add_suite(obj: AppContext, suite: str, author: str | None, status: str) -> None:
     """Each case's reference text of `suite`, registered under its work's title."""
     from copyaudit.tracing.library import library_folder, store_text
     from db.library import LibraryWork, add_work, case_references
@@ -131,7 +134,7 @@ def _add_suite(obj: Any, suite: str, author: str | None, status: str) -> None:
     _rebuild(obj)
 
 
-def _rebuild(obj: Any) -> None:
+def _rebuild(obj: AppContext) -> None:
     from copyaudit.tracing.library import CatalogueEntry, build_index, library_folder
     from db.library import library_works
 
@@ -147,14 +150,14 @@ def _rebuild(obj: Any) -> None:
 
 @library_group.command("index")
 @click.pass_obj
-def index_cmd(obj: Any) -> None:
+def index_cmd(obj: AppContext) -> None:
     """Rebuild the index from the registered works (each text checked by its SHA-256)."""
     _rebuild(obj)
 
 
 @library_group.command("list")
 @click.pass_obj
-def list_cmd(obj: Any) -> None:
+def list_cmd(obj: AppContext) -> None:
     """Every work: title, author, status, characters, SHA-256, source."""
     from db.library import library_works
 

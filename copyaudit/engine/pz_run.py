@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.errors import UserError
 from copyaudit.models.pz import DEFAULT_P, DecodingScheme, n_for_p
@@ -34,6 +34,11 @@ from copyaudit.types import Case, Score
 from db.pending import run_cases
 from db.pz import generation_ids, scored_case_pks
 from db.runs import JudgeIdentity, NewGeneration, RunSpec, add_generations, save_judgments
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+    from db.connection import Store
 
 JUDGE_PREFIX = "pz_"
 JUDGE_VERSION = "1"
@@ -116,7 +121,9 @@ def scheme_scores(log_pz: float, token_values: Sequence[float], p: float) -> lis
     ]
 
 
-def _window_ids(case: Case, tokenizer: Any, digest: str) -> tuple[tuple[int, ...], ...]:
+def _window_ids(
+    case: Case, tokenizer: PreTrainedTokenizerBase, digest: str
+) -> tuple[tuple[int, ...], ...]:
     """(prefix ids, suffix ids) of a case: a cut window's own ids (refused when cut with
     another tokenizer), else its prefix and reference strings tokenised each alone."""
     window = window_of(case.payload)
@@ -132,12 +139,14 @@ def _window_ids(case: Case, tokenizer: Any, digest: str) -> tuple[tuple[int, ...
     return tuple(prefix), tuple(suffix)
 
 
-def greedy_output(tokenizer: Any, suffix: Sequence[int], argmax: Sequence[int]) -> str:
+def greedy_output(
+    tokenizer: PreTrainedTokenizerBase, suffix: Sequence[int], argmax: Sequence[int]
+) -> str:
     """The greedy continuation up to and including the first token off the suffix."""
     upto = next(
         (i + 1 for i, (a, b) in enumerate(zip(argmax, suffix, strict=True)) if a != b), len(suffix)
     )
-    return tokenizer.decode(list(argmax[:upto]))
+    return str(tokenizer.decode(list(argmax[:upto])))
 
 
 def load_scorer(request: PzRequest) -> Any:
@@ -224,7 +233,7 @@ def execute_pz(
 
 
 def _score(
-    store: Any,
+    store: Store,
     run_id: int,
     scorer: Any,
     schemes: Sequence[DecodingScheme],

@@ -24,7 +24,7 @@ from copyaudit.types import Case, Work
 MODEL_KEYS = ("plugins.target_name", "plugins.model_name")
 
 
-def _prompt_text(prompt: Any) -> str:
+def _prompt_text(prompt: object) -> str:
     if isinstance(prompt, str):
         return prompt
     turns = prompt.get("turns") if isinstance(prompt, dict) else None
@@ -35,7 +35,7 @@ def _prompt_text(prompt: Any) -> str:
     return ""
 
 
-def _output_text(output: Any) -> str | None:
+def _output_text(output: object) -> str | None:
     if output is None:
         return None
     if isinstance(output, dict):

@@ -23,7 +23,7 @@ from copyaudit.types import Case, Work
 MAX_ENTRY_BYTES = 256 * 1024**2  # one sample or header inside a .eval archive
 
 
-def _text(content: Any) -> str:
+def _text(content: object) -> str:
     """A message's content as text: a string, or its text parts joined."""
     if isinstance(content, str):
         return content
@@ -34,7 +34,7 @@ def _text(content: Any) -> str:
     return ""
 
 
-def _input_text(value: Any) -> str:
+def _input_text(value: object) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
@@ -42,7 +42,7 @@ def _input_text(value: Any) -> str:
     return ""
 
 
-def _output_text(output: Any) -> str | None:
+def _output_text(output: object) -> str | None:
     if not isinstance(output, dict):
         return None
     if isinstance(output.get("completion"), str):

@@ -38,8 +38,8 @@ def _samples_file(path: Path) -> Path:
     return found[0]
 
 
-def _prompt_and_kwargs(path: Path, line: int, arguments: Any) -> tuple[str, dict[str, Any]]:
-    first: Any = None
+def _prompt_and_kwargs(path: Path, line: int, arguments: object) -> tuple[str, dict[str, Any]]:
+    first: object = None
     if isinstance(arguments, dict):  # {"gen_args_0": {"arg_0": prompt, "arg_1": kwargs}}
         entry = arguments.get("gen_args_0")
         if isinstance(entry, dict):

@@ -80,7 +80,7 @@ def json_lines(path: Path) -> list[tuple[int, Any]]:
     return out
 
 
-def need(path: Path, line: int | None, value: Any, keys: str, kind: type = str) -> Any:
+def need(path: Path, line: int | None, value: object, keys: str, kind: type = str) -> Any:
     """`value` at the dotted `keys` (e.g. "instance.input.text"), which must be a `kind`;
     InputError naming the file, line and field otherwise."""
     current = value

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 SCHEME_NAMES = ("greedy", "topk", "sampling")
 DEFAULT_P = 0.95
@@ -61,7 +64,7 @@ class DecodingScheme:
         return out
 
 
-def token_log_probs(logits: Any, targets: Any, scheme: DecodingScheme) -> Any:
+def token_log_probs(logits: Tensor, targets: Tensor, scheme: DecodingScheme) -> Tensor:
     """log P(target_i) under `scheme` for each row i of `logits` ([n, vocab]) and its
     target id ([n]); float32, -inf where the scheme cannot emit the target."""
     import torch  # deferred: reports read this module's figures (n_for_p) without a model

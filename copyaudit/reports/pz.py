@@ -8,16 +8,19 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.models.pz import DEFAULT_P, discoverable
 from db.pz import pz_judge_configs, pz_values, run_ids, window_positions
+
+if TYPE_CHECKING:
+    from db.connection import Store
 
 THRESHOLDS = (0.5, 0.1, 0.01)
 DISCOVERABLE_N = (1, 10, 100)
 
 
-def pz_figures(store: Any, run_id: int) -> dict[str, Any]:
+def pz_figures(store: Store, run_id: int) -> dict[str, Any]:
     """{scheme judge: figures}; empty when the run holds no p_z judgments."""
     configs = {name: json.loads(c) for name, c in pz_judge_configs(store, run_id).items()}
     by_judge: dict[str, dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(list))
@@ -75,7 +78,7 @@ def pz_markdown(figures: dict[str, Any]) -> str:
     return "\n".join(lines) + f"\n\n(n, p)-discoverable at p = {p}.\n"
 
 
-def pz_comparison(store: Any, runs: list[str]) -> list[dict[str, Any]]:
+def pz_comparison(store: Store, runs: list[str]) -> list[dict[str, Any]]:
     """One row per run among `runs` that holds p_z judgments: its model and figures."""
     rows = []
     for name, run_id, model in run_ids(store, runs):
@@ -99,7 +102,7 @@ MAP_MARKS = ((0.5, "█"), (0.1, "▓"), (0.01, "▒"), (0.0, "·"))
 MAP_WIDTH = 60
 
 
-def memorisation_map(store: Any, run_id: int, width: int = MAP_WIDTH) -> dict[str, Any]:
+def memorisation_map(store: Store, run_id: int, width: int = MAP_WIDTH) -> dict[str, Any]:
     """Per scheme and work: a strip of `width` cells over the work's characters, each
     the highest p_z of the windows starting in it (None: no window starts there)."""
     maps: dict[str, dict[str, list[float | None]]] = defaultdict(dict)

@@ -56,7 +56,7 @@ class QueueFormScreen(ModalScreen[str | None]):
         self._targets: list[Target] = []
 
     def compose(self) -> ComposeResult:
-        app: Any = self.app
+        app = copyaudit_app(self)
         runs = [row["name"] for row in runs_summary(app.data.ui)]
         first = self.first_run if self.first_run in runs else (runs[0] if runs else None)
         with VerticalScroll(classes="dialog-box", id="queue-form") as box:
@@ -158,7 +158,7 @@ class QueueFormScreen(ModalScreen[str | None]):
         self.action_create()
 
     def action_create(self) -> None:
-        app: Any = self.app
+        app = copyaudit_app(self)
         if app.read_only:
             self._show_errors({}, "read-only: queues are not created")
             return

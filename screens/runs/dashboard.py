@@ -298,12 +298,12 @@ class DashboardScreen(Screen[None]):
 
     def action_new_queue(self) -> None:
         """w: a new work queue, on the highlighted run."""
-        app: Any = self.app
+        app = copyaudit_app(self)
         app.action_new_queue(self._selected("runs"))
 
     def action_export(self) -> None:
         """e: labels of every run, or the highlighted run's labels, generations, report."""
-        app: Any = self.app
+        app = copyaudit_app(self)
         name = self._selected("runs")
         app.export(run_choices(r for r in self._runs if r["name"] == name))
 

@@ -14,12 +14,15 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.errors import UserError
 from copyaudit.records import LocatedCase
 from copyaudit.rows import Loaded
 from copyaudit.types import Case, Work
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 KIND = "extraction"
 PAYLOAD_KEY = "window"  # the payload entry holding a window's token ids and its cutting
@@ -41,7 +44,7 @@ class Cutting:
                 raise UserError(f"--{name.replace('_', '-')} must be at least 1")
 
 
-def tokenizer_digest(tokenizer: Any) -> str:
+def tokenizer_digest(tokenizer: PreTrainedTokenizerBase) -> str:
     """A digest of the tokenizer's vocabulary and rules: two tokenizers with the same
     digest cut a text into the same ids."""
     backend = getattr(tokenizer, "backend_tokenizer", None)
@@ -49,7 +52,9 @@ def tokenizer_digest(tokenizer: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
-def work_token_spans(text: str, tokenizer: Any) -> tuple[list[int], list[tuple[int, int]]]:
+def work_token_spans(
+    text: str, tokenizer: PreTrainedTokenizerBase
+) -> tuple[list[int], list[tuple[int, int]]]:
     """(ids, [start, end) character offsets) of `text` tokenised whole, no special tokens."""
     if not getattr(tokenizer, "is_fast", False):
         raise UserError("cutting windows needs a fast tokenizer (character offsets)")
@@ -91,7 +96,9 @@ def _window_case(
     )
 
 
-def cut_windows(title: str, text: str, tokenizer: Any, cutting: Cutting) -> Iterator[Case]:
+def cut_windows(
+    title: str, text: str, tokenizer: PreTrainedTokenizerBase, cutting: Cutting
+) -> Iterator[Case]:
     """The work's windows, one case each, in order (none when it is shorter than one)."""
     ids, offsets = work_token_spans(text, tokenizer)
     size = cutting.prefix_tokens + cutting.continuation_tokens
@@ -118,7 +125,9 @@ def read_work(path: Path) -> str:
         raise UserError(f"{path}: not UTF-8 text (byte {error.start})") from None
 
 
-def window_cases(path: Path, tokenizer: Any, cutting: Cutting) -> Loaded[LocatedCase]:
+def window_cases(
+    path: Path, tokenizer: PreTrainedTokenizerBase, cutting: Cutting
+) -> Loaded[LocatedCase]:
     """Every work at `path` cut into windows; the work's title is its file name without
     the extension. A work shorter than one window is an error naming it."""
     cutting.check()
