@@ -160,14 +160,7 @@ def test_keys_add_refuses_a_bad_file_and_a_second_add(
 def test_merge_carries_signatures_and_their_keys(signed: Path, cli, tmp_path: Path) -> None:
     """Merged events keep their signatures (over their content, not their chain place)
     and the keys they were trusted under; a chain re-origined by the merge still verifies."""
-    other = tmp_path / "other.db"
-    (tmp_path / "o").mkdir()
-    cases = write_jsonl(
-        tmp_path / "o" / "lit.jsonl", [nonliteral_record(1, id="lit-1", reference_events=EVENTS)]
-    )
-    gens = write_jsonl(tmp_path / "o" / "g.jsonl", [{"case_id": "lit-1", "output": "first"}])
-    assert cli("import", "nonliteral", str(cases), db=other).code == 0
-    assert cli("import-generations", str(gens), "--run", "r", "--suite", "lit", db=other).code == 0
+    other = _second_database(tmp_path, cli, trust=None)
     merged = cli("merge", str(signed), db=other)
     assert merged.code == 0, merged.err
     result = cli("verify", db=other)
