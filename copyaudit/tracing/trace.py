@@ -6,6 +6,7 @@ library holds it and where (up to `max_places` places)."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from copyaudit.tracing.index import LibraryIndex
@@ -38,6 +39,22 @@ class TracedSpan:
         return self.end - self.start
 
 
+def _maximal_runs(
+    index: LibraryIndex, ids: list[int], min_tokens: int
+) -> Iterator[tuple[int, int, int, int]]:
+    """(start, length, lo, hi) of every run of at least `min_tokens` words from `start`
+    that the library holds and no earlier run contains; lo:hi its suffix-array range."""
+    reach = 0  # the end (in words) of the runs found so far
+    for start in range(len(ids)):
+        if len(ids) - start < min_tokens or len(ids) <= reach:
+            return
+        length, lo, hi = index.longest_from(ids, start)
+        if length < min_tokens or start + length <= reach:
+            continue
+        reach = start + length
+        yield start, length, lo, hi
+
+
 def trace(
     index: LibraryIndex,
     text: str,
@@ -47,14 +64,7 @@ def trace(
     spans = word_spans(text)
     ids = index.ids([word for word, _, _ in spans])
     found: list[TracedSpan] = []
-    reach = 0  # the end (in words) of the spans found so far
-    for start in range(len(ids)):
-        if len(ids) - start < min_tokens or start + (len(ids) - start) <= reach:
-            break
-        length, lo, hi = index.longest_from(ids, start)
-        if length < min_tokens or start + length <= reach:
-            continue
-        reach = start + length
+    for start, length, lo, hi in _maximal_runs(index, ids, min_tokens):
         places = tuple(
             Place(
                 index.works[work],
@@ -92,12 +102,7 @@ def trace_near(index: LibraryIndex, text: str, min_words: int) -> list[NearSpan]
     windows: set[tuple[int, int]] = set()
     found: dict[tuple[int, tuple[tuple[int, int], ...]], NearSpan] = {}
     ids = index.ids(words)
-    reach = 0
-    for start in range(len(ids)):
-        length, lo, hi = index.longest_from(ids, start)
-        if length < SEED_WORDS or start + length <= reach:
-            continue
-        reach = start + length
+    for start, _, lo, hi in _maximal_runs(index, ids, SEED_WORDS):
         for work, position in index.locations(lo, hi, SEED_PLACES):
             at = position - int(index.work_starts[work])
             windows.add((work, at - start - len(words) - 2))
