@@ -12,6 +12,7 @@ backdates a forged event before the person's key was added) is not caught here.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -122,10 +123,36 @@ def carry(store: Store, other: sqlite3.Connection, table: str, uuid: str) -> Non
         )
 
 
-def _key_since(store: Store, person: str) -> str | None:
-    """When `person`'s first trusted key was added (None: they have none)."""
-    since = store.scalar("SELECT MIN(added_at) FROM trusted_keys WHERE name = ?", (person,))
-    return None if since is None else str(since)
+def _trusted(store: Store) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """The trusted keys by fingerprint, and when each person's first key was added."""
+    keys = {r["fingerprint"]: dict(r) for r in store.conn.execute("SELECT * FROM trusted_keys")}
+    since: dict[str, str] = {}
+    for key in keys.values():
+        since[key["name"]] = min(since.get(key["name"], key["added_at"]), key["added_at"])
+    return keys, since
+
+
+def _finding(
+    keys: dict[str, dict[str, Any]],
+    since: dict[str, str],
+    person: str,
+    created_at: str,
+    signature: tuple[str, str] | None,
+    signed: Callable[[], str],
+) -> str | None:
+    """The module's rule for one event (`signature`: fingerprint and hex, or None;
+    `signed`: what its key signs): the kind of finding, or None when it holds."""
+    if signature is None:
+        needed = person in since and created_at >= since[person]
+        return "signature missing" if needed else None
+    key = keys.get(signature[0])
+    if key is None:
+        return "signature untrusted"
+    if key["name"] != person:
+        return "signature of another person"
+    if not signature_valid(key["public_key"], signed(), signature[1]):
+        return "signature forged"
+    return None
 
 
 def adopt_signature(
@@ -136,46 +163,49 @@ def adopt_signature(
     digest: Callable[[str, dict[str, Any]], str],
 ) -> tuple[str, str] | None:
     """Keep the signature (fingerprint, hex) an imported event `uuid` carried, just
-    appended in this transaction, if it passes `verify`'s rule here: (field, problem)
-    when it does not (an untrusted key, another person's key, a signature not over the
-    event as it lands here), or when an unsigned event is by a person with a trusted key
-    here. `digest`: what a key signs of an event (db.events.signed_digest)."""
-    row = store.conn.execute(f"SELECT * FROM {table} WHERE uuid = ?", (uuid,)).fetchone()
-    person = row[PERSON[table]]
-    if signature is None:
-        signed = store.scalar(
-            "SELECT COUNT(*) FROM event_signatures WHERE tbl = ? AND uuid = ?", (table, uuid)
-        )
-        since = _key_since(store, person)
-        if not signed and since is not None and row["created_at"] >= since:
-            return (
-                "signature",
-                f"unsigned, but {person!r} has a key trusted here since {since}: import "
-                "the export that carries their signature, or sign with --sign-key",
-            )
-        return None
-    fingerprint, value = signature
-    key = store.conn.execute(
-        "SELECT name, public_key FROM trusted_keys WHERE fingerprint = ?", (fingerprint,)
-    ).fetchone()
-    if key is None:
-        return (
+    appended in this transaction, if it passes `verify`'s rule here (_finding): (field,
+    problem) when it does not (an untrusted key, another person's key, a signature not
+    over the event as it lands here), or when an unsigned event is by a person with a
+    trusted key here. `digest`: what a key signs of an event (db.events.signed_digest)."""
+    event = dict(store.conn.execute(f"SELECT * FROM {table} WHERE uuid = ?", (uuid,)).fetchone())
+    person = event[PERSON[table]]
+    keys, since = _trusted(store)
+    if signature is None and store.scalar(
+        "SELECT COUNT(*) FROM event_signatures WHERE tbl = ? AND uuid = ?", (table, uuid)
+    ):
+        return None  # signed here as it was appended (the key named now is theirs)
+    kind = _finding(
+        keys, since, person, event["created_at"], signature, lambda: digest(table, event)
+    )
+    fingerprint = signature[0] if signature else ""
+    problems = {
+        "signature missing": (
+            "signature",
+            f"unsigned, but {person!r} has a key trusted here since {since.get(person)}: "
+            "import the export that carries their signature, or sign with --sign-key",
+        ),
+        "signature untrusted": (
             "signed_by",
             f"key {fingerprint} is not trusted by this database: add the public key of "
             f"{person!r} first (copyaudit keys add {person} FILE.pub)",
-        )
-    if key["name"] != person:
-        return ("signed_by", f"key {fingerprint} is {key['name']!r}'s, not {person!r}'s")
-    if not signature_valid(key["public_key"], digest(table, dict(row)), value):
-        return (
+        ),
+        "signature of another person": (
+            "signed_by",
+            f"key {fingerprint} is {keys.get(fingerprint, {}).get('name')!r}'s, not {person!r}'s",
+        ),
+        "signature forged": (
             "signature",
             "not valid over the event as imported: the record was altered after it was "
             "signed, or its generation differs in this database",
+        ),
+    }
+    if kind is not None:
+        return problems[kind]
+    if signature is not None:
+        store.conn.execute(
+            "INSERT INTO event_signatures (tbl, uuid, fingerprint, signature) VALUES (?, ?, ?, ?)",
+            (table, uuid, *signature),
         )
-    store.conn.execute(
-        "INSERT INTO event_signatures (tbl, uuid, fingerprint, signature) VALUES (?, ?, ?, ?)",
-        (table, uuid, fingerprint, value),
-    )
     return None
 
 
@@ -206,6 +236,22 @@ def signature_valid(pem: str, digest: str, signature: str) -> bool:
     return True
 
 
+# what `verify` says of each kind of finding (row: the event and its signature)
+_AUDIT_SAYS: dict[str, Callable[[Any, dict[str, dict[str, Any]]], str]] = {
+    "signature missing": lambda row, keys: (
+        "unsigned, but they have a trusted key (appended behind the tool?)"
+    ),
+    "signature untrusted": lambda row, keys: (
+        f"signed by key {row['fingerprint']}, which this database does not trust "
+        "(copyaudit keys add)"
+    ),
+    "signature of another person": lambda row, keys: (
+        f"signed by {keys[row['fingerprint']]['name']!r}'s key"
+    ),
+    "signature forged": lambda row, keys: "the signature is not over its content",
+}
+
+
 @dataclass
 class SignatureAudit:
     findings: list[tuple[str, str]]
@@ -216,12 +262,7 @@ class SignatureAudit:
 def audit_signatures(store: Store, digest: Callable[[str, dict[str, Any]], str]) -> SignatureAudit:
     """Every event's signature against the trusted keys (see the module's rule); `digest`:
     what a key signs of an event (db.events.signed_digest)."""
-    keys = {r["fingerprint"]: dict(r) for r in store.conn.execute("SELECT * FROM trusted_keys")}
-    since: dict[str, str] = {}
-    for trusted in keys.values():
-        since[trusted["name"]] = min(
-            since.get(trusted["name"], trusted["added_at"]), trusted["added_at"]
-        )
+    keys, since = _trusted(store)
     found: list[tuple[str, str]] = []
     signed = unsigned = 0
     for table, person in PERSON.items():
@@ -232,29 +273,16 @@ def audit_signatures(store: Store, digest: Callable[[str, dict[str, Any]], str])
         )
         for row in rows:
             where = f"{table} event {row['uuid']} by {row['person']!r}"
-            key = keys.get(row["fingerprint"]) if row["fingerprint"] else None
-            if row["signature"] is None:
-                unsigned += 1
-                if row["person"] in since and row["created_at"] >= since[row["person"]]:
-                    found.append(
-                        ("signature missing", f"{where}: unsigned, but they have a trusted key "
-                         "(appended behind the tool?)")
-                    )  # fmt: skip
-            elif key is None:
-                found.append(
-                    ("signature untrusted", f"{where}: signed by key {row['fingerprint']}, "
-                     "which this database does not trust (copyaudit keys add)")
-                )  # fmt: skip
-            elif key["name"] != row["person"]:
-                found.append(
-                    ("signature of another person", f"{where}: signed by {key['name']!r}'s key")
-                )
-            elif not signature_valid(key["public_key"], digest(table, dict(row)), row["signature"]):
-                found.append(
-                    ("signature forged", f"{where}: the signature is not over its content")
-                )
-            else:
-                signed += 1
+            carried = None if row["signature"] is None else (row["fingerprint"], row["signature"])
+            event = dict(row)
+            kind = _finding(
+                keys, since, row["person"], row["created_at"], carried,
+                functools.partial(digest, table, event),
+            )  # fmt: skip
+            unsigned += carried is None
+            signed += carried is not None and kind is None
+            if kind is not None:
+                found.append((kind, f"{where}: {_AUDIT_SAYS[kind](row, keys)}"))
     orphans = store.conn.execute(
         "SELECT COUNT(*) FROM event_signatures s WHERE NOT EXISTS (SELECT 1 FROM labels l "
         "WHERE s.tbl = 'labels' AND l.uuid = s.uuid) AND NOT EXISTS (SELECT 1 FROM reviews r "
