@@ -67,16 +67,28 @@ def run_ids(store: Store, names: Sequence[str]) -> list[tuple[str, int, str]]:
     return out
 
 
-def window_positions(store: Store, run_id: int) -> list[tuple[str, int, int, str, float]]:
-    """(work title, window's first character, work's characters, judge, p_z) of every
-    p_z judgment of the run on a window cut by `import extraction --stride`."""
+def window_positions(store: Store, run_id: int) -> list[tuple[int, str, int, int, str, float]]:
+    """(generation id, work title, window's first character, work's characters, judge,
+    p_z) of every p_z judgment of the run on a window cut by `import extraction --stride`,
+    in the order of the work and the window's place in it."""
     rows = store.conn.execute(
-        "SELECT w.title, json_extract(c.payload, '$.window.chars[0]'), "
+        "SELECT g.id, w.title, json_extract(c.payload, '$.window.chars[0]') AS start, "
         "json_extract(c.payload, '$.window.work_chars'), j.judge, j.value "
         "FROM judgments j JOIN generations g ON g.id = j.generation_id "
         "JOIN cases c ON c.id = g.case_pk JOIN works w ON w.id = c.work_id "
         "WHERE g.run_id = ? AND j.metric = 'pz' AND j.judge LIKE ? ESCAPE '\\' "
-        "AND json_extract(c.payload, '$.window.work_chars') IS NOT NULL",
+        "AND json_extract(c.payload, '$.window.work_chars') IS NOT NULL "
+        "ORDER BY w.title, start, g.id",
         (run_id, JUDGE_LIKE),
     )
-    return [(str(t), int(s), int(n), str(j), float(v)) for t, s, n, j, v in rows]
+    return [(int(g), str(t), int(s), int(n), str(j), float(v)) for g, t, s, n, j, v in rows]
+
+
+def pz_runs(store: Store) -> list[str]:
+    """The names of the runs that hold p_z judgments, oldest first."""
+    rows = store.conn.execute(
+        "SELECT r.name FROM runs r WHERE EXISTS (SELECT 1 FROM judgment_totals t "
+        "WHERE t.run_id = r.id AND t.judge LIKE ? ESCAPE '\\') ORDER BY r.id",
+        (JUDGE_LIKE,),
+    )
+    return [str(r[0]) for r in rows]

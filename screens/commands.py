@@ -1,6 +1,6 @@
 """The command palette (ctrl+p): open a run, start a new run, continue labelling, create
 a work queue, dashboard, help, quit, agreement & judge quality, reviewer queue, compare
-models, export, label a work queue.
+models, export, label a work queue, the memorisation map of a p_z run.
 
 Run names come from the database, so hits are built as plain Content with the fuzzy
 match highlighted by offset (Matcher.highlight would parse the name as markup).
@@ -15,10 +15,11 @@ from typing import Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
+from db.pz import pz_runs
 from db.queries import runs_summary
 from db.queues import list_queues
 from screens.app_link import copyaudit_app
-from screens.destinations import Comparison, ReviewQueue
+from screens.destinations import Comparison, MemorisationMap, ReviewQueue
 from screens.plain import visible
 from screens.review.queue_open import continue_labelling, open_queue
 from screens.state.export_choices import run_choices
@@ -29,6 +30,7 @@ class CopyauditCommands(Provider):
         app = copyaudit_app(self)
         self._runs = [row["name"] for row in runs_summary(app.data.ui)]
         self._queues = [(row["name"], row["items"]) for row in list_queues(app.data.ui)]
+        self._pz_runs = pz_runs(app.data.ui)
 
     def _commands(self) -> list[tuple[str, Callable[[], Any], str]]:
         app = copyaudit_app(self)
@@ -70,6 +72,14 @@ class CopyauditCommands(Provider):
         ]
         for name in getattr(self, "_runs", []):
             commands.append((f"Open run {name}", partial(app.open_run, name), "Generations"))
+        for name in getattr(self, "_pz_runs", []):
+            commands.append(
+                (
+                    f"Memorisation map of {name}",
+                    partial(app.open, MemorisationMap(name)),
+                    "p_z over each work's length; Enter on a stretch: its windows",
+                )
+            )
         for name, items in getattr(self, "_queues", []):
             label = partial(open_queue, app, name)
             commands.append((f"Label queue {name}", label, f"{items} generations, in order"))

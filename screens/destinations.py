@@ -93,7 +93,34 @@ class Takedown:
     model: str
 
 
+@dataclass(frozen=True)
+class MemorisationMap:
+    """The memorisation map of a p_z run (copyaudit.engine.pz_run)."""
+
+    run: str
+
+
+@dataclass(frozen=True)
+class MapStretch:
+    """The windows of one stretch (strip cell) of a work on the memorisation map."""
+
+    run: str
+    run_id: int
+    title: str
+    cell: int
+    scheme: str
+
+
 # every destination (screens.router maps each to its screen)
 Destination = (
-    Generation | Annotation | ReviewQueue | Comparison | Case | DecopWork | DecopPassage | Takedown
+    Generation
+    | Annotation
+    | ReviewQueue
+    | Comparison
+    | Case
+    | DecopWork
+    | DecopPassage
+    | Takedown
+    | MemorisationMap
+    | MapStretch
 )

@@ -21,6 +21,8 @@ from screens.generations.generation_list import GenerationListScreen
 from screens.generations.generation_view import GenerationScreen
 from screens.line_input import LineInputScreen
 from screens.plain import plain
+from screens.pz.map_view import MemorisationMapScreen
+from screens.pz.stretch_view import MapStretchScreen
 from screens.review.agreement_view import AgreementScreen
 from screens.review.annotation import AnnotationScreen
 from screens.review.queue_create import QueueFormScreen
@@ -70,6 +72,8 @@ def help_sections(app_class: type[DOMNode]) -> list[tuple[str, type[DOMNode]]]:
         ("DE-COP passages of a work", DecopPassageListScreen),
         ("DE-COP passage (24 prompts)", DecopPassageScreen),
         ("Takedown table (dashboard, t)", TakedownScreen),
+        ("Memorisation map of a p_z run (dashboard, m)", MemorisationMapScreen),
+        ("Windows of a map stretch (map, Enter)", MapStretchScreen),
         ("Help", HelpScreen),
     ]
 

@@ -16,11 +16,15 @@ from screens.destinations import (
     DecopPassage,
     DecopWork,
     Generation,
+    MapStretch,
+    MemorisationMap,
     ReviewQueue,
     Takedown,
 )
 from screens.generations.case_view import CaseScreen
 from screens.generations.generation_view import GenerationScreen
+from screens.pz.map_view import MemorisationMapScreen
+from screens.pz.stretch_view import MapStretchScreen
 from screens.review.annotation import AnnotationScreen
 from screens.review.review_queue import ReviewQueueScreen
 from screens.runs.takedown_view import TakedownScreen
@@ -58,6 +62,8 @@ SCREENS: dict[type, Callable[[], type[Screen[Any]]]] = {
     DecopPassage: _passage_view,
     Comparison: _compare,
     Takedown: lambda: TakedownScreen,
+    MemorisationMap: lambda: MemorisationMapScreen,
+    MapStretch: lambda: MapStretchScreen,
 }
 
 

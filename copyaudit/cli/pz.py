@@ -44,6 +44,12 @@ from db.runs import run_row
     help="n_for_p: the tries after which the suffix comes out with probability p.",
 )
 @click.option("--limit", type=POSITIVE_INT, help="Only the first N windows.")
+@click.option(
+    "--case",
+    "cases",
+    multiple=True,
+    help="Only this case id (repeatable): a window's replay, as its dossier gives it.",
+)
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 @click.pass_obj
 def pz_cmd(
@@ -55,6 +61,7 @@ def pz_cmd(
     temperature: float,
     p: float,
     limit: int | None,
+    cases: tuple[str, ...],
     fmt: str,
 ) -> None:
     """Score every window of the extraction SUITE: log p_z, p_z and n_for_p under each
@@ -71,6 +78,7 @@ def pz_cmd(
         temperature=temperature,
         p=p,
         limit=limit,
+        cases=cases,
     )
     outcome = execute_with_progress(obj.db_path, request)
     echo(outcome.summary(), err=fmt == "json")

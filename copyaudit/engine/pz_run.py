@@ -11,6 +11,11 @@ it is scored, so a killed or cancelled run resumes with the cases it lacks.
 SQLite's running totals cannot carry an infinity (inf - inf is NULL), so log p_z = -inf
 and n_for_p = inf (p_z = 0) are stored as values NULL with `extra.infinite` saying which;
 the `pz` judgment (0) is always a number.
+
+A window greedy decoding does not emit (p_z = 0) that a sampling scheme emits with
+p_z >= GAP_THRESHOLD is the reviewer queue's finding "sampling extracts, greedy does
+not": a flagged judgment of the judge GAP_JUDGE (its value: the highest such p_z),
+stored when the run scores greedy and at least one sampling scheme.
 """
 
 from __future__ import annotations
@@ -43,6 +48,10 @@ if TYPE_CHECKING:
 JUDGE_PREFIX = "pz_"
 JUDGE_VERSION = "1"
 TEMPLATE = 1  # one row per case: p_z has no prompt template
+# the reviewer-queue finding "sampling extracts, greedy does not" (module docstring)
+GAP_JUDGE = "sampling_not_greedy"
+GAP_METRIC = "sampling_not_greedy"
+GAP_THRESHOLD = 0.1
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,7 @@ class PzRequest(ModelRequest):
     temperature: float = 1.0
     p: float = DEFAULT_P
     limit: int | None = None
+    cases: tuple[str, ...] = ()  # only these case ids (a window's replay), when given
     batch_size: int = 16
     chat: bool | None = None  # not used: p_z reads the work's tokens as they stand
 
@@ -99,13 +109,47 @@ def judge_identity(scheme: DecodingScheme, p: float) -> JudgeIdentity:
     return JudgeIdentity(name, JUDGE_VERSION, config, stable_hash({"name": name, **config})[:16])
 
 
-def scheme_scores(log_pz: float, token_values: Sequence[float], p: float) -> list[Score]:
-    """The three judgments of one window under one scheme."""
+def gap_identity(schemes: Sequence[DecodingScheme]) -> JudgeIdentity | None:
+    """The finding's judge when the run scores greedy and a sampling scheme, else None."""
+    from copyaudit.hashing import stable_hash
+
+    sampled = [s.label for s in schemes if s.name != "greedy"]
+    if not sampled or not any(s.name == "greedy" for s in schemes):
+        return None
+    config = {"threshold": GAP_THRESHOLD, "schemes": sampled}
+    digest = stable_hash({"name": GAP_JUDGE, **config})[:16]
+    return JudgeIdentity(GAP_JUDGE, JUDGE_VERSION, config, digest)
+
+
+def gap_score(log_pz: dict[str, float]) -> Score:
+    """The finding on one window, from its log p_z per scheme label: the highest p_z of
+    a sampling scheme where greedy's is 0 (0 where greedy emits the suffix)."""
+    if log_pz["greedy"] > -math.inf:
+        value, scheme = 0.0, None
+    else:
+        scheme = max((k for k in log_pz if k != "greedy"), key=lambda k: log_pz[k])
+        value = math.exp(log_pz[scheme]) if log_pz[scheme] > -math.inf else 0.0
+    return Score(
+        GAP_METRIC,
+        value,
+        flagged=value >= GAP_THRESHOLD,
+        threshold=GAP_THRESHOLD,
+        extra={"scheme": scheme},
+    )
+
+
+def scheme_scores(
+    log_pz: float, token_values: Sequence[float], p: float, tokens: Sequence[str] = ()
+) -> list[Score]:
+    """The three judgments of one window under one scheme (`tokens`: the suffix's
+    tokens as text, kept beside their log-probabilities for the app and the dossier)."""
     pz = math.exp(log_pz) if log_pz > -math.inf else 0.0
     n = n_for_p(pz, p)
     lowest = min(range(len(token_values)), key=lambda i: token_values[i])
     rounded = [None if v == -math.inf else round(v, 6) for v in token_values]
-    evidence = {"token_log_probs": rounded, "lowest_token": lowest}
+    evidence: dict[str, Any] = {"token_log_probs": rounded, "lowest_token": lowest}
+    if tokens:
+        evidence["tokens"] = list(tokens)
     return [
         Score(
             "log_pz",
@@ -210,6 +254,8 @@ def execute_pz(
         with tracked(store, run_id, outcome, cancel):
             cases = run_cases(store, sid, request.limit)
             done = scored_case_pks(store, run_id, [i.name for i in identities])
+            if request.cases:
+                cases = _only(cases, request.cases)
             pending = [(pk, case) for pk, case in cases if pk not in done]
             total = len(cases)
             outcome.already_scored = total - len(pending)
@@ -230,6 +276,15 @@ def execute_pz(
             if outcome.halvings:
                 outcome.notes_.append(f"batch halved {outcome.halvings}x (out of memory)")
         return outcome
+
+
+def _only(cases: list[tuple[int, Case]], wanted: Sequence[str]) -> list[tuple[int, Case]]:
+    """The cases named in `wanted`; an unknown name is an error."""
+    known = {case.case_id for _, case in cases}
+    missing = [name for name in wanted if name not in known]
+    if missing:
+        raise UserError(f"no case {', '.join(missing)} in this suite")
+    return [(pk, case) for pk, case in cases if case.case_id in wanted]
 
 
 def _score(
@@ -274,17 +329,27 @@ def _score(
         ]
         add_generations(store, run_id, rows)
         ids = generation_ids(store, run_id, TEMPLATE, [pk for pk, _ in batch])
+        texts = [[str(tokenizer.decode([t])) for t in w.suffix] for w in windows]
         for scheme, identity in zip(schemes, identities, strict=True):
+            label = scheme.label
             save_judgments(
                 store,
                 identity,
                 [
                     (
                         ids[pk],
-                        scheme_scores(
-                            r.log_pz[scheme.label], r.token_log_probs[scheme.label], request.p
-                        ),
+                        scheme_scores(r.log_pz[label], r.token_log_probs[label], request.p, text),
                     )
+                    for (pk, _), r, text in zip(batch, results, texts, strict=True)
+                ],
+            )
+        gap = gap_identity(schemes)
+        if gap is not None:
+            save_judgments(
+                store,
+                gap,
+                [
+                    (ids[pk], [gap_score(r.log_pz)])
                     for (pk, _), r in zip(batch, results, strict=True)
                 ],
             )

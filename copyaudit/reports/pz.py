@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 THRESHOLDS = (0.5, 0.1, 0.01)
 DISCOVERABLE_N = (1, 10, 100)
+GREEDY_JUDGE = "pz_greedy"
 
 
 def pz_figures(store: Store, run_id: int) -> dict[str, Any]:
@@ -27,7 +28,7 @@ def pz_figures(store: Store, run_id: int) -> dict[str, Any]:
     for judge, metric, value in pz_values(store, run_id):
         by_judge[judge][metric].append(value)
     out: dict[str, Any] = {}
-    greedy = by_judge.get("pz_greedy", {}).get("pz")
+    greedy = by_judge.get(GREEDY_JUDGE, {}).get("pz")
     greedy_rate = _share(greedy, 1.0) if greedy else None
     for judge in sorted(by_judge):
         metrics = by_judge[judge]
@@ -102,16 +103,58 @@ MAP_MARKS = ((0.5, "█"), (0.1, "▓"), (0.01, "▒"), (0.0, "·"))
 MAP_WIDTH = 60
 
 
+def map_cell(start: int, chars: int, width: int) -> int:
+    """The strip cell of a window starting at character `start` of a work of `chars`."""
+    return min(width - 1, start * width // max(1, chars))
+
+
 def memorisation_map(store: Store, run_id: int, width: int = MAP_WIDTH) -> dict[str, Any]:
     """Per scheme and work: a strip of `width` cells over the work's characters, each
     the highest p_z of the windows starting in it (None: no window starts there)."""
     maps: dict[str, dict[str, list[float | None]]] = defaultdict(dict)
-    for title, start, chars, judge, pz in window_positions(store, run_id):
+    for _, title, start, chars, judge, pz in window_positions(store, run_id):
         strip = maps[judge].setdefault(title, [None] * width)
-        cell = min(width - 1, start * width // max(1, chars))
+        cell = map_cell(start, chars, width)
         kept = strip[cell]
         strip[cell] = pz if kept is None or pz is None else max(kept, pz)
     return {judge: dict(sorted(works.items())) for judge, works in sorted(maps.items())}
+
+
+def work_shares(store: Store, run_id: int) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per scheme and work: its windows and the share of them at p_z >= each of
+    THRESHOLDS (the run's figures, work by work)."""
+    values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for _, title, _, _, judge, pz in window_positions(store, run_id):
+        values[judge][title].append(pz)
+    return {
+        judge: {
+            title: {
+                "windows": len(pz),
+                "share_at_least": {str(t): _share(pz, t) for t in THRESHOLDS},
+            }
+            for title, pz in sorted(works.items())
+        }
+        for judge, works in sorted(values.items())
+    }
+
+
+def stretch_windows(
+    store: Store, run_id: int, title: str, cell: int, width: int = MAP_WIDTH
+) -> list[int]:
+    """The generation ids of the windows of `title` that start in strip cell `cell`,
+    in the work's order."""
+    return list(
+        dict.fromkeys(
+            gid
+            for gid, work, start, chars, _, _ in window_positions(store, run_id)
+            if work == title and map_cell(start, chars, width) == cell
+        )
+    )
+
+
+def greedy_hits(maps: dict[str, Any]) -> dict[str, list[bool]]:
+    """Per work: the cells where greedy decoding emits some window's suffix (p_z = 1)."""
+    return {title: [v == 1.0 for v in cells] for title, cells in maps.get(GREEDY_JUDGE, {}).items()}
 
 
 def map_strip(cells: list[float | None]) -> str:

@@ -24,7 +24,7 @@ from db.queries import suites_summary
 from db.queue_designs import ESTIMATE_DESIGNS
 from db.queues import design_queues
 from screens.app_link import copyaudit_app
-from screens.destinations import Comparison, ReviewQueue, Takedown
+from screens.destinations import Comparison, MemorisationMap, ReviewQueue, Takedown
 from screens.plain import DASH, middle_cut, number, one_line, percent, plain
 from screens.review.queue_open import continue_labelling
 from screens.runs.run_control import ActiveRun
@@ -155,6 +155,7 @@ class DashboardScreen(Screen[None]):
         ),
         Binding("w", "new_queue", "New queue", show=False, id="dashboard.new_queue"),
         Binding("e", "export", "Export", show=False, id="dashboard.export"),
+        Binding("m", "memorisation_map", "Memorisation map", show=False, id="dashboard.pz_map"),
     ]
 
     DEFAULT_CSS = "#run-people { height: auto; max-height: 6; padding: 0 1; }"
@@ -324,6 +325,15 @@ class DashboardScreen(Screen[None]):
             app.notify("select a run: its suite and model are compared", markup=False)
             return
         app.open(Takedown(row["suite"], row["model"] or ""))
+
+    def action_memorisation_map(self) -> None:
+        """m: the memorisation map of the selected run (a p_z run)."""
+        app = copyaudit_app(self)
+        name = self._selected("runs")
+        if name is None:
+            app.notify("select a p_z run: its map is shown", markup=False)
+            return
+        app.open(MemorisationMap(name))
 
     def action_cancel_run(self) -> None:
         """x: the run that is running (whichever row is selected), or ask which."""
