@@ -125,3 +125,38 @@ def pz_window(record: dict[str, Any], judgments: list[dict[str, Any]]) -> PzWind
         schemes=schemes,
         replay=replay_command(record, judgments),
     )
+
+
+SCHEME_HEADER = ("scheme", "p_z", "log p_z", "tries for p")
+
+
+def scheme_cells(figures: SchemeFigures) -> list[str]:
+    """A scheme's row of SCHEME_HEADER: p_z, log p_z (-inf at p_z = 0), the tries
+    after which the suffix comes out with probability p (never at p_z = 0)."""
+    return [
+        figures.scheme,
+        "—" if figures.pz is None else f"{figures.pz:.4g}",
+        "-inf" if figures.log_pz is None else f"{figures.log_pz:.3f}",
+        "never" if figures.n_for_p is None else f"{figures.n_for_p:g}",
+    ]
+
+
+def token_header(window: PzWindow) -> list[str]:
+    return ["#", "token", *(f"p under {f.scheme}" for f in window.schemes)]
+
+
+def token_rows(window: PzWindow) -> list[tuple[str, str, list[tuple[str, bool]]]]:
+    """Per suffix token: its number, its text, and under each scheme its probability
+    and whether it is that scheme's lowest."""
+    first = window.schemes[0]
+    return [
+        (
+            str(index + 1),
+            first.tokens[index],
+            [
+                (f"{f.token_probability(index):.4f}", index == f.lowest_token)
+                for f in window.schemes
+            ],
+        )
+        for index in range(len(first.token_log_probs))
+    ]

@@ -17,14 +17,13 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from copyaudit.reports.pz import MAP_WIDTH, stretch_windows
-from copyaudit.reports.pz_window import PzWindow, SchemeFigures, pz_window
+from copyaudit.reports.pz_window import PzWindow, SchemeFigures, pz_window, scheme_cells
 from db.case_file import generation_record, judgments_with_provenance
 from screens.app_link import copyaudit_app
 from screens.plain import plain
 from screens.widgets.footer import KeysFooter
 
 LOWEST_STYLE = "bold white on red"
-NOT_SCORED = "—"
 
 
 def load_windows(store: Any, run_id: int, title: str, cell: int) -> list[PzWindow]:
@@ -49,10 +48,8 @@ def token_line(figures: SchemeFigures) -> Text:
 
 
 def scheme_line(figures: SchemeFigures) -> Text:
-    pz = NOT_SCORED if figures.pz is None else f"{figures.pz:.4g}"
-    log = "-inf" if figures.log_pz is None else f"{figures.log_pz:.3f}"
-    tries = "never" if figures.n_for_p is None else f"{figures.n_for_p:g}"
-    return Text(f"{figures.scheme:>14}: p_z {pz:<10} log p_z {log:<9} tries {tries}", end="")
+    scheme, pz, log, tries = scheme_cells(figures)
+    return Text(f"{scheme:>14}: p_z {pz:<10} log p_z {log:<9} tries for p {tries}", end="")
 
 
 def window_text(window: PzWindow, scheme: str) -> Text:

@@ -33,6 +33,7 @@ from copyaudit.reports.dossier.traced import traced_rows
 from copyaudit.reports.dossier.verbatim import verbatim_run
 from copyaudit.reports.output_file import write_output
 from copyaudit.reports.people import run_people_lines
+from copyaudit.reports.pz_window import pz_window
 from copyaudit.runs.lifecycle import code_version
 from copyaudit.studies.registry import STUDIES
 from copyaudit.studies.spec import payload_reference
@@ -213,6 +214,7 @@ def case_file(store: Store, generation_id: int, *, quality: bool = True) -> Doss
         people=run_people_lines(store, record["run"], record["kind"]) if quality else [],
         verbatim=verbatim_run(judgments, record["output"] or ""),
         traced=traced_rows(judgments, {w.sha256: w.source for w in library_works(store)}),
+        pz=pz_window(record, judgments),
     )
 
 

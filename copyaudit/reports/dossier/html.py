@@ -37,6 +37,13 @@ from copyaudit.reports.dossier.model import (
 )
 from copyaudit.reports.dossier.traced import TRACED_HEADER, traced_cells
 from copyaudit.reports.people import PEOPLE_TITLE
+from copyaudit.reports.pz_window import (
+    SCHEME_HEADER,
+    PzWindow,
+    scheme_cells,
+    token_header,
+    token_rows,
+)
 from copyaudit.timestamps import utc_text
 from copyaudit.verification.quality import quality_line
 from db.content import EARLIER_VERSION
@@ -205,6 +212,30 @@ def _traced(d: Dossier) -> str:
     return html_table(list(TRACED_HEADER), rows)
 
 
+def _pz(w: PzWindow) -> str:
+    """A p_z window: its texts, p_z per scheme, each token's probability per scheme (the
+    scheme's lowest marked), the replay command."""
+    texts = kv_table(
+        [
+            ("prefix", pre(esc(w.prefix))),
+            ("reference suffix", pre(esc(w.reference))),
+            ("greedy continuation", pre(esc(w.greedy_output))),
+        ]
+    )
+    schemes = html_table(
+        list(SCHEME_HEADER), [[esc(c) for c in scheme_cells(f)] for f in w.schemes]
+    )
+    tokens = html_table(
+        token_header(w),
+        [
+            [esc(n), code(token), *(f"<mark>{esc(p)}</mark>" if low else esc(p) for p, low in ps)]
+            for n, token, ps in token_rows(w)
+        ],
+    )
+    replay = f"<p>Scored again by: {code(w.replay)}</p>"
+    return f"{texts}{schemes}<h3>Per token (marked: the scheme's lowest)</h3>{tokens}{replay}"
+
+
 def _items(d: Dossier) -> str:
     if not d.items:
         return "<p class='muted'>No judge verdicts or human labels on items.</p>"
@@ -343,6 +374,11 @@ def dossier_html(d: Dossier) -> str:
         *(
             [_section("traced", "Traced to the library", _traced(d))]
             if d.traced is not None
+            else []
+        ),
+        *(
+            [_section("pz", "Extraction probability (p_z) of this window", _pz(d.pz))]
+            if d.pz
             else []
         ),
         _section("items", "Items: judge verdicts and human labels", _items(d)),

@@ -22,6 +22,13 @@ from copyaudit.reports.dossier import model
 from copyaudit.reports.dossier.model import Dossier, ReferenceBlock, flag_text, verdict_text
 from copyaudit.reports.dossier.traced import TRACED_HEADER, traced_cells
 from copyaudit.reports.people import PEOPLE_TITLE
+from copyaudit.reports.pz_window import (
+    SCHEME_HEADER,
+    PzWindow,
+    scheme_cells,
+    token_header,
+    token_rows,
+)
 from copyaudit.timestamps import utc_text
 from copyaudit.untrusted import visible_bidi
 from copyaudit.verification.quality import quality_line
@@ -215,6 +222,27 @@ def _traced(d: Dossier) -> list[str]:
     return _table(TRACED_HEADER, [traced_cells(row) for row in d.traced])
 
 
+def _pz(w: PzWindow) -> list[str]:
+    lines = [
+        f"Prefix: {md_escape(w.prefix)}",
+        "",
+        f"Reference suffix: {md_escape(w.reference)}",
+        "",
+        f"Greedy continuation: {md_escape(w.greedy_output)}",
+        "",
+    ]
+    lines += _table(SCHEME_HEADER, [scheme_cells(f) for f in w.schemes])
+    lines += ["", "Per token:", ""]
+    lines += _table(
+        token_header(w),
+        [
+            (n, token, *(f"{p} (lowest)" if low else p for p, low in ps))
+            for n, token, ps in token_rows(w)
+        ],
+    )
+    return [*lines, "", f"Scored again by: {md_escape(w.replay)}"]
+
+
 def _judges(d: Dossier) -> list[str]:
     if not d.judgments:
         return ["Not judged."]
@@ -356,6 +384,7 @@ def dossier_markdown(d: Dossier) -> str:
         ("Prompt", _prompt(d)),
         ("Output and reference", _texts(d)),
         *([("Traced to the library", _traced(d))] if d.traced is not None else []),
+        *([("Extraction probability (p_z) of this window", _pz(d.pz))] if d.pz else []),
         ("Items: judge verdicts and human labels", _items(d)),
         ("Judges", _judges(d)),
         ("Provenance", _provenance(d)),

@@ -10,6 +10,7 @@ from copyaudit.render.highlight import Segment
 from copyaudit.reports.dossier.glossary import glossary
 from copyaudit.reports.dossier.traced import TracedRow
 from copyaudit.reports.dossier.verbatim import VerbatimRun, verbatim_sentence
+from copyaudit.reports.pz_window import PzWindow
 from copyaudit.timestamps import utc_text
 
 
@@ -42,6 +43,8 @@ class Dossier:
     verbatim: VerbatimRun | None = None
     # every span the trace judge traced to the library (None: it did not judge this case)
     traced: list[TracedRow] | None = None
+    # a p_z window's figures per scheme and per token (None: no p_z judge scored it)
+    pz: PzWindow | None = None
 
 
 ALIGNED_KINDS = ("literal", "verbatim")  # marks that say a reference was compared word for word
