@@ -93,14 +93,14 @@ def shares_text(figures: dict[str, Any]) -> Text:
 
 
 def legend() -> Text:
-    text = Text("cell: highest p_z of the windows starting in it  ", style="dim", end="")
+    text = Text("cell: highest p_z of its windows  ", style="dim", end="")
     bounds = [f"≥ {floor:g}" for floor, _ in MAP_MARKS[:-1]] + ["below"]
     for (floor, mark), bound in zip(MAP_MARKS, bounds, strict=True):
         text.append(mark, style=MARK_STYLES[floor])
         text.append(f" {bound}  ", style="dim")
-    text.append("(blank) no window  ", style="dim")
-    text.append("x", style=GREEDY_STYLE)
-    text.append(" underlined: greedy emits a window there", style="dim")
+    text.append("blank: no window  ", style="dim")
+    text.append("underlined", style=GREEDY_STYLE)
+    text.append(": greedy emits a window there", style="dim")
     return text
 
 
@@ -135,6 +135,7 @@ class MemorisationMapScreen(Screen[None]):
         self.scheme: str | None = None
         self.work_index = 0
         self.cell = 0
+        self.map_text = Text()  # the strips as shown (kept for the tests to read)
 
     def compose(self) -> ComposeResult:
         title = Text.assemble(("Memorisation map", "bold"), " · ", plain(self.run))
@@ -203,6 +204,7 @@ class MemorisationMapScreen(Screen[None]):
             lines.append("  ")
             lines.append_text(plain(title, "bold" if cursor is not None else ""))
             lines.append("\n")
+        self.map_text = lines
         self.query_one("#pz-map", Static).update(lines)
         self.query_one("#pz-cursor", Static).update(self.cursor_line())
 
