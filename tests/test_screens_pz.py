@@ -18,7 +18,7 @@ from db import Store
 from screens.app import CopyauditApp
 from screens.pz.map_view import CURSOR_STYLE, GREEDY_STYLE, MemorisationMapScreen
 from screens.pz.stretch_view import LOWEST_STYLE, MapStretchScreen
-from tests.pz_fixtures import RUN, copy_pz_db
+from tests.pz_fixtures import copy_pz_db
 from tests.test_screens_data import settle
 
 pytestmark = pytest.mark.anyio
