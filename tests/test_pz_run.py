@@ -76,7 +76,8 @@ def test_windows_are_scored_and_stored(
     assert set(report["pz"]) == {"pz_greedy", "pz_top40_t1", "pz_sampling_t1"}
     assert report["pz"]["pz_top40_t1"]["windows"] == imported
     stored = _judgments(db_path, "r")
-    assert len(stored) == imported * 3 * 3
+    # three judgments per scheme, and the finding "sampling extracts, greedy does not"
+    assert len(stored) == imported * 3 * 3 + imported
     loaded = load_causal_lm(str(model_dir), device="cpu", dtype="float32")
     sampling = DecodingScheme("sampling")
     for (case_id, judge, metric), (value, evidence, payload) in stored.items():
@@ -160,7 +161,7 @@ def test_a_cancelled_run_resumes_without_duplicates(
     assert second.status == "done"
     assert second.already_scored == first.scored
     assert first.scored + second.scored == imported
-    assert len(_judgments(db_path, "c")) == imported * 2 * 3
+    assert len(_judgments(db_path, "c")) == imported * 2 * 3 + imported  # + the finding
 
 
 def test_windows_cut_with_another_tokenizer_are_refused(
