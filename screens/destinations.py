@@ -106,7 +106,7 @@ class MapStretch:
 
     run: str
     run_id: int
-    title: str
+    work: str  # its title
     cell: int
     scheme: str
 

@@ -26,7 +26,7 @@ def pz_db(tmp_path: Path) -> Path:
     return copy_pz_db(tmp_path / "pz.db")
 
 
-def _by_case(db: Path, run: str = RUN) -> dict[str, dict[str, Any]]:
+def _by_case(db: Path, run: str = RUN) -> dict[str, dict[tuple[str, str], Any]]:
     """case id -> {(judge, metric): (value, flagged, evidence)} of the run."""
     with Store(db) as store:
         rows = store.query(
@@ -35,7 +35,7 @@ def _by_case(db: Path, run: str = RUN) -> dict[str, dict[str, Any]]:
             "JOIN runs r ON r.id = g.run_id JOIN cases c ON c.id = g.case_pk WHERE r.name = ?",
             (run,),
         )
-    out: dict[str, dict[Any, Any]] = {}
+    out: dict[str, dict[tuple[str, str], Any]] = {}
     for r in rows:
         out.setdefault(r["case_id"], {})[(r["judge"], r["metric"])] = (
             r["value"], r["flagged"], json.loads(r["evidence"])

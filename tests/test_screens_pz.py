@@ -44,7 +44,7 @@ def _styles_at(text: Text, offset: int) -> set[str]:
 
 
 def _lines(screen: MemorisationMapScreen) -> list[Text]:
-    return screen.map_text.split("\n")
+    return list(screen.map_text.split("\n"))
 
 
 def _windows(db: Path) -> list[dict[str, Any]]:

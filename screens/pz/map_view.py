@@ -167,7 +167,7 @@ class MemorisationMapScreen(Screen[None]):
         schemes = self.schemes()
         if self.scheme not in schemes:
             sampled = [s for s in schemes if s != "pz_greedy"]
-            self.scheme = (sampled or schemes or [None])[0]
+            self.scheme = next(iter(sampled or schemes), None)
         self.refresh_map()
 
     def schemes(self) -> list[str]:

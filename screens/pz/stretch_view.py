@@ -88,15 +88,15 @@ class MapStretchScreen(Screen[None]):
     MapStretchScreen .pz-window { height: auto; padding: 0 1 1 1; }
     """
 
-    def __init__(self, run: str, run_id: int, title: str, cell: int, scheme: str) -> None:
+    def __init__(self, run: str, run_id: int, work: str, cell: int, scheme: str) -> None:
         super().__init__()
-        self.run, self.run_id, self.title, self.cell = run, run_id, title, cell
+        self.run, self.run_id, self.work, self.cell = run, run_id, work, cell
         self.scheme = scheme
         self.windows: list[PzWindow] = []
 
     def compose(self) -> ComposeResult:
         stretch = f"{self.cell / MAP_WIDTH:.0%}–{(self.cell + 1) / MAP_WIDTH:.0%}"
-        title = Text.assemble(("Windows", "bold"), " · ", plain(self.title), f" · {stretch} · ")
+        title = Text.assemble(("Windows", "bold"), " · ", plain(self.work), f" · {stretch} · ")
         title.append_text(plain(self.run))
         yield Static(title, classes="title-bar")
         yield VerticalScroll(id="pz-windows")
@@ -107,7 +107,7 @@ class MapStretchScreen(Screen[None]):
 
         def work() -> None:
             with app.data.background() as store:
-                windows = load_windows(store, self.run_id, self.title, self.cell)
+                windows = load_windows(store, self.run_id, self.work, self.cell)
             self.post_message(WindowsLoaded(windows))
 
         app.start_worker(work, group="pzstretch", description="loading the stretch's windows")
