@@ -112,7 +112,7 @@ class MapLoaded(Message):
 
 class MemorisationMapScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back", id="pzmap.back"),
+        Binding("escape", "app.pop_screen", "Back", id="pzmap.back"),
         Binding("left", "move(0, -1)", "Left", show=False, id="pzmap.left"),
         Binding("right", "move(0, 1)", "Right", show=False, id="pzmap.right"),
         Binding("up", "move(-1, 0)", "Work up", show=False, id="pzmap.up"),
@@ -148,9 +148,6 @@ class MemorisationMapScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.action_reload()
-
-    def action_back(self) -> None:
-        self.app.pop_screen()
 
     def action_reload(self) -> None:
         app = copyaudit_app(self)

@@ -80,7 +80,7 @@ class WindowsLoaded(Message):
 
 class MapStretchScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back", id="pzstretch.back"),
+        Binding("escape", "app.pop_screen", "Back", id="pzstretch.back"),
         Binding("s", "next_scheme", "Scheme", id="pzstretch.scheme"),
     ]
 
@@ -124,9 +124,6 @@ class MapStretchScreen(Screen[None]):
         box.remove_children()
         box.mount_all([Static(t, classes="pz-window") for t in self.texts()])
         box.focus()
-
-    def action_back(self) -> None:
-        self.app.pop_screen()
 
     def action_next_scheme(self) -> None:
         schemes = [f.judge for f in self.windows[0].schemes] if self.windows else []
