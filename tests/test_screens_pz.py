@@ -18,7 +18,7 @@ from db import Store
 from screens.app import CopyauditApp
 from screens.pz.map_view import CURSOR_STYLE, GREEDY_STYLE, MemorisationMapScreen
 from screens.pz.stretch_view import LOWEST_STYLE, MapStretchScreen
-from tests.pz_fixtures import copy_pz_db
+from tests.pz_fixtures import RUN, copy_pz_db
 from tests.test_screens_data import settle
 
 pytestmark = pytest.mark.anyio
@@ -178,3 +178,14 @@ def test_memorisation_map_snapshot(pz_db: Path, snap_compare: Any) -> None:
         await pilot.press("right")
 
     assert snap_compare(CopyauditApp(pz_db), terminal_size=SIZE, run_before=open_map)
+
+
+async def test_the_command_palette_opens_the_map_of_a_p_z_run(pz_db: Path) -> None:
+    async with CopyauditApp(pz_db).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p", *"memorisation map")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, MemorisationMapScreen) and screen.run == RUN
