@@ -189,3 +189,22 @@ async def test_the_command_palette_opens_the_map_of_a_p_z_run(pz_db: Path) -> No
         await settle(pilot)
         screen = pilot.app.screen
         assert isinstance(screen, MemorisationMapScreen) and screen.run == RUN
+
+
+async def test_a_finding_opens_from_the_reviewer_queue(pz_db: Path) -> None:
+    """The finding's windows are in the reviewer queue; Enter opens the case view."""
+    from screens.generations.case_view import CaseScreen
+    from screens.review.review_queue import ReviewQueueScreen
+
+    async with CopyauditApp(pz_db).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        queue = pilot.app.screen
+        assert isinstance(queue, ReviewQueueScreen)
+        await pilot.press("enter")
+        await settle(pilot)
+        case = pilot.app.screen
+        assert isinstance(case, CaseScreen)
+        assert case.case is not None and case.case.pz is not None
+        assert any(j["judge"] == "sampling_not_greedy" for j in case.case.judgments)
