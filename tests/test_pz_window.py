@@ -18,7 +18,7 @@ from copyaudit.engine.pz_run import GAP_JUDGE, GAP_METRIC, GAP_THRESHOLD, gap_sc
 from copyaudit.reports.dossier.markdown import md_escape
 from db import Store
 from db.review import review_queue
-from tests.pz_fixtures import RUN, copy_pz_db
+from tests.pz_fixtures import RUN, SUITE, copy_pz_db, model_dir
 
 
 @pytest.fixture
@@ -122,3 +122,15 @@ def test_the_dossier_of_a_window_shows_its_tokens_and_replays(
     for (judge, metric), (value, _, _) in cases[case_id].items():
         if metric in ("log_pz", "pz"):
             assert replayed[case_id][(judge, metric)][0] == pytest.approx(value, abs=1e-5)
+
+
+def test_an_unknown_case_is_refused_before_anything_is_written(pz_db: Path, cli: Any) -> None:
+    with Store(pz_db) as store:
+        runs = store.scalar("SELECT COUNT(*) FROM runs")
+    result = cli(
+        "pz", SUITE, "--model", str(model_dir()), "--device", "cpu", "--case", "lighthouse@0",
+        "--case", "nowhere@3", "--name", "replay", db=pz_db,
+    )  # fmt: skip
+    assert result.code != 0 and "no case nowhere@3 in this suite" in result.err
+    with Store(pz_db) as store:
+        assert store.scalar("SELECT COUNT(*) FROM runs") == runs

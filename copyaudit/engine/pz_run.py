@@ -230,6 +230,9 @@ def execute_pz(
     schemes = request.decoding_schemes()
     with open_run(db_path, name, request.suite, "pz") as (store, sid, kind):
         _check(request, kind)
+        cases = run_cases(store, sid, None if request.cases else request.limit)
+        if request.cases:  # before anything is written: an unknown case changes nothing
+            cases = _only(cases, request.cases)
         with loading(store, name, request.model, on_progress):
             scorer = scorer or load_scorer(request)
         provenance = scorer.loaded.provenance()
@@ -252,10 +255,7 @@ def execute_pz(
         run_id = start_run(store, spec)
         outcome = PzOutcome(run=name, kind=kind)
         with tracked(store, run_id, outcome, cancel):
-            cases = run_cases(store, sid, request.limit)
             done = scored_case_pks(store, run_id, [i.name for i in identities])
-            if request.cases:
-                cases = _only(cases, request.cases)
             pending = [(pk, case) for pk, case in cases if pk not in done]
             total = len(cases)
             outcome.already_scored = total - len(pending)
