@@ -28,6 +28,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -84,7 +85,7 @@ def reference_side(model_dir: Path, windows: list[tuple[list[int], list[int]]]) 
     TopKLogitsWarper keeps them), 0 (-inf) for a target outside them."""
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    model: Any = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     model = model.to(DEVICE).eval()
     tokens: dict[str, list[list[float]]] = {"greedy": [], "top40": []}
     with torch.no_grad():

@@ -32,6 +32,14 @@ CAUSAL_SHAPES: dict[str, dict[str, int]] = {
         "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 24,
         "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 64,
     },
+    "llama-3.2-1b": {
+        "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64,
+    },
+    "llama-3.1-8b": {
+        "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+    },
 }  # fmt: skip
 T5_SHAPES: dict[str, dict[str, Any]] = {
     "flan-t5-large": {
@@ -53,9 +61,13 @@ def _init_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def write_causal_lm(shape: str, out_dir: Path, source_dir: Path, seed: int = 0) -> Path:
-    """A Llama-architecture model of `shape`'s sizes with random weights, saved with
-    the tokenizer of `source_dir`, loadable by path like any local model."""
+def random_causal_lm(
+    shape: str, source_dir: Path, dtype: Any = None, device: str | None = None, seed: int = 0
+) -> Any:
+    """A Llama-architecture model of `shape`'s sizes with random weights, in eval mode;
+    the rest of its config (vocabulary, RoPE, norms) is `source_dir`'s config.json.
+    Built directly in `dtype` (default bfloat16) on `device` (default: CUDA when there
+    is one: initialising billions of weights on a CPU takes minutes)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -63,8 +75,20 @@ def write_causal_lm(shape: str, out_dir: Path, source_dir: Path, seed: int = 0) 
     settings.update(CAUSAL_SHAPES[shape])
     config = LlamaConfig(**settings)
     torch.manual_seed(seed)
-    with torch.device(_init_device()):  # initialising 1.7B weights on a CPU takes minutes
-        model = LlamaForCausalLM(config).to(torch.bfloat16)
+    default_dtype = torch.get_default_dtype()
+    torch.set_default_dtype(dtype or torch.bfloat16)
+    try:
+        with torch.device(device or _init_device()):
+            model = LlamaForCausalLM(config)
+    finally:
+        torch.set_default_dtype(default_dtype)
+    return model.eval()
+
+
+def write_causal_lm(shape: str, out_dir: Path, source_dir: Path, seed: int = 0) -> Path:
+    """random_causal_lm(shape) in bfloat16, saved with the tokenizer of `source_dir`,
+    loadable by path like any local model."""
+    model = random_causal_lm(shape, source_dir, seed=seed)
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     for name in TOKENIZER_FILES:
