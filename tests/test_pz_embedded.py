@@ -6,7 +6,10 @@ when N windows need it: the passages give about 500 at stride 10).
 
 The embedded model emits almost none of these 50-token suffixes, so whole-window log p_z
 is mostly -inf on both sides: every per-token term is compared too (finite ones to 1e-4,
-the -inf positions identical), and the counts are printed (run with -s).
+the -inf positions identical), and the counts are printed (run with -s). A decision
+(argmax, inside the top 40) whose target logit lies within 1e-4 of the boundary in the
+hand computation's logits may go either way between a batched and an unbatched pass on
+another kernel (a GPU): such flips are allowed, counted and printed; no other is.
 
 Environment: COPYAUDIT_PZ_CHECK_WINDOWS (N, default 4: one 100-token pass of this model
 costs 1-3 CPU s on 2 busy cores), COPYAUDIT_PZ_CHECK_DEVICE (default cpu),
@@ -51,10 +54,12 @@ BATCH = int(os.environ.get("COPYAUDIT_PZ_CHECK_BATCH", "16"))
 PREFIX, SUFFIX, STRIDES = 50, 50, (10, 5, 2, 1)
 TOP_K, TEMPERATURE = 40, 1.0
 TOLERANCE = 1e-4
+BOUNDARY = 1e-4  # logit distance to a decision's boundary within which it may flip
 SCHEMES = {
     "greedy": DecodingScheme("greedy"),
     "top40": DecodingScheme("topk", top_k=TOP_K, temperature=TEMPERATURE),
 }
+KEPT = {"greedy": 1, "top40": TOP_K}  # how many of the largest logits each scheme keeps
 pytestmark = pytest.mark.slow  # runs the real embedded model
 SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "literal.jsonl"
 
@@ -68,10 +73,12 @@ def work_text() -> str:
 @dataclass
 class Side:
     """One computation's per-token log-probabilities and log p_z, per scheme: name -> one
-    list per window."""
+    list per window; the hand computation adds each token's margin: its scaled logit
+    minus the k-th largest of the others (> 0: kept, < 0: not; k = 1 for greedy)."""
 
     tokens: dict[str, list[list[float]]]
     windows: dict[str, list[float]]
+    margins: dict[str, list[list[float]]] | None = None
 
 
 def log_pz(values: list[float]) -> float:
@@ -88,6 +95,7 @@ def reference_side(model_dir: Path, windows: list[tuple[list[int], list[int]]]) 
     model: Any = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     model = model.to(DEVICE).eval()
     tokens: dict[str, list[list[float]]] = {"greedy": [], "top40": []}
+    margins: dict[str, list[list[float]]] = {"greedy": [], "top40": []}
     with torch.no_grad():
         for prefix, suffix in windows:
             ids = torch.tensor([prefix + suffix], device=DEVICE)
@@ -101,7 +109,12 @@ def reference_side(model_dir: Path, windows: list[tuple[list[int], list[int]]]) 
             top = torch.where(target >= kth[:, 0], target - torch.logsumexp(kept, -1), -math.inf)
             tokens["greedy"].append(greedy.double().cpu().tolist())
             tokens["top40"].append(top.double().cpu().tolist())
-    return Side(tokens, {name: [log_pz(v) for v in rows] for name, rows in tokens.items()})
+            others = scaled.scatter(-1, targets[:, None], -math.inf)
+            for name, k in KEPT.items():
+                margin = target - others.topk(k, dim=-1).values[:, -1]
+                margins[name].append(margin.double().cpu().tolist())
+    windows_pz = {name: [log_pz(v) for v in rows] for name, rows in tokens.items()}
+    return Side(tokens, windows_pz, margins)
 
 
 def cut_by_hand(ids: list[int], stride: int) -> list[tuple[list[int], list[int]]]:
@@ -155,7 +168,24 @@ def compared() -> Compared:
         print(f"{name}: tokens the scheme can emit {finite_tokens}/{len(windows) * SUFFIX}, "
               f"windows with p_z > 0 {finite_windows}/{len(windows)}; largest difference "
               f"per token {per_token:.2e}, per window {per_window:.2e}")  # fmt: skip
-    return Compared(windows, token_windows, ours, theirs)
+    result = Compared(windows, token_windows, ours, theirs)
+    for name in SCHEMES:
+        print(f"{name}: decisions that differ {flips(result, name)} (window, position, margin)")
+    return result
+
+
+def flips(compared: Compared, scheme: str) -> list[tuple[int, int, float]]:
+    """(window, position, the hand computation's margin) of every token whose decision
+    (-inf or finite) differs between the two sides."""
+    ours, theirs = compared.ours.tokens[scheme], compared.theirs.tokens[scheme]
+    assert compared.theirs.margins is not None
+    margins = compared.theirs.margins[scheme]
+    return [
+        (w, i, margins[w][i])
+        for w, (a, b) in enumerate(zip(ours, theirs, strict=True))
+        for i, (x, y) in enumerate(zip(a, b, strict=True))
+        if (x == -math.inf) != (y == -math.inf)
+    ]
 
 
 def largest_difference(a: list[list[float]], b: list[list[float]]) -> float:
@@ -181,20 +211,27 @@ def test_copyaudit_cuts_the_windows_cut_here(compared: Compared) -> None:
 def test_per_token_log_probabilities_equal_the_hand_computation(
     compared: Compared, scheme: str
 ) -> None:
-    ours, theirs = compared.ours.tokens[scheme], compared.theirs.tokens[scheme]
-    assert [[v == -math.inf for v in row] for row in ours] == [
-        [v == -math.inf for v in row] for row in theirs
+    for window, position, margin in flips(compared, scheme):
+        assert abs(margin) <= BOUNDARY, f"window {window} token {position}: margin {margin}"
+    pairs = zip(compared.ours.tokens[scheme], compared.theirs.tokens[scheme], strict=True)
+    finite = [
+        (x, y)
+        for a, b in pairs
+        for x, y in zip(a, b, strict=True)
+        if x != -math.inf and y != -math.inf
     ]
-    finite = [(x, y) for a, b in zip(ours, theirs, strict=True) for x, y in zip(a, b, strict=True)]
-    finite = [(x, y) for x, y in finite if y != -math.inf]
     assert finite, f"no token that {scheme} can emit: nothing numeric to compare"
     assert max(abs(x - y) for x, y in finite) <= TOLERANCE
 
 
 @pytest.mark.parametrize("scheme", list(SCHEMES))
 def test_window_log_pz_equals_the_hand_computation(compared: Compared, scheme: str) -> None:
+    """Equal to 1e-4 where both are finite; -inf on the same windows but for a window
+    holding a flipped decision (bounded by the per-token test)."""
     ours, theirs = compared.ours.windows[scheme], compared.theirs.windows[scheme]
-    assert [v == -math.inf for v in ours] == [v == -math.inf for v in theirs]
-    for x, y in zip(ours, theirs, strict=True):
-        if y != -math.inf:
-            assert abs(x - y) <= TOLERANCE
+    flipped = {window for window, _, _ in flips(compared, scheme)}
+    for index, (x, y) in enumerate(zip(ours, theirs, strict=True)):
+        if x != -math.inf and y != -math.inf:
+            assert abs(x - y) <= TOLERANCE, f"window {index}: {x} vs {y}"
+        elif index not in flipped:
+            assert x == y, f"window {index}: {x} vs {y}"
