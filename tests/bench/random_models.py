@@ -23,24 +23,17 @@ from pathlib import Path
 from typing import Any
 
 # Sizes of the published models' configs; everything else comes from the source config.
+LLAMA_SIZES = ("hidden_size", "intermediate_size", "num_hidden_layers",
+               "num_attention_heads", "num_key_value_heads", "head_dim")  # fmt: skip
 CAUSAL_SHAPES: dict[str, dict[str, int]] = {
-    "smollm2-135m": {
-        "hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
-        "num_attention_heads": 9, "num_key_value_heads": 3, "head_dim": 64,
-    },
-    "smollm2-1.7b": {
-        "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 24,
-        "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 64,
-    },
-    "llama-3.2-1b": {
-        "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
-        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64,
-    },
-    "llama-3.1-8b": {
-        "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
-        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
-    },
-}  # fmt: skip
+    name: dict(zip(LLAMA_SIZES, sizes, strict=True))
+    for name, sizes in {
+        "smollm2-135m": (576, 1536, 30, 9, 3, 64),
+        "smollm2-1.7b": (2048, 8192, 24, 32, 32, 64),
+        "llama-3.2-1b": (2048, 8192, 16, 32, 8, 64),
+        "llama-3.1-8b": (4096, 14336, 32, 32, 8, 128),
+    }.items()
+}
 T5_SHAPES: dict[str, dict[str, Any]] = {
     "flan-t5-large": {
         "d_model": 1024, "d_ff": 2816, "d_kv": 64, "num_heads": 16, "num_layers": 24,
