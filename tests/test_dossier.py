@@ -177,7 +177,9 @@ def test_demo_case_dossier(cli, tmp_path: Path) -> None:
     """A nonliteral demo case: imported (so the case input stands in for the prompt),
     character evidence highlighted, every section present in both formats."""
     db = tmp_path / "demo.db"
-    assert cli("demo", "--no-tui", "--judges", "literal,characters,qa", db=db).code == 0
+    assert (
+        cli("demo", "--no-tui", "--no-pz-map", "--judges", "literal,characters,qa", db=db).code == 0
+    )
     with Store(db) as store:
         top = review_queue(store, run="demo-nonliteral", limit=1)[0]
         append_label(

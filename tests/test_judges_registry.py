@@ -90,6 +90,6 @@ def test_the_cli_hands_the_command_one_judge_options(
 
     monkeypatch.setattr("copyaudit.cli.demo.build_demo", fake_build_demo)  # where it is used
     args = ("--judges", "paper", "--event-model", "E", "--notice-multilingual-model", "M")
-    result = cli("demo", "--no-tui", *args, db=tmp_path / "demo.db")
+    result = cli("demo", "--no-tui", "--no-pz-map", *args, db=tmp_path / "demo.db")
     assert result.code == 0, result.err
     assert received == [JudgeOptions("paper", event_model="E", notice_multilingual_model="M")]

@@ -119,6 +119,18 @@ def test_cache_root_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     assert embedded.cache_root() == tmp_path / "mine"
 
 
+def test_gguf_override_names_the_file_to_use(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    copy = tmp_path / "copy.gguf"
+    copy.write_bytes(b"GGUF")
+    monkeypatch.setenv(embedded.GGUF_OVERRIDE, str(copy))
+    assert embedded.gguf_path() == copy
+    monkeypatch.setenv(embedded.GGUF_OVERRIDE, str(tmp_path / "absent.gguf"))
+    with pytest.raises(UserError, match=r"absent\.gguf: no such file"):
+        embedded.gguf_path()
+
+
 def test_first_load_converts_later_loads_reuse(
     fake_gguf: tuple[Path, list[str]], tmp_path: Path
 ) -> None:

@@ -5,6 +5,7 @@ of them (trained in this process)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -155,6 +156,35 @@ def test_batched_equals_one_at_a_time_with_uneven_windows(
             x, y = a.log_pz[label], b.log_pz[label]
             assert (x == y) if math.isinf(y) else abs(x - y) <= 1e-4
         assert a.argmax == b.argmax
+
+
+def test_out_of_memory_halves_the_batch_and_keeps_the_scores(
+    loaded: LoadedCausalLM, windows: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A forward pass of more than 2 rows raises CUDA's out-of-memory error (faked on
+    the CPU): the scorer halves 8 -> 4 -> 2, keeps 2, and scores every window as before."""
+    token_windows = _token_windows(windows[:10])
+    expected = PzScorer(loaded, batch_size=8).score(token_windows, [GREEDY, TOP40])
+    forward = loaded.model.forward
+    rows_seen: list[int] = []
+
+    @functools.wraps(forward)
+    def short_of_memory(*args: Any, **kwargs: Any) -> Any:
+        rows = kwargs["input_ids"].shape[0]
+        rows_seen.append(rows)
+        if rows > 2:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (faked)")
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(loaded.model, "forward", short_of_memory)
+    scorer = PzScorer(loaded, batch_size=8)
+    scores = scorer.score(token_windows, [GREEDY, TOP40])
+    assert rows_seen == [8, 4, 2, 2, 2, 2, 2]
+    assert (scorer.batcher.batch_size, scorer.batcher.halvings) == (2, 2)
+    for ours, before in zip(scores, expected, strict=True):
+        for label, value in before.log_pz.items():
+            x = ours.log_pz[label]
+            assert (x == value) if math.isinf(value) else abs(x - value) <= 1e-4
 
 
 def test_scheme_probabilities_at_one_position() -> None:

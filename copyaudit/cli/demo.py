@@ -11,7 +11,9 @@ from copyaudit.cli.evaluate import RichProgress
 from copyaudit.cli.options import judge_options
 from copyaudit.cli.output import echo
 from copyaudit.cli.tui import open_app
+from copyaudit.engine import demo_pz
 from copyaudit.engine.demo import build_demo, build_takedown_demo
+from copyaudit.errors import UserError
 from copyaudit.judges.options import JudgeOptions
 
 if TYPE_CHECKING:
@@ -28,9 +30,18 @@ DEMO_DB = "copyaudit-demo.db"
     help="Also run the takedown comparison on the literal samples with the embedded "
     "model (5 methods x 2 cases x 24 tokens; minutes on a CPU).",
 )
+@click.option(
+    "--no-pz-map",
+    is_flag=True,
+    help=f"Skip the memorisation map: p_z of the sample passages of {demo_pz.WORK} in "
+    f"windows of {demo_pz.PREFIX_TOKENS} + {demo_pz.CONTINUATION_TOKENS} tokens every "
+    f"{demo_pz.STRIDE}, scored by the embedded model (about a minute on a CPU, once).",
+)
 @judge_options
 @click.pass_obj
-def demo_cmd(obj: AppContext, no_tui: bool, takedown: bool, judging: JudgeOptions) -> None:
+def demo_cmd(
+    obj: AppContext, no_tui: bool, takedown: bool, no_pz_map: bool, judging: JudgeOptions
+) -> None:
     """Build a demo database from the bundled samples (idempotent) and open it.
 
     The database is ./copyaudit-demo.db unless --db or $COPYAUDIT_DB names one.
@@ -48,6 +59,12 @@ def demo_cmd(obj: AppContext, no_tui: bool, takedown: bool, judging: JudgeOption
         f"demo database {obj.db_path}: {len(summary.suites)} suites, {len(summary.runs)} runs"
         + (f" ({added} new rows)" if added else " (already up to date)")
     )
+    if not no_pz_map:
+        with progress.bar:
+            outcome = demo_pz.build_pz_demo(obj.db_path, on_progress=progress)
+        click.echo("memorisation map: " + (outcome.summary() if outcome else "already scored"))
+        if outcome is not None and outcome.status == "failed":
+            raise UserError(outcome.error or "the memorisation map's run failed")
     if takedown:
         echo("demo: the takedown comparison (5 methods, the embedded model)", err=True)
         with progress.bar:

