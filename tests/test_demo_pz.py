@@ -20,6 +20,8 @@ from tests.conftest import database_fingerprint
 from tests.process_cache import scratch_folder
 from tests.tinymodels import build_tiny_causal_lm, build_tokenizer
 
+pytestmark = pytest.mark.slow  # make test-slow: runs a tiny model through the demo
+
 
 @pytest.fixture(scope="module")
 def scorer() -> PzScorer:

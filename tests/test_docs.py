@@ -22,7 +22,7 @@ README_MAX_LINES = 200
 TWO_COMMANDS = [
     "```",
     "make demo    # set up, build the demo database from samples/, open the app",
-    "make test    # set up, run the whole test suite",
+    "make test    # set up, run the test suite (the fast stage; `make test-all` adds the slow one)",
     "```",
 ]
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)

@@ -34,6 +34,8 @@ from copyaudit.models.unpadded_encoder import NAME, unpadded_encoder
 from copyaudit.types import JudgeInput
 from tests.tinymodels import build_tiny_causal_lm, build_tokenizer, train_seq2seq_answers
 
+pytestmark = pytest.mark.slow  # make test-slow: builds and runs tiny entailment models
+
 SUPPORTED = ("Mara boards a boat.", "At dawn Mara boarded a small fishing boat and left.")
 UNSUPPORTED = ("The king declares war.", "At dawn Mara boarded a small fishing boat and left.")
 TRAINING_TEXT = [

@@ -132,6 +132,7 @@ def _wait_for(path: Path, process: subprocess.Popen, seconds: float = 120) -> No
         time.sleep(0.05)
 
 
+@pytest.mark.slow  # make test-slow: starts and kills processes
 def test_labels_after_the_dossier_key_survive_another_process_and_kill_9(tmp_path: Path) -> None:
     db_path = tmp_path / "demo.db"
     copy_demo_like_db(db_path, kinds=("literal", "nonliteral"))

@@ -22,6 +22,8 @@ from tests.tinymodels import (
     split_passage,
 )
 
+pytestmark = pytest.mark.slow  # make test-slow: trains and runs tiny causal models
+
 STOP_PASSAGE = (
     "The list of supplies in the shed was short and plain.\n\n\n"
     "The second list, kept in the attic, was longer than the first by far."

@@ -21,6 +21,8 @@ from copyaudit.studies.extraction.windows import Cutting, cut_windows, tokenizer
 from tests.process_cache import scratch_folder
 from tests.tinymodels import build_tiny_causal_lm, build_tokenizer, train_to_memorize
 
+pytestmark = pytest.mark.slow  # make test-slow: trains a tiny memorising model
+
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 GREEDY = DecodingScheme("greedy")
 TOP40 = DecodingScheme("topk", top_k=40, temperature=1.0)

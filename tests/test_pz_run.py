@@ -24,6 +24,8 @@ from tests.tinymodels import (
     build_tokenizer,
 )
 
+pytestmark = pytest.mark.slow  # make test-slow: trains a tiny memorising model
+
 SCHEMES = "greedy,topk,sampling"
 
 

@@ -20,6 +20,8 @@ from db import Store
 from db.review import review_queue
 from tests.pz_fixtures import RUN, SUITE, copy_pz_db, model_dir
 
+pytestmark = pytest.mark.slow  # make test-slow: trains a tiny memorising model
+
 
 @pytest.fixture
 def pz_db(tmp_path: Path) -> Path:

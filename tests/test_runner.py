@@ -22,6 +22,8 @@ from db.case_file import run_record
 from tests.conftest import write_jsonl
 from tests.tinymodels import build_tiny_causal_lm, build_tokenizer, train_to_memorize
 
+pytestmark = pytest.mark.slow  # make test-slow: trains tiny models and kills runs mid-way
+
 MEMORIZED = (
     "The lighthouse keeper counted the ships every evening and wrote their names in a "
     "green ledger. When the fog rolled in from the north, he lit the great lamp and sang "

@@ -299,6 +299,7 @@ class Terminal:
         os.close(self.master)
 
 
+@pytest.mark.slow  # make test-slow: starts and kills processes
 def test_a_label_survives_killing_the_app_process(
     demo_db: Path, tmp_path: Path, cli: Callable
 ) -> None:
@@ -364,6 +365,7 @@ print(json.dumps(final))
 """
 
 
+@pytest.mark.slow  # make test-slow: starts and kills processes
 def test_two_annotators_labelling_at_once_lose_nothing(demo_db: Path, tmp_path: Path) -> None:
     with Store(demo_db) as store:
         ids = [  # a generation whose case has the 6 reference events the writers label

@@ -45,7 +45,8 @@ from tests.test_decop_run import (
 from tests.test_screens_data import settle, wait_until
 from tests.tinymodels import build_tiny_causal_lm, build_tokenizer
 
-pytestmark = pytest.mark.anyio
+# make test-slow: trains a tiny model for its DE-COP runs
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 SIZE = (120, 40)
 SUITE, RUN = "bt", "r"
 AUTO_HELD_OUT = ["A Map of Quiet Roads", "The Glass Weather"]  # --calibrate-on auto

@@ -21,7 +21,8 @@ from screens.pz.stretch_view import LOWEST_STYLE, MapStretchScreen
 from tests.pz_fixtures import RUN, copy_pz_db
 from tests.test_screens_data import settle
 
-pytestmark = pytest.mark.anyio
+# make test-slow: trains a tiny memorising model
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 SIZE = (140, 24)
 
 

@@ -47,6 +47,7 @@ pytestmark = [
         reason="no chromium installed (Debian: apt-get install chromium; .ci/run does)",
     ),
     pytest.mark.timeout(300),
+    pytest.mark.slow,  # make test-slow: drives a real browser
 ]
 
 

@@ -125,6 +125,7 @@ def test_deletion_is_detected(store_with_generation: Store) -> None:
     assert len(problems) == 1 and problems[0].seq == 2 and "deleted" in problems[0].message
 
 
+@pytest.mark.slow  # make test-slow: starts and kills processes
 def test_two_processes_import_and_export_at_once(tmp_path: Path, db_path: Path, cli) -> None:
     """One process imports a large file while another exports: both succeed."""
     seed = write_jsonl(tmp_path / "seed.jsonl", [literal_record(i) for i in range(2000)])
