@@ -18,9 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from pydivsufsort import divsufsort
-
-from copyaudit.tracing.tokens import word_spans
+from copyaudit.tracing.stream import SEPARATOR, suffix_array, word_arrays, word_ids
 
 FILES = ("tokens.npy", "suffixes.npy", "offsets.npy", "ends.npy", "work_starts.npy")
 MANIFEST = "manifest.json"
@@ -53,30 +51,30 @@ class LibraryIndex:
 
     @classmethod
     def build(cls, works: Sequence[IndexedWork]) -> LibraryIndex:
+        """Tokenise each work with numpy (copyaudit.tracing.stream) and sort the suffixes
+        of the whole stream once: no Python object per word survives a work."""
         vocabulary: dict[str, int] = {}
-        ids: list[int] = []
-        offsets: list[int] = []
-        ends: list[int] = []
-        starts: list[int] = []
-        for work in works:
-            starts.append(len(ids))
-            for word, start, end in word_spans(work.text):
-                ids.append(vocabulary.setdefault(word, len(vocabulary) + 1))
-                offsets.append(start)
-                ends.append(end)
-            ids.append(0)  # between works, and at the end
-            offsets.append(len(work.text))
-            ends.append(len(work.text))
-        if not ids:
-            ids, offsets, ends = [0], [0], [0]
-        tokens = np.asarray(ids, dtype=np.uint32)
-        suffixes = np.asarray(divsufsort(tokens), dtype=np.int64)
+        ids, offsets, ends = [], [], []
+        starts = np.zeros(len(works), dtype=np.int64)
+        position = 0
+        for number, work in enumerate(works):
+            starts[number] = position
+            words, first, last = word_arrays(work.text)
+            ids += [word_ids(words, vocabulary), SEPARATOR]  # a 0 between works, and at the end
+            offsets += [first, np.array([len(work.text)])]
+            ends += [last, np.array([len(work.text)])]
+            position += len(words) + 1
+        if not works:
+            ids, offsets, ends = [SEPARATOR], [np.zeros(1)], [np.zeros(1)]
+        tokens = np.concatenate(ids)
+        widest = max([len(w.text) for w in works], default=0)
+        places = np.uint32 if widest < 2**32 else np.int64  # character offsets in a work
         return cls(
             tokens,
-            suffixes,
-            np.asarray(offsets, dtype=np.int64),
-            np.asarray(ends, dtype=np.int64),
-            np.asarray(starts, dtype=np.int64),
+            suffix_array(tokens),
+            np.concatenate(offsets).astype(places),
+            np.concatenate(ends).astype(places),
+            starts,
             [w.key for w in works],
             vocabulary,
         )
