@@ -18,9 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from copyaudit.errors import UserError
 from copyaudit.tracing.stream import SEPARATOR, suffix_array, word_arrays, word_ids
 
-FILES = ("tokens.npy", "suffixes.npy", "offsets.npy", "ends.npy", "work_starts.npy")
+FILES = (
+    "tokens.npy", "suffixes.npy", "offsets.npy", "ends.npy", "work_starts.npy", "firsts.npy"
+)  # fmt: skip
+SMALL_RANGE = 16  # suffixes few enough to compare with the pattern side by side
+WINDOW = 64  # words compared at a time
 MANIFEST = "manifest.json"
 
 
@@ -40,11 +46,13 @@ class LibraryIndex:
         offsets: np.ndarray,
         ends: np.ndarray,
         work_starts: np.ndarray,
+        firsts: np.ndarray,
         works: list[str],
         vocabulary: dict[str, int],
     ) -> None:
         self.tokens, self.suffixes, self.offsets, self.ends = tokens, suffixes, offsets, ends
         self.work_starts = work_starts  # token position where each work begins
+        self.firsts = firsts  # firsts[t]:firsts[t + 1], the suffixes that begin with word t
         self.works = works  # work keys, in the stream's order
         self.vocabulary = vocabulary
         self._spelled: list[str] | None = None  # id -> word, made when first needed
@@ -54,6 +62,8 @@ class LibraryIndex:
         """Tokenise each work with numpy (copyaudit.tracing.stream) and sort the suffixes
         of the whole stream once: no Python object per word survives a work."""
         vocabulary: dict[str, int] = {}
+        widest = max([len(w.text) for w in works], default=0)
+        places = np.uint32 if widest < 2**32 else np.int64  # character offsets in a work
         ids, offsets, ends = [], [], []
         starts = np.zeros(len(works), dtype=np.int64)
         position = 0
@@ -61,27 +71,30 @@ class LibraryIndex:
             starts[number] = position
             words, first, last = word_arrays(work.text)
             ids += [word_ids(words, vocabulary), SEPARATOR]  # a 0 between works, and at the end
-            offsets += [first, np.array([len(work.text)])]
-            ends += [last, np.array([len(work.text)])]
+            offsets += [first.astype(places), np.array([len(work.text)], dtype=places)]
+            ends += [last.astype(places), np.array([len(work.text)], dtype=places)]
             position += len(words) + 1
         if not works:
-            ids, offsets, ends = [SEPARATOR], [np.zeros(1)], [np.zeros(1)]
+            ids, offsets, ends = [SEPARATOR], [np.zeros(1, places)], [np.zeros(1, places)]
         tokens = np.concatenate(ids)
-        widest = max([len(w.text) for w in works], default=0)
-        places = np.uint32 if widest < 2**32 else np.int64  # character offsets in a work
+        counts = np.bincount(tokens, minlength=len(vocabulary) + 1)
+        firsts = np.concatenate(([0], np.cumsum(counts)))  # the suffixes are sorted by word
         return cls(
             tokens,
             suffix_array(tokens),
-            np.concatenate(offsets).astype(places),
-            np.concatenate(ends).astype(places),
+            np.concatenate(offsets),
+            np.concatenate(ends),
             starts,
+            firsts,
             [w.key for w in works],
             vocabulary,
         )
 
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        arrays = (self.tokens, self.suffixes, self.offsets, self.ends, self.work_starts)
+        arrays = (
+            self.tokens, self.suffixes, self.offsets, self.ends, self.work_starts, self.firsts
+        )  # fmt: skip
         for name, array in zip(FILES, arrays, strict=True):
             np.save(folder / name, array)
         manifest = {"works": self.works, "vocabulary": self.vocabulary}
@@ -89,13 +102,16 @@ class LibraryIndex:
 
     @classmethod
     def open(cls, folder: Path) -> LibraryIndex:
+        missing = [name for name in (*FILES, MANIFEST) if not (folder / name).is_file()]
+        if missing:
+            raise UserError(
+                f"{folder}: the index lacks {', '.join(missing)} (built by an older "
+                "copyaudit?): run copyaudit library index"
+            )
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        tokens, suffixes, offsets, ends, starts = (
-            np.load(folder / name, mmap_mode="r") for name in FILES
-        )
-        return cls(
-            tokens, suffixes, offsets, ends, starts, manifest["works"], manifest["vocabulary"]
-        )
+        # plain arrays over the mapped files: a scalar read costs less than a memmap's
+        arrays = [np.load(folder / name, mmap_mode="r").view(np.ndarray) for name in FILES]
+        return cls(*arrays, manifest["works"], manifest["vocabulary"])
 
     # --- search ---------------------------------------------------------------------
 
@@ -119,16 +135,49 @@ class LibraryIndex:
 
     def longest_from(self, ids: Sequence[int], start: int) -> tuple[int, int, int]:
         """(length, lo, hi): the longest prefix of ids[start:] in the library and the
-        suffix-array range of its occurrences."""
+        suffix-array range of its occurrences. The first word's range is read from
+        `firsts`; once a range holds SMALL_RANGE suffixes or fewer, they are compared
+        with the rest of the pattern a window at a time (_extend)."""
         lo, hi = 0, len(self.suffixes)
         length = 0
         for token in ids[start:]:
             if token <= 0:
                 break
-            new_lo, new_hi = self.narrow(lo, hi, length, token)
+            if hi - lo <= SMALL_RANGE:
+                return self._extend(ids, start, length, lo, hi)
+            if length == 0:
+                new_lo, new_hi = int(self.firsts[token]), int(self.firsts[token + 1])
+            else:
+                new_lo, new_hi = self.narrow(lo, hi, length, token)
             if new_lo >= new_hi:
                 break
             lo, hi, length = new_lo, new_hi, length + 1
+        return length, lo, hi
+
+    def _extend(
+        self, ids: Sequence[int], start: int, length: int, lo: int, hi: int
+    ) -> tuple[int, int, int]:
+        """longest_from's answer for a range of few suffixes sharing `length` words with
+        the pattern: each suffix's next words compared with the pattern's, WINDOW at a
+        time; the suffixes that match furthest are one range (they share a prefix)."""
+        pattern = np.asarray(ids[start + length :], dtype=np.int64)
+        unknown = np.flatnonzero(pattern <= 0)  # no place holds a word the library lacks
+        pattern = pattern[: unknown[0]] if len(unknown) else pattern
+        positions = np.asarray(self.suffixes[lo:hi], dtype=np.int64) + length
+        last = len(self.tokens) - 1  # the stream's final 0, which no pattern word matches
+        while len(pattern):
+            width = min(len(pattern), WINDOW)
+            at = np.minimum(positions[:, None] + np.arange(width), last)
+            same = self.tokens[at] == pattern[:width]
+            matched = np.where(same.all(axis=1), width, same.argmin(axis=1))
+            best = int(matched.max())
+            if best == 0:
+                break
+            rows = np.flatnonzero(matched == best)
+            lo, hi, length = lo + int(rows[0]), lo + int(rows[-1]) + 1, length + best
+            if best < width:
+                break
+            positions, pattern = positions[rows[0] : rows[-1] + 1] + width, pattern[width:]
         return length, lo, hi
 
     def locations(self, lo: int, hi: int, limit: int) -> list[tuple[int, int]]:
