@@ -68,3 +68,14 @@ def case_references(store: Store, suite: str) -> tuple[str, list[CaseReference]]
     return row["kind"], [
         CaseReference(r["case_id"], r["title"], r["author"], r["text"]) for r in rows if r["text"]
     ]
+
+
+def run_suite(store: Store, run: str) -> tuple[str, str]:
+    """(name, kind) of the suite run `run` answers; UserError for no such run."""
+    row = store.conn.execute(
+        "SELECT s.name, s.kind FROM runs r JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",
+        (run,),
+    ).fetchone()
+    if row is None:
+        raise UserError(f"no run named '{run}' (see `copyaudit runs`)")
+    return row["name"], row["kind"]

@@ -110,8 +110,19 @@ class LibraryIndex:
             )
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         # plain arrays over the mapped files: a scalar read costs less than a memmap's
-        arrays = [np.load(folder / name, mmap_mode="r").view(np.ndarray) for name in FILES]
-        return cls(*arrays, manifest["works"], manifest["vocabulary"])
+        tokens, suffixes, offsets, ends, starts, firsts = (
+            np.load(folder / name, mmap_mode="r").view(np.ndarray) for name in FILES
+        )
+        return cls(
+            tokens,
+            suffixes,
+            offsets,
+            ends,
+            starts,
+            firsts,
+            manifest["works"],
+            manifest["vocabulary"],
+        )
 
     # --- search ---------------------------------------------------------------------
 

@@ -49,7 +49,8 @@ def word_ids(words: list[str], vocabulary: dict[str, int]) -> np.ndarray:
     """Each word's id (uint32), a word new to `vocabulary` numbered in the order it is
     first seen (1, 2, ...)."""
     new = [w for w in dict.fromkeys(words) if w not in vocabulary]
-    vocabulary.update(zip(new, range(len(vocabulary) + 1, len(vocabulary) + 1 + len(new))))
+    numbers = range(len(vocabulary) + 1, len(vocabulary) + 1 + len(new))
+    vocabulary.update(zip(new, numbers, strict=True))
     return np.fromiter(map(vocabulary.__getitem__, words), dtype=np.uint32, count=len(words))
 
 

@@ -43,11 +43,12 @@ def _sentences() -> list[str]:
 
 def _library(megabytes: float, rng: random.Random) -> list[IndexedWork]:
     sentences = _sentences()
-    works, size = [], 0
+    works: list[IndexedWork] = []
+    size = 0
     while size < megabytes * 1e6:
         picked = [rng.choice(sentences) for _ in range(SENTENCES_PER_WORK)]
         # a word changed here and there so that the works differ beyond their order, and
-        # a name from a long tail (P(n > x) = x^-0.2, about 1M names in 1 GB): new words keep coming, as in books
+        # a name from a long tail (P(n > x) = x^-0.2): new words keep coming, as in books
         text = ". ".join(
             f"N{int(rng.paretovariate(0.2))} " + s.replace(" the ", f" the{rng.randint(0, 99)} ", 1)
             for s in picked
@@ -71,6 +72,13 @@ def _outputs(works: list[IndexedWork], n: int, rng: random.Random) -> list[str]:
 
 
 def _peak_rss_mb() -> float:
+    """This process's peak resident memory: VmHWM on Linux (ru_maxrss outlives exec, so a
+    child started by the build would report the build's), else ru_maxrss."""
+    status = Path("/proc/self/status")
+    if status.is_file():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
