@@ -125,23 +125,32 @@ def _add_suite(obj: AppContext, suite: str, author: str | None, status: str) -> 
     _rebuild(obj)
 
 
-def _rebuild(obj: AppContext) -> None:
+def _rebuild(obj: AppContext, infinigram: bool = False) -> None:
     from copyaudit.engine.case_sources import rebuild_index
+    from copyaudit.tracing.infinigram import FOLDER
     from copyaudit.tracing.library import library_folder
 
+    folder = library_folder(obj.db_path)
     with obj.store() as store:
-        index = rebuild_index(store)
+        index = rebuild_index(store, infinigram)
     click.echo(
-        f"indexed {len(index.works)} works, {len(index.tokens) - len(index.works)} words "
-        f"({library_folder(obj.db_path)})"
+        f"indexed {len(index.works)} works, {len(index.tokens) - len(index.works)} words ({folder})"
     )
+    if (folder / "index" / FOLDER).is_dir():
+        click.echo(f"infini-gram index written ({folder / 'index' / FOLDER})")
 
 
 @library_group.command("index")
+@click.option(
+    "--infinigram",
+    is_flag=True,
+    help="Also write the index for the infini-gram engine (judge --trace-engine "
+    "infini-gram; kept in step by later rebuilds).",
+)
 @click.pass_obj
-def index_cmd(obj: AppContext) -> None:
+def index_cmd(obj: AppContext, infinigram: bool) -> None:
     """Rebuild the index from the registered works (each text checked by its SHA-256)."""
-    _rebuild(obj)
+    _rebuild(obj, infinigram)
 
 
 @library_group.command("list")

@@ -16,6 +16,7 @@ from copyaudit.endpoint_url import check_base_url
 from copyaudit.errors import UserError
 from copyaudit.judges.options import JUDGE_BACKENDS, Calibration, JudgeOptions, stored_defaults
 from copyaudit.judges.registry import JUDGE_NAMES, PRESETS
+from copyaudit.tracing.library import ENGINES as TRACE_ENGINES
 from copyaudit.verification.judge_config import read_judge_config, stored_judge_config
 from copyaudit.vocabulary import DTYPE_NAMES
 
@@ -160,6 +161,14 @@ def judge_options(command: Callable[..., Any]) -> Any:
                 "--trace-tokens",
                 type=POSITIVE_INT,
                 help="Trace: the fewest words a traced span holds (default 20).",
+            ),
+            click.option(
+                "--trace-engine",
+                type=click.Choice(TRACE_ENGINES),
+                default=JUDGE_OPTION_DEFAULTS["trace_engine"],
+                show_default=True,
+                help="Trace: what searches the library (infini-gram: the infini-gram "
+                "engine over an index `library index --infinigram` wrote).",
             ),
             click.option(
                 "--judge-backend",

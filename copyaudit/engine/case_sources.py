@@ -39,12 +39,13 @@ def add_case_references(
     return added
 
 
-def rebuild_index(store: Store) -> LibraryIndex:
-    """Index every registered work (each text checked by its SHA-256) beside the database."""
+def rebuild_index(store: Store, infinigram: bool = False) -> LibraryIndex:
+    """Index every registered work (each text checked by its SHA-256) beside the
+    database (for the infini-gram engine too when asked: copyaudit.tracing.library)."""
     entries = [
         CatalogueEntry(w.sha256, w.title, w.author, w.status, w.chars) for w in library_works(store)
     ]
-    return build_index(library_folder(store.path), entries)
+    return build_index(library_folder(store.path), entries, infinigram)
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,17 @@ def _outputs(works: list[IndexedWork], n: int, rng: random.Random) -> list[str]:
     return outputs
 
 
+def _resident_mb() -> str:
+    """This process's resident memory now, its own (anonymous) and the index's pages
+    mapped from the files (the page cache's, shared), on Linux."""
+    status = Path("/proc/self/status")
+    if not status.is_file():
+        return "n/a"
+    fields = dict(line.split(":", 1) for line in status.read_text().splitlines())
+    anon, mapped = (int(fields[k].split()[0]) / 1024 for k in ("RssAnon", "RssFile"))
+    return f"{anon:.0f} MB own, {mapped:.0f} MB of mapped files"
+
+
 def _peak_rss_mb() -> float:
     """This process's peak resident memory: VmHWM on Linux (ru_maxrss outlives exec, so a
     child started by the build would report the build's), else ru_maxrss."""
@@ -99,7 +110,7 @@ def _trace_saved(folder: Path) -> None:
         f"index opened in {opened:.1f} CPU s; trace per generation median "
         f"{statistics.median(times):.1f} CPU ms, p99 {times[int(0.99 * (len(times) - 1))]:.1f} "
         f"CPU ms, max {times[-1]:.1f} ms over {len(times)} generations; peak RSS while "
-        f"tracing {_peak_rss_mb():.0f} MB"
+        f"tracing {_peak_rss_mb():.0f} MB (at the end: {_resident_mb()})"
     )
 
 
