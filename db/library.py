@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from copyaudit.errors import UserError
 from db.clock import now
 from db.connection import Store
+from db.runs import run_row
 
 STATUSES = ("protected", "public-domain", "unknown")
 
@@ -72,10 +73,6 @@ def case_references(store: Store, suite: str) -> tuple[str, list[CaseReference]]
 
 def run_suite(store: Store, run: str) -> tuple[str, str]:
     """(name, kind) of the suite run `run` answers; UserError for no such run."""
-    row = store.conn.execute(
-        "SELECT s.name, s.kind FROM runs r JOIN suites s ON s.id = r.suite_id WHERE r.name = ?",
-        (run,),
-    ).fetchone()
-    if row is None:
-        raise UserError(f"no run named '{run}' (see `copyaudit runs`)")
+    suite_id = run_row(store, run)["suite_id"]
+    row = store.conn.execute("SELECT name, kind FROM suites WHERE id = ?", (suite_id,)).fetchone()
     return row["name"], row["kind"]

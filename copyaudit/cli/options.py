@@ -162,20 +162,16 @@ def judge_options(command: Callable[..., Any]) -> Any:
                 type=POSITIVE_INT,
                 help="Trace: the fewest words a traced span holds (default 20).",
             ),
-            click.option(
-                "--trace-engine",
-                type=click.Choice(TRACE_ENGINES),
-                default=JUDGE_OPTION_DEFAULTS["trace_engine"],
-                show_default=True,
-                help="Trace: what searches the library (infini-gram: the infini-gram "
-                "engine over an index `library index --infinigram` wrote).",
+            _choice_option(
+                "trace_engine",
+                TRACE_ENGINES,
+                "Trace: what searches the library (infini-gram: the infini-gram engine "
+                "over an index `library index --infinigram` wrote).",
             ),
-            click.option(
-                "--judge-backend",
-                type=click.Choice(JUDGE_BACKENDS),
-                default=JUDGE_OPTION_DEFAULTS["judge_backend"],
-                show_default=True,
-                help="Where --judge-model and --event-model answer: loaded here (hf) or asked "
+            _choice_option(
+                "judge_backend",
+                JUDGE_BACKENDS,
+                "Where --judge-model and --event-model answer: loaded here (hf) or asked "
                 "by their served names at an OpenAI-compatible server (openai).",
             ),
             click.option(
@@ -201,6 +197,17 @@ def judge_options(command: Callable[..., Any]) -> Any:
             *endpoint_limit_options("judge-"),
         ),
         with_judging,
+    )
+
+
+def _choice_option(field: str, choices: tuple[str, ...], help: str) -> Callable[..., Any]:
+    """--FIELD: one of `choices`, by default the stored judge option's default."""
+    return click.option(
+        f"--{field.replace('_', '-')}",
+        type=click.Choice(choices),
+        default=JUDGE_OPTION_DEFAULTS[field],
+        show_default=True,
+        help=help,
     )
 
 
