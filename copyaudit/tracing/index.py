@@ -76,14 +76,20 @@ class LibraryIndex:
             position += len(words) + 1
         if not works:
             ids, offsets, ends = [SEPARATOR], [np.zeros(1, places)], [np.zeros(1, places)]
+        # each array joined and its pieces let go before the next, the suffixes sorted last
         tokens = np.concatenate(ids)
+        del ids
+        character_starts = np.concatenate(offsets)
+        del offsets
+        character_ends = np.concatenate(ends)
+        del ends
         counts = np.bincount(tokens, minlength=len(vocabulary) + 1)
         firsts = np.concatenate(([0], np.cumsum(counts)))  # the suffixes are sorted by word
         return cls(
             tokens,
             suffix_array(tokens),
-            np.concatenate(offsets),
-            np.concatenate(ends),
+            character_starts,
+            character_ends,
             starts,
             firsts,
             [w.key for w in works],

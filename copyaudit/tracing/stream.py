@@ -12,7 +12,7 @@ from copyaudit.tracing.tokens import WORD
 
 SEPARATOR = np.zeros(1, dtype=np.uint32)  # the token between works (no word's id)
 _ASCII_WORD = np.array([WORD.fullmatch(chr(c)) is not None for c in range(128)])
-_FILTER_CHUNK = 1 << 24  # suffixes filtered at a time (bounded temporaries)
+_FILTER_CHUNK = 1 << 24  # tokens or suffixes handled at a time (bounded temporaries)
 
 
 def _word_chars(codes: np.ndarray) -> np.ndarray:
@@ -59,8 +59,13 @@ def suffix_array(tokens: np.ndarray) -> np.ndarray:
     over the tokens written big-endian in as few bytes as the largest needs, keeping the
     suffixes that start on a token (the bytes' order is the tokens' order)."""
     width = max(1, (int(tokens.max(initial=0)).bit_length() + 7) // 8)
-    data = np.ascontiguousarray(tokens.astype(">u4").view(np.uint8).reshape(-1, 4)[:, 4 - width :])
+    data = np.empty((len(tokens), width), dtype=np.uint8)
+    for begin in range(0, len(tokens), _FILTER_CHUNK):  # a chunk at a time: no copy of all
+        chunk = tokens[begin : begin + _FILTER_CHUNK]
+        for byte in range(width):  # most significant first
+            data[begin : begin + len(chunk), byte] = (chunk >> (8 * (width - 1 - byte))) & 0xFF
     ordered = divsufsort(data.reshape(-1))
+    del data
     if width == 1:
         return ordered
     out = np.empty(len(tokens), dtype=np.int32 if len(tokens) < 2**31 else np.int64)
