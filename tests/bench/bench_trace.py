@@ -7,7 +7,8 @@ does). Prints the build's CPU time and peak RSS, the index's size, and, from a f
 process that opens the saved index (memory-mapped), its opening time, the trace time per
 generation (median and p99 CPU ms) and that process's peak RSS. Not a timed test: run it
 by hand, `python tests/bench/bench_trace.py --mb 1024 --folder /tmp/lib1g` (make bench
-runs the default size).
+runs the default size; `--engine infini-gram` writes the engine's index too and traces
+with it: copyaudit.tracing.infinigram).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import time
 from pathlib import Path
 
 from copyaudit.tracing.index import IndexedWork, LibraryIndex
+from copyaudit.tracing.infinigram import InfiniGramIndex, write_infinigram
+from copyaudit.tracing.library import ENGINES
 from copyaudit.tracing.trace import trace, trace_near
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "literal.jsonl"
@@ -93,11 +96,11 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _trace_saved(folder: Path) -> None:
+def _trace_saved(folder: Path, engine: str) -> None:
     """Open the saved index and trace the saved outputs (run in its own process, so its
     peak RSS is tracing's, not the build's)."""
     started = time.process_time()
-    index = LibraryIndex.open(folder)
+    index = InfiniGramIndex.open(folder) if engine == "infini-gram" else LibraryIndex.open(folder)
     opened = time.process_time() - started
     times = []
     for output in json.loads((folder / OUTPUTS).read_text(encoding="utf-8")):
@@ -114,7 +117,7 @@ def _trace_saved(folder: Path) -> None:
     )
 
 
-def _build(megabytes: float, generations: int, folder: Path) -> None:
+def _build(megabytes: float, generations: int, folder: Path, engine: str) -> None:
     rng = random.Random(38)
     works = _library(megabytes, rng)
     before = _peak_rss_mb()
@@ -122,9 +125,19 @@ def _build(megabytes: float, generations: int, folder: Path) -> None:
     index = LibraryIndex.build(works)
     built = time.process_time() - started
     index.save(folder)
+    if engine == "infini-gram":
+        began = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        written = write_infinigram(index, folder)  # its indexer runs as child processes
+        ended = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = sum(getattr(ended[1], f) - getattr(began[1], f) for f in ("ru_utime", "ru_stime"))
+        engine_size = sum(p.stat().st_size for p in written.iterdir())
+        print(
+            f"infini-gram index written in {ended[0] - began[0]:.1f} s ({cpu:.1f} CPU s in "
+            f"its indexer), {engine_size / 1e6:.1f} MB on disk"
+        )
     outputs = _outputs(works, generations, rng)
     (folder / OUTPUTS).write_text(json.dumps(outputs), encoding="utf-8")
-    size = sum(p.stat().st_size for p in folder.iterdir() if p.name != OUTPUTS)
+    size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file() and p.name != OUTPUTS)
     text_mb = sum(len(w.text) for w in works) / 1e6
     print(
         f"library {text_mb:.1f} MB of text, {len(works)} works, {len(index.tokens):,} words, "
@@ -141,16 +154,22 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=200)
     parser.add_argument("--folder", type=Path, help="keep the index here (default: a temp dir)")
     parser.add_argument("--trace-only", action="store_true", help="trace an index --folder holds")
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=ENGINES[0],
+        help="infini-gram: also write its index and trace with its engine",
+    )
     args = parser.parse_args()
     if args.trace_only:
-        _trace_saved(args.folder)
+        _trace_saved(args.folder, args.engine)
         return
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.folder or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
-        _build(args.mb, args.generations, folder)
+        _build(args.mb, args.generations, folder, args.engine)
         command = [sys.executable, __file__, "--trace-only", "--folder", str(folder)]
-        subprocess.run(command, check=True)
+        subprocess.run([*command, "--engine", args.engine], check=True)
 
 
 if __name__ == "__main__":
