@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from copyaudit.errors import UserError
 from copyaudit.tracing import index as index_module
 from copyaudit.tracing.index import IndexedWork, LibraryIndex
 from copyaudit.tracing.stream import word_arrays
@@ -275,3 +276,12 @@ def test_the_search_shortcuts_change_no_span(
             for s in trace(index, text, min_tokens=5, max_places=1000)
         ]
         assert ours == expected, text
+
+
+def test_an_index_without_its_files_is_refused(library, tmp_path: Path) -> None:
+    """An index written before `firsts.npy` existed (or damaged) says to rebuild it."""
+    _, index = library
+    index.save(tmp_path / "index")
+    (tmp_path / "index" / "firsts.npy").unlink()
+    with pytest.raises(UserError, match="lacks firsts.npy .* run copyaudit library index"):
+        LibraryIndex.open(tmp_path / "index")

@@ -1,14 +1,15 @@
 """The library's index: one token stream of every work (word ids, a 0 between works and at
-the end), its suffix array (pydivsufsort over uint32 ids), and where each token stands
-(its work and character offset). Saved as .npy files beside the library's texts and
+the end), its suffix array (pydivsufsort: copyaudit.tracing.stream), and where each token
+stands (its work and character offset). Saved as .npy files beside the library's texts and
 memory-mapped when opened; its manifest lists the works' SHA-256 it was built from, so
 an index older than the library is known as such.
 
-Search: the suffixes starting with a pattern are one range of the suffix array; the
-range for one more token is found inside the last by two binary searches on the token
-at that depth (the range's suffixes share everything before it). A 0 never occurs in a
-pattern, so no match crosses from one work into the next.
-"""
+Search: the suffixes starting with a pattern are one range of the suffix array; the first
+word's range is read from `firsts` (the suffixes are sorted by their first word), and the
+range for one more word is found inside the last by two binary searches on the word at
+that depth (the range's suffixes share everything before it), until few suffixes remain:
+those are compared with the rest of the pattern side by side. A 0 never occurs in a
+pattern, so no match crosses from one work into the next."""
 
 from __future__ import annotations
 
