@@ -283,5 +283,5 @@ def test_an_index_without_its_files_is_refused(library, tmp_path: Path) -> None:
     _, index = library
     index.save(tmp_path / "index")
     (tmp_path / "index" / "firsts.npy").unlink()
-    with pytest.raises(UserError, match="lacks firsts.npy .* run copyaudit library index"):
+    with pytest.raises(UserError, match=r"lacks firsts\.npy .* run copyaudit library index"):
         LibraryIndex.open(tmp_path / "index")
