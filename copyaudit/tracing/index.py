@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from copyaudit.errors import UserError
-from copyaudit.tracing.stream import SEPARATOR, suffix_array, word_arrays, word_ids
+from copyaudit.tracing.stream import suffix_array, word_arrays, word_ids
 
 FILES = (
     "tokens.npy", "suffixes.npy", "offsets.npy", "ends.npy", "work_starts.npy", "firsts.npy"
@@ -65,25 +65,28 @@ class LibraryIndex:
         vocabulary: dict[str, int] = {}
         widest = max([len(w.text) for w in works], default=0)
         places = np.uint32 if widest < 2**32 else np.int64  # character offsets in a work
-        ids, offsets, ends = [], [], []
+        # room for the most words the texts could hold (every other character) and a 0
+        # after each work: pages never written are never resident, and no word's entry
+        # is copied from one array to another
+        room = sum((len(w.text) + 1) // 2 + 1 for w in works) or 1
+        tokens = np.empty(room, dtype=np.uint32)
+        character_starts, character_ends = np.empty(room, places), np.empty(room, places)
         starts = np.zeros(len(works), dtype=np.int64)
         position = 0
         for number, work in enumerate(works):
             starts[number] = position
             words, first, last = word_arrays(work.text)
-            ids += [word_ids(words, vocabulary), SEPARATOR]  # a 0 between works, and at the end
-            offsets += [first.astype(places), np.array([len(work.text)], dtype=places)]
-            ends += [last.astype(places), np.array([len(work.text)], dtype=places)]
-            position += len(words) + 1
+            end = position + len(words)
+            tokens[position:end] = word_ids(words, vocabulary)
+            character_starts[position:end], character_ends[position:end] = first, last
+            tokens[end] = 0  # between works, and at the end
+            character_starts[end] = character_ends[end] = len(work.text)
+            position = end + 1
         if not works:
-            ids, offsets, ends = [SEPARATOR], [np.zeros(1, places)], [np.zeros(1, places)]
-        # each array joined and its pieces let go before the next, the suffixes sorted last
-        tokens = np.concatenate(ids)
-        del ids
-        character_starts = np.concatenate(offsets)
-        del offsets
-        character_ends = np.concatenate(ends)
-        del ends
+            tokens[0] = character_starts[0] = character_ends[0] = 0
+            position = 1
+        tokens = tokens[:position]
+        character_starts, character_ends = character_starts[:position], character_ends[:position]
         counts = np.bincount(tokens, minlength=len(vocabulary) + 1)
         firsts = np.concatenate(([0], np.cumsum(counts)))  # the suffixes are sorted by word
         return cls(

@@ -10,7 +10,6 @@ from pydivsufsort import divsufsort
 
 from copyaudit.tracing.tokens import WORD
 
-SEPARATOR = np.zeros(1, dtype=np.uint32)  # the token between works (no word's id)
 _ASCII_WORD = np.array([WORD.fullmatch(chr(c)) is not None for c in range(128)])
 _FILTER_CHUNK = 1 << 24  # tokens or suffixes handled at a time (bounded temporaries)
 
