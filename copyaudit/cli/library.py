@@ -131,7 +131,7 @@ def _rebuild(obj: AppContext, infinigram: bool = False) -> None:
     from copyaudit.tracing.library import library_folder
 
     folder = library_folder(obj.db_path)
-    with obj.store() as store:
+    with obj.store(read_only=True) as store:
         index = rebuild_index(store, infinigram)
     click.echo(
         f"indexed {len(index.works)} works, {len(index.tokens) - len(index.works)} words ({folder})"
