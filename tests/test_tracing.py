@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from copyaudit.errors import UserError
+from copyaudit.tracing import index as index_module
 from copyaudit.tracing.index import IndexedWork, LibraryIndex
+from copyaudit.tracing.stream import word_arrays
 from copyaudit.tracing.tokens import word_spans
 from copyaudit.tracing.trace import trace
 from tests.conftest import write_jsonl
@@ -239,3 +242,46 @@ def test_library_add_from_suite_registers_each_cases_reference_once(
     refused = cli("library", "add", "--from-suite", "q")
     assert refused.code != 0 and "only literal, extraction cases" in refused.err
     assert cli("library", "add", "--from-suite", "nope").code != 0
+
+
+def test_the_stream_tokeniser_gives_word_spans_answer(library) -> None:
+    """copyaudit.tracing.stream's numpy tokeniser (the index's) equals word_spans (the
+    outputs'), on the library and on text whose case folding changes lengths."""
+    works, _ = library
+    odd = "Straße ﬁne İstanbul ΣΊΣΥΦΟΣ naïve cafe\u0301 x_y __ 12ab ½ ² ٣ 漢字かな 🙂 DON'T\nstop"
+    for text in [odd, "", "...", *(w.text for w in works)]:
+        words, starts, ends = word_arrays(text)
+        assert list(zip(words, starts.tolist(), ends.tolist(), strict=True)) == word_spans(text)
+
+
+@pytest.fixture(scope="module")
+def scanned(library) -> list[tuple[str, list]]:
+    """20 outputs and their brute-force spans (k = 5), scanned once."""
+    works, _ = library
+    return [(text, _brute_force(works, text, 5)) for text in _outputs(works, 20)]
+
+
+@pytest.mark.parametrize(("small", "window"), [(0, 64), (3, 2), (10**9, 5)])
+def test_the_search_shortcuts_change_no_span(
+    library, scanned, monkeypatch, small: int, window: int
+) -> None:
+    """Binary search only (0), side-by-side comparison of few suffixes in short windows,
+    and side by side from the first word: the same spans as the brute-force scan."""
+    _, index = library
+    monkeypatch.setattr(index_module, "SMALL_RANGE", small)
+    monkeypatch.setattr(index_module, "WINDOW", window)
+    for text, expected in scanned:
+        ours = [
+            (s.start, s.end, s.count, sorted((p.work, p.start, p.end) for p in s.places))
+            for s in trace(index, text, min_tokens=5, max_places=1000)
+        ]
+        assert ours == expected, text
+
+
+def test_an_index_without_its_files_is_refused(library, tmp_path: Path) -> None:
+    """An index written before `firsts.npy` existed (or damaged) says to rebuild it."""
+    _, index = library
+    index.save(tmp_path / "index")
+    (tmp_path / "index" / "firsts.npy").unlink()
+    with pytest.raises(UserError, match=r"lacks firsts\.npy .* run copyaudit library index"):
+        LibraryIndex.open(tmp_path / "index")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -294,11 +295,32 @@ def judge_cmd(
             write_judge_config(save_config, outcomes)
             click.echo(f"calibrated configuration written to {save_config}")
         return
+    judging = _with_case_sources(obj, run, judging)
     with obj.store() as store, owned(store, run, "judge"), progress.bar:
         stored, skipped = judge_run(store, run, judging, rejudge=rejudge, on_progress=progress)
     for judge, reason in skipped:
         echo(f"skipped judge {judge}: {reason}", err=True)
     echo(f"run {run}: {stored} scores stored")
+
+
+def _with_case_sources(obj: AppContext, run: str, judging: JudgeOptions) -> JudgeOptions:
+    """For the trace judge, the run's cases' own sources in the library beside the
+    database first (copyaudit.engine.case_sources), said on the terminal; a library
+    named by --trace-library is another's and is left as it is."""
+    from copyaudit.engine.case_sources import add_run_sources
+    from copyaudit.tracing.library import library_folder
+
+    if "trace" not in judging.judges.split(","):
+        return judging
+    folder = library_folder(obj.db_path)
+    if judging.trace_library not in (None, str(folder)):
+        echo(f"library: {judging.trace_library} is not this database's: no source added")
+        return judging
+    with obj.store() as store:
+        sources = add_run_sources(store, run)
+    echo(sources.summary())
+    exists = (folder / "index").is_dir()
+    return replace(judging, trace_library=str(folder)) if exists else judging
 
 
 @click.command("report")

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from copyaudit.cli.main import AppContext
 
 MAX_TEXT_BYTES = 512 * 1024**2  # one work's text
-REFERENCE_KINDS = ("literal", "extraction")  # suites whose cases hold a reference text
 
 
 def _texts(paths: tuple[Path, ...]) -> list[Path]:
@@ -106,8 +105,8 @@ def add_cmd(
 
 def _add_suite(obj: AppContext, suite: str, author: str | None, status: str) -> None:
     """Each case's reference text of `suite`, registered under its work's title."""
-    from copyaudit.tracing.library import library_folder, store_text
-    from db.library import LibraryWork, add_work, case_references
+    from copyaudit.engine.case_sources import REFERENCE_KINDS, add_case_references
+    from db.library import case_references
 
     with obj.store(read_only=True) as store:
         kind, references = case_references(store, suite)
@@ -118,41 +117,40 @@ def _add_suite(obj: AppContext, suite: str, author: str | None, status: str) -> 
         )
     if not references:
         raise click.UsageError(f"suite '{suite}' has no case with a reference text")
-    folder = library_folder(obj.db_path)
-    added = 0
     with obj.store() as store:
-        for case in references:
-            sha = store_text(folder, case.text)
-            source = f"case {suite}/{case.case_id}"
-            work = LibraryWork(
-                sha, case.title, author or case.author, source, status, len(case.text)
-            )
-            added += add_work(store, work)
+        added = add_case_references(store, suite, references, status, author)
     click.echo(
         f"{added} works added from suite {suite}, {len(references) - added} already in the library"
     )
     _rebuild(obj)
 
 
-def _rebuild(obj: AppContext) -> None:
-    from copyaudit.tracing.library import CatalogueEntry, build_index, library_folder
-    from db.library import library_works
+def _rebuild(obj: AppContext, infinigram: bool = False) -> None:
+    from copyaudit.engine.case_sources import rebuild_index
+    from copyaudit.tracing.infinigram import FOLDER
+    from copyaudit.tracing.library import library_folder
 
+    folder = library_folder(obj.db_path)
     with obj.store(read_only=True) as store:
-        works = library_works(store)
-    entries = [CatalogueEntry(w.sha256, w.title, w.author, w.status, w.chars) for w in works]
-    index = build_index(library_folder(obj.db_path), entries)
+        index = rebuild_index(store, infinigram)
     click.echo(
-        f"indexed {len(entries)} works, {len(index.tokens) - len(entries)} words "
-        f"({library_folder(obj.db_path)})"
+        f"indexed {len(index.works)} works, {len(index.tokens) - len(index.works)} words ({folder})"
     )
+    if (folder / "index" / FOLDER).is_dir():
+        click.echo(f"infini-gram index written ({folder / 'index' / FOLDER})")
 
 
 @library_group.command("index")
+@click.option(
+    "--infinigram",
+    is_flag=True,
+    help="Also write the index for the infini-gram engine (judge --trace-engine "
+    "infini-gram; kept in step by later rebuilds).",
+)
 @click.pass_obj
-def index_cmd(obj: AppContext) -> None:
+def index_cmd(obj: AppContext, infinigram: bool) -> None:
     """Rebuild the index from the registered works (each text checked by its SHA-256)."""
-    _rebuild(obj)
+    _rebuild(obj, infinigram)
 
 
 @library_group.command("list")

@@ -16,6 +16,7 @@ from copyaudit.endpoint_url import check_base_url
 from copyaudit.errors import UserError
 from copyaudit.judges.options import JUDGE_BACKENDS, Calibration, JudgeOptions, stored_defaults
 from copyaudit.judges.registry import JUDGE_NAMES, PRESETS
+from copyaudit.tracing.library import ENGINES as TRACE_ENGINES
 from copyaudit.verification.judge_config import read_judge_config, stored_judge_config
 from copyaudit.vocabulary import DTYPE_NAMES
 
@@ -161,12 +162,16 @@ def judge_options(command: Callable[..., Any]) -> Any:
                 type=POSITIVE_INT,
                 help="Trace: the fewest words a traced span holds (default 20).",
             ),
-            click.option(
-                "--judge-backend",
-                type=click.Choice(JUDGE_BACKENDS),
-                default=JUDGE_OPTION_DEFAULTS["judge_backend"],
-                show_default=True,
-                help="Where --judge-model and --event-model answer: loaded here (hf) or asked "
+            _choice_option(
+                "trace_engine",
+                TRACE_ENGINES,
+                "Trace: what searches the library (infini-gram: the infini-gram engine "
+                "over an index `library index --infinigram` wrote).",
+            ),
+            _choice_option(
+                "judge_backend",
+                JUDGE_BACKENDS,
+                "Where --judge-model and --event-model answer: loaded here (hf) or asked "
                 "by their served names at an OpenAI-compatible server (openai).",
             ),
             click.option(
@@ -192,6 +197,17 @@ def judge_options(command: Callable[..., Any]) -> Any:
             *endpoint_limit_options("judge-"),
         ),
         with_judging,
+    )
+
+
+def _choice_option(field: str, choices: tuple[str, ...], help: str) -> Callable[..., Any]:
+    """--FIELD: one of `choices`, by default the stored judge option's default."""
+    return click.option(
+        f"--{field.replace('_', '-')}",
+        type=click.Choice(choices),
+        default=JUDGE_OPTION_DEFAULTS[field],
+        show_default=True,
+        help=help,
     )
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from copyaudit.tracing.library import CatalogueEntry, build_index, library_folder, store_text
+from copyaudit.engine.case_sources import rebuild_index
+from copyaudit.tracing.library import library_folder, store_text
 from db import Store
-from db.library import LibraryWork, add_work, library_works
+from db.library import LibraryWork, add_work
 
 LITERAL_SAMPLES = "literal.jsonl"
 SOURCE = "samples/literal.jsonl: the demo's passages of the public-domain text"
@@ -40,9 +41,5 @@ def build_demo_library(store: Store, root: Path) -> Path:
             store, LibraryWork(sha, title, author, SOURCE, "public-domain", len(text))
         )
     if added or not (folder / "index").is_dir():
-        entries = [
-            CatalogueEntry(w.sha256, w.title, w.author, w.status, w.chars)
-            for w in library_works(store)
-        ]
-        build_index(folder, entries)
+        rebuild_index(store)
     return folder

@@ -31,6 +31,7 @@ STORED_WHEN_SET = (
     "judge_request_deadline",
     "trace_library",
     "trace_tokens",
+    "trace_engine",
 )
 JUDGE_BACKENDS = ("hf", "openai")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -85,6 +86,7 @@ class JudgeOptions:
     # beside the database, when it exists) and the fewest words a traced span holds
     trace_library: str | None = None
     trace_tokens: int | None = None
+    trace_engine: str = "suffix-array"  # copyaudit.tracing.library.ENGINES
     device: str = "auto"  # where judge models load
     allow_download: bool = False  # hub models load from the local cache only unless set
     # thresholds fitted to labels, applied to the judges they name (not stored in the

@@ -17,7 +17,7 @@ from copyaudit.errors import UserError
 from copyaudit.judges.base import Judge
 from copyaudit.judges.context import JudgeUnavailable
 from copyaudit.metrics_spec import Metric
-from copyaudit.tracing.library import CatalogueEntry, open_index
+from copyaudit.tracing.library import ENGINES, CatalogueEntry, open_index
 from copyaudit.tracing.trace import DEFAULT_MIN_TOKENS, NearSpan, TracedSpan, trace, trace_near
 from copyaudit.types import JudgeInput, Score, Span
 
@@ -47,17 +47,21 @@ class TraceJudge(Judge):
         catalogue: dict[str, CatalogueEntry],
         folder: Path,
         min_tokens: int = DEFAULT_MIN_TOKENS,
+        engine: str = ENGINES[0],
     ) -> None:
         self.index, self.catalogue, self.folder = index, catalogue, folder
-        self.min_tokens = min_tokens
+        self.min_tokens, self.engine = min_tokens, engine
 
     def config(self) -> dict[str, Any]:
-        return {
+        config = {
             "min_tokens": self.min_tokens,
             "flag_chars": FLAG_CHARS,
             "tokens": "words (letters and digits), casefolded",
             "library": sorted(self.catalogue),  # the works' SHA-256: what was searched
         }
+        if self.engine != ENGINES[0]:  # the same spans; the default stays out of the hash
+            config["engine"] = self.engine
+        return config
 
     def judge(self, items: Sequence[JudgeInput]) -> list[list[Score]]:
         return [self._judge_one(item.output or "") for item in items]
@@ -153,11 +157,12 @@ def trace_judge(ctx: BuildContext) -> TraceJudge:
         raise JudgeUnavailable(
             "no library to trace against: copyaudit library add FILE... (or --trace-library DIR)"
         )
+    engine = ctx.options.trace_engine
     try:
-        index, catalogue = open_index(Path(folder))
+        index, catalogue = open_index(Path(folder), engine)
     except UserError as error:
         raise JudgeUnavailable(str(error)) from None
     tokens = ctx.options.trace_tokens
     return TraceJudge(
-        index, catalogue, Path(folder), DEFAULT_MIN_TOKENS if tokens is None else tokens
+        index, catalogue, Path(folder), DEFAULT_MIN_TOKENS if tokens is None else tokens, engine
     )

@@ -15,8 +15,13 @@ from pathlib import Path
 
 from copyaudit.errors import UserError
 from copyaudit.tracing.index import IndexedWork, LibraryIndex
+from copyaudit.tracing.infinigram import FOLDER as INFINIGRAM_FOLDER
+from copyaudit.tracing.infinigram import InfiniGramIndex, write_infinigram
 
 CATALOGUE = "catalogue.json"
+# what answers the trace judge's search: the library's own suffix array, or the
+# infini-gram engine over the same words (copyaudit.tracing.infinigram)
+ENGINES = ("suffix-array", "infini-gram")
 
 
 @dataclass(frozen=True)
@@ -64,18 +69,26 @@ def read_text(folder: Path, sha256: str) -> str:
     return data.decode("utf-8")
 
 
-def build_index(folder: Path, entries: list[CatalogueEntry]) -> LibraryIndex:
-    """Index every entry's text and save the index with its catalogue."""
+def build_index(
+    folder: Path, entries: list[CatalogueEntry], infinigram: bool = False
+) -> LibraryIndex:
+    """Index every entry's text and save the index with its catalogue; the infini-gram
+    index too when asked, or when one was written before (kept in step)."""
     works = [IndexedWork(e.sha256, read_text(folder, e.sha256)) for e in entries]
     index = LibraryIndex.build(works)
     index.save(folder / "index")
+    if infinigram or (folder / "index" / INFINIGRAM_FOLDER).is_dir():
+        write_infinigram(index, folder / "index")
     catalogue = [asdict(e) for e in entries]
     (folder / "index" / CATALOGUE).write_text(json.dumps(catalogue), encoding="utf-8")
     return index
 
 
-def open_index(folder: Path) -> tuple[LibraryIndex, dict[str, CatalogueEntry]]:
-    """The saved index and its catalogue by SHA-256, every text checked."""
+def open_index(
+    folder: Path, engine: str = ENGINES[0]
+) -> tuple[LibraryIndex, dict[str, CatalogueEntry]]:
+    """The saved index (searched by `engine`) and its catalogue by SHA-256, every text
+    checked."""
     index_folder = folder / "index"
     if not (index_folder / CATALOGUE).is_file():
         raise UserError(
@@ -87,7 +100,7 @@ def open_index(folder: Path) -> tuple[LibraryIndex, dict[str, CatalogueEntry]]:
     ]
     for entry in entries:
         read_text(folder, entry.sha256)  # present and unchanged
-    index = LibraryIndex.open(index_folder)
+    index = (InfiniGramIndex if engine == "infini-gram" else LibraryIndex).open(index_folder)
     if index.works != [e.sha256 for e in entries]:
         raise UserError(f"{index_folder}: the index is not of its catalogue: run library index")
     return index, {e.sha256: e for e in entries}
