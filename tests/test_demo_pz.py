@@ -143,13 +143,14 @@ async def test_the_app_opens_at_once_and_scores_the_map_in_the_background(
         await pilot.pause()
         assert isinstance(app.screen, DashboardScreen)  # open while the run waits
         run = app.active_runs[request.run_name()]
-        assert run.state == "running"
+        table = app.screen.query_one("#runs", DataTable)
+        await wait_until(pilot, lambda: table.row_count == 1)  # the dashboard loaded
+        assert cell_texts(table, run.name)[3:5] == ["running", "starting"]  # not stored yet
         gate.set()
         await wait_until(pilot, lambda: run.finished, timeout=60)
         assert run.state == "done", run.error
         assert isinstance(run.outcome, PzOutcome) and run.outcome.scored > 300
         await settle(pilot)
-        table = app.screen.query_one("#runs", DataTable)
         assert cell_texts(table, request.run_name())[3] == "done"
         await pilot.press("m")
         await settle(pilot)
