@@ -77,15 +77,18 @@ class CopyauditApp(App[None]):
         *,
         ask_annotator: bool = False,
         read_only: bool = False,
+        start_runs: Sequence[RunnableRequest] = (),
     ) -> None:
         """`ask_annotator`: ask for a name at start when `annotator` is None (the
         command line does; labelling asks anyway before the first label). `read_only`:
-        browse only (the title says so); labels, reviews and runs are refused."""
+        browse only (the title says so); labels, reviews and runs are refused.
+        `start_runs`: runs started in the background as the app opens (the demo's map)."""
         super().__init__()
         self.db_path = Path(db_path)
         self.annotator = annotator
         self.ask_annotator = ask_annotator
         self.read_only = read_only
+        self.start_runs = tuple(start_runs)
         self.data = Connections(self.db_path, read_only=read_only)
         self.active_runs: dict[str, ActiveRun] = {}
         self.run_signal: Signal[ActiveRun] = Signal(self, "runs")
@@ -96,6 +99,8 @@ class CopyauditApp(App[None]):
     def on_mount(self) -> None:
         self.screen_change_signal.subscribe(self, self._tag_screen)
         self.push_screen(DashboardScreen())
+        for request in self.start_runs:
+            self.start_run(request)
         if self.annotator is None and self.ask_annotator:
             self.ensure_annotator()
         if not self.is_headless:
@@ -409,9 +414,19 @@ class CopyauditApp(App[None]):
         self.push_screen(GenerationListScreen(info))
 
 
-def run_app(db_path: Path, annotator: str | None, *, read_only: bool = False) -> None:
+def run_app(
+    db_path: Path,
+    annotator: str | None,
+    *,
+    read_only: bool = False,
+    start_runs: Sequence[RunnableRequest] = (),
+) -> None:
     """Open the app on the database at `db_path` (created if missing; `read_only`: it
-    must exist, and nothing is written)."""
+    must exist, and nothing is written), starting `start_runs` in the background."""
     CopyauditApp(
-        db_path, annotator=annotator, ask_annotator=not read_only, read_only=read_only
+        db_path,
+        annotator=annotator,
+        ask_annotator=not read_only,
+        read_only=read_only,
+        start_runs=start_runs,
     ).run()

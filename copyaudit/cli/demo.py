@@ -44,7 +44,9 @@ def demo_cmd(
 ) -> None:
     """Build a demo database from the bundled samples (idempotent) and open it.
 
-    The database is ./copyaudit-demo.db unless --db or $COPYAUDIT_DB names one.
+    The database is ./copyaudit-demo.db unless --db or $COPYAUDIT_DB names one. The
+    memorisation map is scored in the app's background (the dashboard shows its
+    progress), or here before the command ends with --no-tui.
     """
 
     if not obj.db_explicit:
@@ -59,19 +61,36 @@ def demo_cmd(
         f"demo database {obj.db_path}: {len(summary.suites)} suites, {len(summary.runs)} runs"
         + (f" ({added} new rows)" if added else " (already up to date)")
     )
-    if not no_pz_map:
-        with progress.bar:
-            outcome = demo_pz.build_pz_demo(obj.db_path, on_progress=progress)
-        click.echo("memorisation map: " + (outcome.summary() if outcome else "already scored"))
-        if outcome is not None and outcome.status == "failed":
-            raise UserError(outcome.error or "the memorisation map's run failed")
+    background = None if no_pz_map else _memorisation_map(obj.db_path, no_tui, progress)
     if takedown:
         echo("demo: the takedown comparison (5 methods, the embedded model)", err=True)
         with progress.bar:
             table = build_takedown_demo(obj.db_path, on_progress=progress)
         click.echo(table, nl=False)
     if not no_tui:
-        open_app(obj)
+        open_app(obj, start_runs=[background] if background is not None else [])
+
+
+def _memorisation_map(
+    db_path: Path, no_tui: bool, progress: RichProgress
+) -> demo_pz.DemoMapRequest | None:
+    """Score the map here (--no-tui), or return its run for the app to start in the
+    background (None: the map is complete, nothing to start)."""
+    if not no_tui:
+        background = demo_pz.pending_map(db_path)
+        click.echo(
+            "memorisation map: already scored"
+            if background is None
+            else f"memorisation map: run {background.run_name()} starts in the app's "
+            "background (progress on the dashboard; m on the run opens the map once done)"
+        )
+        return background
+    with progress.bar:
+        outcome = demo_pz.build_pz_demo(db_path, on_progress=progress)
+    click.echo("memorisation map: " + (outcome.summary() if outcome else "already scored"))
+    if outcome is not None and outcome.status == "failed":
+        raise UserError(outcome.error or "the memorisation map's run failed")
+    return None
 
 
 def register(group: click.Group) -> None:

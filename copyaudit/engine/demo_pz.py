@@ -7,11 +7,16 @@ windows of the sample passages of *Alice's Adventures in Wonderland*, each token
 continuations) because the demo scores them on a CPU: 100-token windows (50 + 50) cost
 about 1 CPU second each there, and a few hundred of them would add minutes to the demo.
 The cutting is recorded with every window, as `import extraction --stride` records it.
+
+`copyaudit demo` opening the app does not wait for the map: it hands the app a
+DemoMapRequest, which the app runs in the background like any run it starts.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,10 +53,11 @@ def work_windows(root: Path, tokenizer: PreTrainedTokenizerBase) -> Iterator[Loc
     return (LocatedCase(n, c) for n, c in enumerate(cases, start=1))
 
 
-def _is_done(db_path: Path) -> bool:
+def is_done(db_path: Path, request: PzRequest = REQUEST) -> bool:
+    """Whether the map's run is complete (nothing left to score)."""
     with Store(db_path) as store:
         try:
-            return str(run_row(store, REQUEST.run_name())["status"]) == "done"
+            return str(run_row(store, request.run_name())["status"]) == "done"
         except UserError:  # not run yet
             return False
 
@@ -61,17 +67,47 @@ def build_pz_demo(
     root: Path | None = None,
     on_progress: ProgressCallback | None = None,
     scorer: Any = None,
+    *,
+    request: PzRequest = REQUEST,
+    cancel: threading.Event | None = None,
 ) -> PzOutcome | None:
     """Import the windows (once) and score those the run lacks with `scorer` (default:
-    the embedded model on the CPU, loaded only when some are left); None when the run
-    was already done. Safe to repeat."""
+    `request`'s model, loaded only when some are left); None when the run was already
+    done. Safe to repeat, and to resume after a cancel."""
     from copyaudit.models.tokenizer_loading import load_tokenizer  # deferred: transformers
 
     root = root or samples_dir()
-    tokenizer = scorer.loaded.tokenizer if scorer is not None else load_tokenizer(REQUEST.model)
+    tokenizer = scorer.loaded.tokenizer if scorer is not None else load_tokenizer(request.model)
     announce(on_progress, SUITE, "load", f"demo: cutting {WORK} into p_z windows")
     with Store(db_path) as store:
         import_cases(store, SUITE, KIND, work_windows(root, tokenizer), source=f"samples: {WORK}")
-    if _is_done(db_path):
+    if is_done(db_path, request):
         return None
-    return execute_pz(db_path, REQUEST, on_progress=on_progress, scorer=scorer)
+    return execute_pz(db_path, request, on_progress=on_progress, cancel=cancel, scorer=scorer)
+
+
+@dataclass(frozen=True)
+class DemoMapRequest:
+    """The map as a run the app starts (copyaudit.runs.lifecycle.RunnableRequest): the
+    windows imported, then scored; `pz`: the p_z run (the embedded model, or a stand-in)."""
+
+    pz: PzRequest = REQUEST
+    root: Path | None = None
+
+    def run_name(self) -> str:
+        return self.pz.run_name()
+
+    def execute(
+        self,
+        db_path: Path,
+        *,
+        on_progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> PzOutcome:
+        outcome = build_pz_demo(db_path, self.root, on_progress, request=self.pz, cancel=cancel)
+        return outcome or PzOutcome(run=self.run_name(), kind=KIND, status="done")
+
+
+def pending_map(db_path: Path) -> DemoMapRequest | None:
+    """The map's run for the app to start, or None when it is complete."""
+    return None if is_done(db_path) else DemoMapRequest()

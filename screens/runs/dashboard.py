@@ -241,9 +241,23 @@ class DashboardScreen(Screen[None]):
                 number(row.get("auc"), 3, whole=False),
                 key=row["name"],
             )
+        self._add_starting_runs(table)
         if self._runs:
             table.move_cursor(row=min(cursor, len(self._runs) - 1))
         self._show_people(table.cursor_row)
+
+    def _add_starting_runs(self, table: DataTable[Any]) -> None:
+        """Runs started in this app that the database does not hold yet (loading their
+        model, say: the demo's map): a row with their live state, after the stored ones."""
+        known = {row["name"] for row in self._runs}
+        blank = [Text("") for _ in range(len(run_columns()) - 5)]
+        for run in copyaudit_app(self).active_runs.values():
+            if run.name not in known and not run.finished:
+                name = middle_cut(run.name, RUN_NAME_WIDTH)
+                status, progress = _status_cell(None, run), _progress_cell({}, run)
+                table.add_row(
+                    name, plain(DASH), plain(DASH), status, progress, *blank, key=run.name
+                )
 
     def _show_people(self, index: int) -> None:
         """The highlighted run's judges' measured quality and its people-level estimates
