@@ -103,7 +103,7 @@ def test_maximal_runs_keep_each_run_no_earlier_one_contains() -> None:
 def test_spans_counts_and_places_equal_a_brute_force_scan(corpus, k: int) -> None:
     texts, streams, _, _, index = corpus
     flagged = 0
-    for text in _outputs(texts, 25):
+    for text in _outputs(texts, 12):
         spans = trace_corpus(index, text, k, max_spans=1000, max_places=1000)
         ids, _ = index.encode(text)
         expected = _brute_force(streams, ids, k)
@@ -117,7 +117,7 @@ def test_spans_counts_and_places_equal_a_brute_force_scan(corpus, k: int) -> Non
             assert span.text == text[span.start : span.end]  # byte-level BPE: exact
             assert all(span.text in texts[p.metadata["linenum"]] for p in span.places)
         flagged += any(s.chars >= 160 for s in spans)
-    assert flagged >= 10  # the planted copies of 160 characters and more are found
+    assert flagged >= 6  # the planted copies of 160 characters and more are found
 
 
 def test_the_places_engine_numbers_are_the_documents_of_its_shards(corpus) -> None:
