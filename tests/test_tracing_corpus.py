@@ -27,8 +27,8 @@ from tests.test_tracing import FILLER, _works
 
 pytest.importorskip("infini_gram")
 
-from tests.corpus_index import build_corpus_index  # noqa: E402  (needs the engine)
-from tests.tinymodels import build_tokenizer  # noqa: E402
+from tests.corpus_index import build_corpus_index
+from tests.tinymodels import build_tokenizer
 
 
 def _files(folder: Path) -> dict[str, str]:

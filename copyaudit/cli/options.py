@@ -165,9 +165,9 @@ def judge_options(command: Callable[..., Any]) -> Any:
             ),
             click.option(
                 "--corpus-index",
-                type=click.Path(file_okay=False),
                 help="trace_corpus: an infini-gram index built elsewhere (a folder, read "
                 "only), e.g. a training corpus's.",
+                type=click.Path(file_okay=False, exists=True),
             ),
             click.option(
                 "--corpus-tokenizer",

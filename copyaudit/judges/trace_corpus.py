@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from copyaudit.errors import UserError
 from copyaudit.judges.base import Judge
 from copyaudit.judges.context import JudgeUnavailable
-from copyaudit.judges.trace import FLAG_CHARS
+from copyaudit.judges.trace import FLAG_CHARS, covered_chars
 from copyaudit.metrics_spec import Metric
 from copyaudit.tracing.corpus import CorpusIndex
 from copyaudit.tracing.corpus_trace import (
@@ -87,7 +87,7 @@ class TraceCorpusJudge(Judge):
                 },
             ),
             Score("traced_documents", float(len(documents))),
-            Score("corpus_traced_share", _covered(spans) / len(output) if output else 0.0),
+            Score("corpus_traced_share", covered_chars(spans) / len(output) if output else 0.0),
         ]
 
 
@@ -118,17 +118,6 @@ def _detail(span: CorpusSpan) -> dict[str, Any]:
             for p in span.places
         ],
     }
-
-
-def _covered(spans: Sequence[CorpusSpan]) -> int:
-    """The output's characters inside some span (spans are in output order)."""
-    covered, reach = 0, 0
-    for span in spans:
-        start = max(span.start, reach)
-        if span.end > start:
-            covered += span.end - start
-            reach = span.end
-    return covered
 
 
 def trace_corpus_judge(ctx: BuildContext) -> TraceCorpusJudge:

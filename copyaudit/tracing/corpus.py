@@ -157,7 +157,7 @@ class CorpusIndex:
         """The text's token ids (no special tokens added, as the indexer encodes a
         document) and each token's characters in it."""
         encoding = self.tokenizer.encode(text, add_special_tokens=False)
-        return list(encoding.ids), [tuple(o) for o in encoding.offsets]
+        return list(encoding.ids), [(int(a), int(b)) for a, b in encoding.offsets]
 
     def decode(self, ids: list[int]) -> str:
         return str(self.tokenizer.decode(ids, skip_special_tokens=False))

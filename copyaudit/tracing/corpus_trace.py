@@ -59,7 +59,8 @@ def trace_corpus(
     spans = []
     for start, length in runs:
         needle = ids[start : start + length]
-        count, places = None, ()
+        count: int | None = None
+        places: tuple[CorpusPlace, ...] = ()
         if (start, length) in looked_up:
             count, segments = corpus.find(needle)
             places = tuple(corpus.places(segments, length, max_places))
