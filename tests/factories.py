@@ -119,3 +119,14 @@ def tiny_library(folder: Path) -> Path:
     sha = store_text(folder, text)
     build_index(folder, [CatalogueEntry(sha, "one sentence", None, "unknown", len(text))])
     return folder
+
+
+def tiny_corpus(folder: Path) -> tuple[Path, Path]:
+    """A one-document infini-gram index and its tokenizer, as the trace_corpus judge
+    reads a corpus indexed elsewhere: (index folder, tokenizer folder)."""
+    from tests.corpus_index import build_corpus_index
+    from tests.tinymodels import build_tokenizer
+
+    text = "A small corpus of one document for the trace_corpus judge."
+    tokenizer = build_tokenizer([text], folder / "tokenizer", vocab_size=300)
+    return build_corpus_index([(text, {})], folder, tokenizer), folder / "tokenizer"

@@ -13,7 +13,7 @@ from copyaudit.judges.base import Judge
 from copyaudit.judges.context import BuildContext
 from copyaudit.judges.options import JudgeOptions
 from copyaudit.judges.registry import JUDGES, selected
-from tests.factories import tiny_library
+from tests.factories import tiny_corpus, tiny_library
 from tests.test_judges_presets import ConstantEmbedder, EchoGenerator
 
 
@@ -42,8 +42,11 @@ def test_presets_run_the_studies_judges_in_their_order() -> None:
 
 def test_every_registered_factory_builds_its_judge(tmp_path: Path) -> None:
     library = tiny_library(tmp_path / "library")  # what the trace judge searches
+    index, tokenizer = tiny_corpus(tmp_path / "corpus")  # what trace_corpus searches
     ctx = BuildContext(
-        JudgeOptions(trace_library=str(library)),
+        JudgeOptions(
+            trace_library=str(library), corpus_index=str(index), corpus_tokenizer=str(tokenizer)
+        ),
         embedder_factory=ConstantEmbedder,
         generator_factory=EchoGenerator,
     )

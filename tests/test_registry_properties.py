@@ -37,7 +37,7 @@ from db import Store
 from db.cases import import_cases
 from db.runs import JudgeIdentity, import_generations, save_judgments
 from screens.runs.dashboard import load_dashboard, run_columns
-from tests.factories import tiny_library
+from tests.factories import tiny_corpus, tiny_library
 from tests.test_judges_presets import ConstantEmbedder, EchoGenerator
 
 UNITS = ("fraction", "count", "rating")
@@ -65,8 +65,11 @@ def _judged_kinds(spec: JudgeSpec) -> list[str]:
 @pytest.fixture(scope="module")
 def build_context(tmp_path_factory: pytest.TempPathFactory) -> BuildContext:
     library = tiny_library(tmp_path_factory.mktemp("library"))  # what the trace judge reads
+    index, tokenizer = tiny_corpus(tmp_path_factory.mktemp("corpus"))  # trace_corpus's
     return BuildContext(
-        JudgeOptions(trace_library=str(library)),
+        JudgeOptions(
+            trace_library=str(library), corpus_index=str(index), corpus_tokenizer=str(tokenizer)
+        ),
         embedder_factory=ConstantEmbedder,
         generator_factory=EchoGenerator,
     )

@@ -16,6 +16,7 @@ from copyaudit.endpoint_url import check_base_url
 from copyaudit.errors import UserError
 from copyaudit.judges.options import JUDGE_BACKENDS, Calibration, JudgeOptions, stored_defaults
 from copyaudit.judges.registry import JUDGE_NAMES, PRESETS
+from copyaudit.tracing.corpus_trace import DEFAULT_MIN_TOKENS as CORPUS_MIN_TOKENS
 from copyaudit.tracing.library import ENGINES as TRACE_ENGINES
 from copyaudit.verification.judge_config import read_judge_config, stored_judge_config
 from copyaudit.vocabulary import DTYPE_NAMES
@@ -161,6 +162,24 @@ def judge_options(command: Callable[..., Any]) -> Any:
                 "--trace-tokens",
                 type=POSITIVE_INT,
                 help="Trace: the fewest words a traced span holds (default 20).",
+            ),
+            click.option(
+                "--corpus-index",
+                help="trace_corpus: an infini-gram index built elsewhere (a folder, read "
+                "only), e.g. a training corpus's.",
+                type=click.Path(file_okay=False, exists=True),
+            ),
+            click.option(
+                "--corpus-tokenizer",
+                type=click.Path(),
+                help="trace_corpus: the tokenizer.json (or its folder, a local path) the "
+                "index's corpus was tokenised with.",
+            ),
+            click.option(
+                "--corpus-tokens",
+                type=POSITIVE_INT,
+                help="trace_corpus: the fewest tokens a traced span holds (default "
+                f"{CORPUS_MIN_TOKENS}).",
             ),
             _choice_option(
                 "trace_engine",

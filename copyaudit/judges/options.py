@@ -32,6 +32,9 @@ STORED_WHEN_SET = (
     "trace_library",
     "trace_tokens",
     "trace_engine",
+    "corpus_index",
+    "corpus_tokenizer",
+    "corpus_tokens",
 )
 JUDGE_BACKENDS = ("hf", "openai")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -87,6 +90,11 @@ class JudgeOptions:
     trace_library: str | None = None
     trace_tokens: int | None = None
     trace_engine: str = "suffix-array"  # copyaudit.tracing.library.ENGINES
+    # the trace_corpus judge: an infini-gram index built elsewhere (a folder, read only),
+    # the tokenizer.json its corpus was tokenised with, the fewest tokens a span holds
+    corpus_index: str | None = None
+    corpus_tokenizer: str | None = None
+    corpus_tokens: int | None = None
     device: str = "auto"  # where judge models load
     allow_download: bool = False  # hub models load from the local cache only unless set
     # thresholds fitted to labels, applied to the judges they name (not stored in the

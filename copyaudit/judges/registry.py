@@ -280,6 +280,15 @@ JUDGES: dict[str, JudgeSpec] = {
             flag="flags a span traced to a library work >= 160 characters",
         ),
         JudgeSpec(
+            "trace_corpus",
+            "copyaudit.judges.trace_corpus:trace_corpus_judge",
+            "copyaudit.judges.trace_corpus",
+            GENERATION_KINDS,
+            paper="not in the preset (spans found in an infini-gram index built elsewhere)",
+            offline="not in the preset (spans found in an infini-gram index built elsewhere)",
+            flag="flags a span the corpus index holds >= 160 characters (decoded)",
+        ),
+        JudgeSpec(
             "takedown",
             "copyaudit.judges.infringement:infringement_judge",
             "copyaudit.judges.infringement",

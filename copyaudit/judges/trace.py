@@ -17,6 +17,7 @@ from copyaudit.errors import UserError
 from copyaudit.judges.base import Judge
 from copyaudit.judges.context import JudgeUnavailable
 from copyaudit.metrics_spec import Metric
+from copyaudit.tracing.corpus_trace import CorpusSpan
 from copyaudit.tracing.library import ENGINES, CatalogueEntry, open_index
 from copyaudit.tracing.trace import DEFAULT_MIN_TOKENS, NearSpan, TracedSpan, trace, trace_near
 from copyaudit.types import JudgeInput, Score, Span
@@ -89,7 +90,7 @@ class TraceJudge(Judge):
     def _judge_one(self, output: str) -> list[Score]:
         spans = trace(self.index, output, self.min_tokens)
         near = trace_near(self.index, output, self.min_tokens)
-        covered = _covered_chars([*spans, *near])
+        covered = covered_chars([*spans, *near])
         longest = max([s.chars for s in spans] + [n.end - n.start for n in near], default=0)
         works = {p.work for s in spans for p in s.places} | {n.work for n in near}
         evidence = tuple(
@@ -141,7 +142,8 @@ class TraceJudge(Judge):
         ]
 
 
-def _covered_chars(spans: Sequence[TracedSpan | NearSpan]) -> int:
+def covered_chars(spans: Sequence[TracedSpan | NearSpan | CorpusSpan]) -> int:
+    """The output's characters inside some span (spans may overlap)."""
     covered, reach = 0, 0
     for span in sorted(spans, key=lambda s: s.start):
         start = max(span.start, reach)

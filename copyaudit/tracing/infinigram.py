@@ -9,9 +9,9 @@ the longest run from each word, its count and its suffix-array range, whose plac
 read from `table.0` (a pointer of `ratio` bytes per rank).
 
 Limits, measured with infini-gram 2.6.0: its indexer allocates 32 GiB for u32 tokens, so
-only a library of fewer than 65,535 distinct words can be written (u16); an index built
-elsewhere over another tokenizer's ids (a training corpus) is not read here: its tokens
-are not these words, and its places are not characters of a registered text.
+only a library of fewer than 65,535 distinct words can be written (u16). An index built
+elsewhere over a tokenizer's ids (a training corpus) is read by copyaudit.tracing.corpus:
+its tokens are not these words, and its places are not characters of a registered text.
 """
 
 from __future__ import annotations
@@ -148,10 +148,16 @@ class InfiniGramIndex(LibraryIndex):
     def locations(self, lo: int, hi: int, limit: int) -> list[tuple[int, int]]:
         """(work number, position in the library's stream) of the ranks lo.. (up to
         `limit`), each read from the engine's suffix array, in stream order."""
-        ranks = np.arange(lo, min(hi, lo + limit), dtype=np.int64)
-        raw = self.table[ranks[:, None] * self.ratio + np.arange(self.ratio)].astype(np.int64)
-        pointers = (raw << (8 * np.arange(self.ratio, dtype=np.int64))).sum(axis=1)
+        pointers = read_pointers(self.table, self.ratio, lo, min(hi, lo + limit))
         works = np.searchsorted(self.doc_offsets, pointers, side="right") - 1
         within = (pointers - self.doc_offsets[works]) // TOKEN_BYTES - 1  # after the separator
         positions = self.work_starts[works] + within
         return sorted((int(w), int(p)) for w, p in zip(works, positions, strict=True))
+
+
+def read_pointers(table: np.ndarray, ratio: int, lo: int, hi: int) -> np.ndarray:
+    """The byte offsets in `tokenized.N` of the suffixes at ranks lo:hi of an engine's
+    suffix array (`table.N` as bytes, `ratio` little-endian bytes per rank)."""
+    ranks = np.arange(lo, hi, dtype=np.int64)
+    raw = table[ranks[:, None] * ratio + np.arange(ratio)].astype(np.int64)
+    return (raw << (8 * np.arange(ratio, dtype=np.int64))).sum(axis=1)
