@@ -202,7 +202,9 @@ class LibraryIndex:
         return length, lo, hi
 
     def locations(self, lo: int, hi: int, limit: int) -> list[tuple[int, int]]:
-        """(work number, token position) of up to `limit` occurrences, in stream order."""
+        """(work number, token position) of up to `limit` occurrences, in stream order.
+        When more than `limit` occur, which ones are kept is the suffix array's order (the
+        words that follow the span decide), not the first `limit` in the library."""
         positions = np.sort(np.asarray(self.suffixes[lo : min(hi, lo + limit)]))
         works = np.searchsorted(self.work_starts, positions, side="right") - 1
         return [(int(w), int(p)) for w, p in zip(works, positions, strict=True)]
