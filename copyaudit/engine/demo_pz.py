@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from copyaudit.engine.demo import samples_dir
 from copyaudit.engine.demo_library import sample_works
@@ -33,6 +33,8 @@ from db.runs import run_row
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
+
+    from copyaudit.models.pz_scoring import PzScorer
 
 WORK = "Alice's Adventures in Wonderland"
 PREFIX_TOKENS, CONTINUATION_TOKENS, STRIDE = 16, 8, 4
@@ -66,7 +68,7 @@ def build_pz_demo(
     db_path: Path,
     root: Path | None = None,
     on_progress: ProgressCallback | None = None,
-    scorer: Any = None,
+    scorer: PzScorer | None = None,
     *,
     request: PzRequest = REQUEST,
     cancel: threading.Event | None = None,

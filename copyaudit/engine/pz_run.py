@@ -43,6 +43,7 @@ from db.runs import JudgeIdentity, NewGeneration, RunSpec, add_generations, save
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
+    from copyaudit.models.pz_scoring import PzScorer
     from db.connection import Store
 
 JUDGE_PREFIX = "pz_"
@@ -222,7 +223,7 @@ def execute_pz(
     *,
     on_progress: ProgressCallback | None = None,
     cancel: threading.Event | None = None,
-    scorer: Any = None,
+    scorer: PzScorer | None = None,
 ) -> PzOutcome:
     """Score what the run still lacks. Safe to call again after a kill or a cancel."""
     cancel = cancel or threading.Event()

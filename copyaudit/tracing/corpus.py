@@ -45,7 +45,7 @@ class CorpusPlace:
     document: int
     token: int
     document_tokens: int
-    metadata: Any  # the index's metadata of the document (JSON if it parses), None without
+    metadata: object  # the index's metadata of the document (JSON if it parses), None without
 
 
 @dataclass(frozen=True)

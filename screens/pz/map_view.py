@@ -27,6 +27,7 @@ from copyaudit.reports.pz import (
     work_shares,
 )
 from db.browse import run_info
+from db.connection import Store
 from screens.app_link import copyaudit_app
 from screens.destinations import MapStretch
 from screens.plain import plain
@@ -57,7 +58,7 @@ class MapData:
     hits: dict[str, list[bool]]  # work -> cells where greedy emits a window
 
 
-def load_map(store: Any, run: str) -> MapData | None:
+def load_map(store: Store, run: str) -> MapData | None:
     info = run_info(store, run)
     if info is None:
         return None

@@ -6,7 +6,7 @@ model: shown as plain Text, never markup."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,6 +19,7 @@ from textual.widgets import Static
 from copyaudit.reports.pz import MAP_WIDTH, stretch_windows
 from copyaudit.reports.pz_window import PzWindow, SchemeFigures, pz_window, scheme_cells
 from db.case_file import generation_record, judgments_with_provenance
+from db.connection import Store
 from screens.app_link import copyaudit_app
 from screens.plain import plain
 from screens.widgets.footer import KeysFooter
@@ -26,7 +27,7 @@ from screens.widgets.footer import KeysFooter
 LOWEST_STYLE = "bold white on red"
 
 
-def load_windows(store: Any, run_id: int, title: str, cell: int) -> list[PzWindow]:
+def load_windows(store: Store, run_id: int, title: str, cell: int) -> list[PzWindow]:
     out = []
     for gid in stretch_windows(store, run_id, title, cell, MAP_WIDTH):
         window = pz_window(generation_record(store, gid), judgments_with_provenance(store, gid))
