@@ -84,6 +84,15 @@ def window_positions(store: Store, run_id: int) -> list[tuple[int, str, int, int
     return [(int(g), str(t), int(s), int(n), str(j), float(v)) for g, t, s, n, j, v in rows]
 
 
+def holds_pz(store: Store, run_id: int) -> bool:
+    """Whether the run holds p_z judgments (a `copyaudit pz` run)."""
+    row = store.conn.execute(
+        "SELECT 1 FROM judgment_totals WHERE run_id = ? AND judge LIKE ? ESCAPE '\\' LIMIT 1",
+        (run_id, JUDGE_LIKE),
+    ).fetchone()
+    return row is not None
+
+
 def pz_runs(store: Store) -> list[str]:
     """The names of the runs that hold p_z judgments, oldest first."""
     rows = store.conn.execute(

@@ -24,9 +24,11 @@ from copyaudit.errors import UserError
 from copyaudit.identity import remember_annotator
 from copyaudit.runs.lifecycle import FINISHED, RunnableRequest, RunOutcome
 from db.browse import run_info
+from db.pz import holds_pz
 from db.run_owner import current_owner
 from screens.commands import CopyauditCommands
 from screens.connections import Connections
+from screens.destinations import MemorisationMap
 from screens.export_dialog import ExportScreen
 from screens.generations.generation_list import GenerationListScreen
 from screens.help import HelpScreen
@@ -397,12 +399,16 @@ class CopyauditApp(App[None]):
         if screen is not None:
             (self.switch_screen if replace else self.push_screen)(screen)
 
-    def open_run(self, name: str) -> None:
-        """The generation list of a run (the DE-COP view for a DE-COP run)."""
+    def open_run(self, name: str, *, as_list: bool = False) -> None:
+        """The generation list of a run; unless `as_list`, the DE-COP view for a DE-COP
+        run and the memorisation map for a p_z run (g there opens its list)."""
 
         info = run_info(self.data.ui, name)
         if info is None:
             self.notify(f"no run named {name}", severity="error", markup=False)
+            return
+        if not as_list and holds_pz(self.data.ui, int(info["id"])):
+            self.open(MemorisationMap(name))
             return
         if info["kind"] == "decop":
             # deferred: loads scipy, textual_plotext, plotext

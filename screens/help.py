@@ -72,7 +72,7 @@ def help_sections(app_class: type[DOMNode]) -> list[tuple[str, type[DOMNode]]]:
         ("DE-COP passages of a work", DecopPassageListScreen),
         ("DE-COP passage (24 prompts)", DecopPassageScreen),
         ("Takedown table (dashboard, t)", TakedownScreen),
-        ("Memorisation map of a p_z run (dashboard, m)", MemorisationMapScreen),
+        ("Memorisation map of a p_z run (dashboard, Enter or m)", MemorisationMapScreen),
         ("Windows of a map stretch (map, Enter)", MapStretchScreen),
         ("Help", HelpScreen),
     ]

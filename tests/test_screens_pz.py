@@ -1,4 +1,4 @@
-"""The memorisation map of a p_z run (m on a dashboard run): its strips and shares are
+"""The memorisation map of a p_z run (Enter or m on a dashboard run): its strips and shares are
 copyaudit.reports.pz's, the cursor moves over cells and works, s switches the scheme,
 Enter opens the windows of the stretch under the cursor with the lowest-probability
 token highlighted; snapshot. One tiny p_z run (tests.pz_fixtures), copied per test."""
@@ -190,6 +190,26 @@ async def test_the_command_palette_opens_the_map_of_a_p_z_run(pz_db: Path) -> No
         await settle(pilot)
         screen = pilot.app.screen
         assert isinstance(screen, MemorisationMapScreen) and screen.run == RUN
+
+
+async def test_enter_on_the_run_opens_its_map_and_g_its_generation_list(pz_db: Path) -> None:
+    """As a DE-COP run opens in its own view, a p_z run opens on its map; g there opens
+    the run's generations (one row per window)."""
+    from screens.generations.generation_list import GenerationListScreen
+
+    async with CopyauditApp(pz_db).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, MemorisationMapScreen) and screen.run == RUN
+        await pilot.press("g")
+        await settle(pilot)
+        listed = pilot.app.screen
+        assert isinstance(listed, GenerationListScreen) and listed.run["name"] == RUN
+        await pilot.press("escape")
+        await settle(pilot)
+        assert pilot.app.screen is screen
 
 
 async def test_a_finding_opens_from_the_reviewer_queue(pz_db: Path) -> None:

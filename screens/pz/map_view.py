@@ -3,7 +3,8 @@ its length whose cells are coloured by the highest p_z of the windows starting i
 (copyaudit.reports.pz.memorisation_map), greedy hits underlined, and beside it the share
 of the work's windows at p_z >= 0.5 / 0.1 / 0.01 (reports.pz.work_shares). The arrows
 move the cursor over cells and works, s switches the decoding scheme, Enter opens the
-windows of the stretch under the cursor. Opened from the dashboard (m on a run)."""
+windows of the stretch under the cursor, g the run's generation list. Opened from the
+dashboard (Enter or m on a p_z run)."""
 
 from __future__ import annotations
 
@@ -120,6 +121,7 @@ class MemorisationMapScreen(Screen[None]):
         Binding("down", "move(1, 0)", "Work down", show=False, id="pzmap.down"),
         Binding("enter", "open_stretch", "Windows", id="pzmap.open"),
         Binding("s", "next_scheme", "Scheme", id="pzmap.scheme"),
+        Binding("g", "generations", "Generations", id="pzmap.generations"),
         Binding("r", "reload", "Reload", id="pzmap.reload"),
     ]
 
@@ -149,6 +151,10 @@ class MemorisationMapScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.action_reload()
+
+    def action_generations(self) -> None:
+        """g: the run's generation list (one row per window)."""
+        copyaudit_app(self).open_run(self.run, as_list=True)
 
     def action_reload(self) -> None:
         app = copyaudit_app(self)
