@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -11,6 +11,9 @@ from copyaudit.cli.options import POSITIVE_INT, run_options
 from copyaudit.cli.output import echo, print_json
 from copyaudit.errors import UserError
 from db.runs import run_row
+
+if TYPE_CHECKING:
+    from copyaudit.cli.main import AppContext
 
 
 @click.command("pz")
@@ -53,7 +56,7 @@ from db.runs import run_row
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 @click.pass_obj
 def pz_cmd(
-    obj: Any,
+    obj: AppContext,
     suite: str,
     run_fields: dict[str, Any],
     schemes: str,
