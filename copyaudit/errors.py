@@ -35,11 +35,14 @@ class InputError(UserError):
 
 
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+# SQLite's result codes for a file damaged on disk (a page zeroed or overwritten)
+DAMAGED_FILE_ERRORS = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
 
 
 def environment_error(exc: BaseException) -> UserError | None:
     """A failure of the machine rather than of copyaudit, worded for the user: a full
-    disk (SQLite's "database or disk is full", ENOSPC, a quota). None for others."""
+    disk (SQLite's "database or disk is full", ENOSPC, a quota) or a database file
+    damaged on disk (SQLite's "database disk image is malformed"). None for others."""
     # sqlite3's errors carry their SQLite code (the core does not import sqlite3)
     full = getattr(exc, "sqlite_errorname", None) == "SQLITE_FULL" or (
         isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
@@ -48,5 +51,10 @@ def environment_error(exc: BaseException) -> UserError | None:
         return UserError(
             f"disk full ({exc}): the write in progress was rolled back; free some space and run "
             "the command again (commands that only read, such as export and verify, still work)"
+        )
+    if getattr(exc, "sqlite_errorname", None) in DAMAGED_FILE_ERRORS:
+        return UserError(
+            f"a damaged database file ({exc}): nothing was written; SQLite's "
+            "`sqlite3 FILE .recover` may save what it still holds"
         )
     return None

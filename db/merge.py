@@ -90,6 +90,7 @@ def _open_read_only(path: Path) -> Iterator[sqlite3.Connection]:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         except sqlite3.DatabaseError as exc:
             raise UserError(f"cannot read {path}: not a SQLite database? ({exc})") from exc
+        _refuse_damaged(conn, path)
         missing = {"meta", "generations", *EVENT_TABLES} - tables
         if missing:
             raise UserError(
@@ -98,6 +99,17 @@ def _open_read_only(path: Path) -> Iterator[sqlite3.Connection]:
         yield conn
     finally:
         conn.close()
+
+
+def _refuse_damaged(conn: sqlite3.Connection, path: Path) -> None:
+    """A page of the other file damaged on disk is refused before anything is read from
+    it, naming the file (merge reads all of it anyway, so the check costs one pass)."""
+    try:
+        problem = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        problem = str(exc)
+    if problem != "ok":
+        raise UserError(f"{path}: a damaged database file ({problem}); nothing was merged")
 
 
 def derived_chain(chain: str, first_uuid: str) -> str:

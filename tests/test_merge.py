@@ -216,6 +216,31 @@ def test_tampered_other_database_is_refused(diverged, cli) -> None:
     _unchanged(cli, target, other, "fails verification")
 
 
+def _damage_a_table_page(path: Path, table: str = "generations") -> None:
+    """Zero the first 64 bytes of `table`'s root page (a page header lost on disk): the
+    schema still reads, the table reads as "database disk image is malformed"."""
+    with closing(sqlite3.connect(path)) as conn:
+        size = conn.execute("PRAGMA page_size").fetchone()[0]
+        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,))
+        at = (root.fetchone()[0] - 1) * size
+    blob = path.read_bytes()
+    path.write_bytes(blob[:at] + bytes(64) + blob[at + 64 :])
+
+
+def test_a_damaged_other_database_is_named_and_nothing_is_merged(diverged, cli) -> None:
+    target, other = diverged
+    _damage_a_table_page(other)
+    _unchanged(cli, target, other, f"{other}: a damaged database file")
+
+
+def test_a_damaged_database_is_a_clear_error_not_an_internal_one(diverged, cli) -> None:
+    _, other = diverged
+    _damage_a_table_page(other)
+    result = cli("verify", db=other)
+    assert result.code == 2, (result.out, result.err)
+    assert "a damaged database file" in result.err and "internal error" not in result.err
+
+
 def _delete_last_label(path: Path) -> None:
     """Delete the last label event behind the tool's back and put the trigger back as it
     was: the chain left is still valid, only the head record shows what is gone."""
