@@ -54,7 +54,8 @@ def environment_error(exc: BaseException) -> UserError | None:
         )
     if getattr(exc, "sqlite_errorname", None) in DAMAGED_FILE_ERRORS:
         return UserError(
-            f"a damaged database file ({exc}): nothing was written; SQLite's "
+            f"a damaged database file ({exc}): the write in progress, if any, was rolled back; "
+            "SQLite's "
             "`sqlite3 FILE .recover` may save what it still holds"
         )
     return None
