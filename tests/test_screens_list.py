@@ -247,7 +247,10 @@ async def test_a_count_of_a_filter_left_behind_is_abandoned(
     changed would hold back the new search's page; SQLite interrupts it instead."""
     import threading
 
-    endless = counting_query(20_000_000)  # seconds: a regression fails here, never hangs
+    # about 40 s uninterrupted (0.2-0.4 s a million rows): longer than typing the second
+    # search takes while the count runs (over 4 s in some runs, when 20M rows finished
+    # first), yet a regression still fails here rather than hanging
+    endless = counting_query(100_000_000)
     started, outcome = threading.Event(), []
     exact_count = GenerationPager.count
 
