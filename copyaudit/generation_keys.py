@@ -9,6 +9,7 @@ their old names still resolve, see db.generation_keys.)
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from copyaudit.errors import UserError
@@ -35,10 +36,15 @@ def check_run_name(name: str) -> str:
     return name
 
 
+_TEMPLATE = re.compile(r"[0-9]{1,18}")
+
+
 def split_key(key: str) -> GenerationKey | None:
     """The key's run, case id and template; None if it is not run/case_id/template."""
     run, slash, rest = key.partition("/")
     case_id, slash2, template = rest.rpartition("/")
-    if not (slash and slash2 and run and case_id and template.isdigit()):
+    # ASCII digits that fit SQLite's integer: int() refuses other Unicode digits ('²')
+    # and strings over 4,300 digits, and no stored template is that large
+    if not (slash and slash2 and run and case_id and _TEMPLATE.fullmatch(template)):
         return None
     return GenerationKey(run, case_id, int(template))
