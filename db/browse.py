@@ -23,7 +23,8 @@ from db.content import stale_sql
 from db.labels import current_label_events_sql, item_count_sql
 from db.queries import FAILED_SQL, runs_summary, with_shown_status
 from db.run_totals import generation_counts, run_metric_tallies
-from db.search import CANDIDATE_ARMS, index_pays, search_condition, search_parameters
+from db.search import candidate_arms, index_pays, search_condition, search_parameters
+from db.search_index import has_backlog
 
 PREVIEW_CHARS = 160
 NULL_LOW = -1.0e308  # where unscored generations sort: always after the scored ones
@@ -252,9 +253,12 @@ def run_templates(store: Store, run_id: int) -> list[int]:
 # --- the generation list --------------------------------------------------------------
 
 
-def _where(f: GenerationFilter, indexed: bool = True) -> tuple[list[str], dict[str, Any], bool]:
+def _where(
+    f: GenerationFilter, indexed: bool = True, backlog: bool = False
+) -> tuple[list[str], dict[str, Any], bool]:
     """(conditions, parameters, whether the cases table is needed); `indexed`: whether the
-    search reads the FTS5 index (db.search.index_pays) or scans."""
+    search reads the FTS5 index (db.search.index_pays) or scans; `backlog`: whether rows
+    wait for the index (db.search_index), to be scanned."""
     conditions = ["g.run_id = :run_id"]
     params: dict[str, Any] = {"run_id": f.run_id}
     needs_case = False
@@ -292,7 +296,7 @@ def _where(f: GenerationFilter, indexed: bool = True) -> tuple[list[str], dict[s
         params["template"] = f.template
     if f.search:
         # db.search: LIKE's matches (ASCII case folded), candidates from the FTS5 index.
-        condition, search_params = search_condition(f.search, indexed)
+        condition, search_params = search_condition(f.search, indexed, backlog)
         conditions.append(condition)
         params.update(search_params)
         needs_case = True
@@ -313,7 +317,8 @@ def count_generations(store: Store, f: GenerationFilter, at_most: int | None = N
         return total if at_most is None else min(total, at_most)
     indexed = index_pays(store, f.search, at_most, streamed=at_most is not None)
     if indexed:  # index_pays: never without a search the index can serve
-        sql, params = _index_arms_sql(f)  # disjoint: a count adds them up
+        # disjoint: a count adds them up
+        sql, params = _index_arms_sql(f, backlog=has_backlog(store))
         if at_most is not None:
             sql, params["at_most"] = f"SELECT 1 FROM ({sql}) LIMIT :at_most", at_most
         return int(store.scalar(f"SELECT COUNT(*) FROM ({sql})", params))
@@ -331,15 +336,18 @@ def _index_arms_sql(
     after_id: int | None = None,
     extra: Sequence[str] = (),
     extra_params: dict[str, Any] | None = None,
+    *,
+    backlog: bool,
 ) -> tuple[str, dict[str, Any]]:
     """The ids a search finds through the index arms (after `after_id` in the filter's
-    order), one compound SELECT of disjoint arms, every filter in each arm."""
+    order), one compound SELECT of disjoint arms, every filter in each arm; `backlog`:
+    with the arm scanning rows the index does not list yet."""
     conditions, params, needs_case = _where(f.with_changes(search=""))
     conditions += extra
     params.update(search_parameters(f.search), after_id=after_id, **(extra_params or {}))
     compare = "<" if f.descending else ">"
     arms = []
-    for arm in CANDIDATE_ARMS:
+    for arm in candidate_arms(backlog):
         where = [arm.match, *conditions]
         if after_id is not None:
             where.append(f"{arm.id_column} {compare} :after_id")
@@ -362,7 +370,7 @@ def _page_ids(
     null_key = NULL_LOW if f.descending else NULL_HIGH
     rows: list[tuple[int, float]] = []
     if after is None or after.value != null_key:
-        conditions, params, needs_case = _where(f, indexed)
+        conditions, params, needs_case = _where(f, indexed, indexed and has_backlog(store))
         params.update(sort_judge=f.sort.judge, sort_metric=f.sort.metric, limit=limit)
         conditions += ["s.judge = :sort_judge", "s.metric = :sort_metric", "s.value IS NOT NULL"]
         if after is not None:
@@ -418,7 +426,7 @@ def _id_order_page(
         # SQLite merges the arms in order (each delivers its ids sorted), so LIMIT stops
         # the output index's walk at the page's last row.
         after_id = None if after is None else after.generation_id
-        sql, params = _index_arms_sql(f, after_id, extra, extra_params)
+        sql, params = _index_arms_sql(f, after_id, extra, extra_params, backlog=has_backlog(store))
         direction = "DESC" if f.descending else "ASC"
         params["limit"] = limit
         sql = f"{sql} ORDER BY 1 {direction} LIMIT :limit"

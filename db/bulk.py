@@ -7,7 +7,9 @@ writer (importing cases or generations, storing a judge's scores) instead marks 
 table in `bulk_writing` inside its own transaction, so those triggers stand aside
 (their WHEN), and after each chunk adds the chunk's rows with one INSERT ... SELECT per
 derived table (db.migrations.chunk_sql: the same expressions the triggers use, from
-the same Tally definitions).
+the same Tally definitions). An import may instead leave its rows out of the search
+index (`defer_search_index`): trigram indexing costs many times the insert itself
+(docs/benchmarks.md), and db.search_index catches up afterwards, in steps.
 
 Why a marker row and not DROP/CREATE TRIGGER inside the transaction: the marker is an
 ordinary row of the main schema (triggers cannot read a TEMP table), so it is rolled
@@ -36,10 +38,10 @@ from db.migrations import chunk_sql
 class BulkInserts:
     """Inserts into one marked table; each call adds its rows to the derived tables."""
 
-    def __init__(self, store: Store, table: str) -> None:
+    def __init__(self, store: Store, table: str, defer_search_index: bool = False) -> None:
         self.store = store
         self.table = table
-        self._derived = chunk_sql(table)
+        self._derived = chunk_sql(table, defer_search_index)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run an INSERT into the table over `rows`, then add what it inserted to the
@@ -55,14 +57,17 @@ class BulkInserts:
 
 
 @contextmanager
-def bulk_inserts(store: Store, table: str) -> Iterator[BulkInserts]:
+def bulk_inserts(
+    store: Store, table: str, *, defer_search_index: bool = False
+) -> Iterator[BulkInserts]:
     """Mark `table` for a bulk writer inside a transaction (the caller's, or one of its
     own): write its inserts through the yielded BulkInserts. A second marker of the same
-    table (nesting) is refused by the table's primary key."""
+    table (nesting) is refused by the table's primary key. `defer_search_index`: leave
+    the new rows out of the search index, to a catch-up (db.search_index)."""
     with store.transaction() as conn:
         conn.execute("INSERT INTO bulk_writing (tbl) VALUES (?)", (table,))
         try:
-            yield BulkInserts(store, table)
+            yield BulkInserts(store, table, defer_search_index)
         finally:
             if conn.in_transaction:
                 conn.execute("DELETE FROM bulk_writing WHERE tbl = ?", (table,))

@@ -117,7 +117,10 @@ def import_cases(
     the same transaction."""
     added = unchanged = replaced = 0
     conflict: InputError | None = None  # raised after the stream ends (its errors first)
-    with store.transaction(durable=True), bulk_inserts(store, "cases") as bulk:
+    with (
+        store.transaction(durable=True),
+        bulk_inserts(store, "cases", defer_search_index=True) as bulk,
+    ):
         suite_id = ensure_suite(store, suite, kind)
         if doc_type is not None:
             set_doc_type(store, suite_id, doc_type, replace)

@@ -422,6 +422,97 @@ def migrate_search_index(db: sqlite_utils.Database) -> None:
             f"{create} {fts}_update AFTER UPDATE OF {names} ON {table} BEGIN {remove} {add} END"
         )
         db.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
+        if db[SEARCH_PROGRESS].exists():  # a schema wound back (tests): every row indexed
+            db.execute(
+                f"UPDATE {SEARCH_PROGRESS} SET upto = (SELECT COALESCE(MAX(id), 0) FROM "
+                f"{table}) WHERE tbl = '{table}'"
+            )
+
+
+# The search index may lag its table (db.search_index): `search_indexed` holds, per
+# table of FTS_TABLES, the id up to which it is indexed. Every row with id <= upto is in
+# the index with its current text, and no row above it: an import leaves its rows above
+# (deferred, db.bulk), and catching up indexes them upward from upto. Searches scan the
+# rows above upto (db.search.candidate_arms).
+SEARCH_PROGRESS = "search_indexed"
+
+
+def indexed_to_sql(table: str) -> str:
+    """The id up to which `table`'s search index holds its rows, as a scalar subquery."""
+    return f"(SELECT upto FROM {SEARCH_PROGRESS} WHERE tbl = '{table}')"
+
+
+def search_trigger_sql() -> dict[str, str]:
+    """name -> CREATE TRIGGER text of the triggers keeping the FTS indexes: a single
+    insert is indexed when nothing waits below it (the index then reaches it), or when
+    its id was given again below upto; updates and deletes touch only indexed rows. The
+    insert trigger stands aside for a bulk writer (db.bulk)."""
+    triggers: dict[str, str] = {}
+    for table, columns in FTS_TABLES.items():
+        fts, names, upto = f"{table}_fts", ", ".join(columns), indexed_to_sql(table)
+        new = ", ".join(f"new.{c}" for c in columns)
+        old = ", ".join(f"old.{c}" for c in columns)
+        remove = f"INSERT INTO {fts} ({fts}, rowid, {names}) VALUES ('delete', old.id, {old});"
+        add = f"INSERT INTO {fts} (rowid, {names}) VALUES (new.id, {new});"
+        triggers[f"{fts}_insert"] = (
+            f"CREATE TRIGGER {fts}_insert AFTER INSERT ON {table} {_standing_aside(table)} "
+            f"BEGIN INSERT INTO {fts} (rowid, {names}) SELECT new.id, {new} "
+            f"WHERE new.id <= {upto} + 1; UPDATE {SEARCH_PROGRESS} SET upto = new.id "
+            f"WHERE tbl = '{table}' AND upto = new.id - 1; END"
+        )
+        triggers[f"{fts}_delete"] = (
+            f"CREATE TRIGGER {fts}_delete AFTER DELETE ON {table} WHEN old.id <= {upto} "
+            f"BEGIN {remove} END"
+        )
+        triggers[f"{fts}_update"] = (
+            f"CREATE TRIGGER {fts}_update AFTER UPDATE OF {names} ON {table} "
+            f"WHEN old.id <= {upto} BEGIN {remove} {add} END"
+        )
+    return triggers
+
+
+def search_chunk_sql(table: str, defer: bool) -> list[str]:
+    """A bulk writer's statements for the FTS index after writing rows with id > ?1:
+    rows given ids at or below upto again are indexed; the others are indexed too, and
+    upto moved past them, when nothing waited below them and the writer does not
+    `defer` them to a catch-up (db.search_index)."""
+    fts, names, upto = f"{table}_fts", ", ".join(FTS_TABLES[table]), indexed_to_sql(table)
+    insert = (
+        f"INSERT INTO {fts} (rowid, {names}) SELECT id, {names} FROM {table} NOT INDEXED "
+        f"WHERE id > ?1 AND "
+    )
+    if defer:
+        return [f"{insert}id <= {upto}"]
+    return [
+        f"{insert}(id <= {upto} OR {upto} >= ?1)",
+        f"UPDATE {SEARCH_PROGRESS} SET upto = MAX(upto, (SELECT COALESCE(MAX(id), 0) "
+        f"FROM {table})) WHERE tbl = '{table}' AND upto >= ?1",
+    ]
+
+
+def m023_search_backlog(db: sqlite_utils.Database) -> None:
+    """Table `search_indexed` (how far each search index reaches: every row so far) and
+    the FTS triggers that respect it, so that an import may leave its rows to a later
+    catch-up (db.search_index). Idempotent (a test winding the schema back runs it
+    again)."""
+    _search_progress_table(db)
+    for name, sql in search_trigger_sql().items():
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+        db.execute(sql)
+
+
+def _search_progress_table(db: sqlite_utils.Database) -> None:
+    """`search_indexed`, each search index reaching every row of its table (what the
+    triggers before m023 kept), unless it is there already."""
+    db.execute(
+        f"CREATE TABLE IF NOT EXISTS {SEARCH_PROGRESS} (tbl TEXT PRIMARY KEY, "
+        "upto INTEGER NOT NULL) WITHOUT ROWID"
+    )
+    for table in FTS_TABLES:
+        db.execute(
+            f"INSERT OR IGNORE INTO {SEARCH_PROGRESS} (tbl, upto) "
+            f"SELECT '{table}', COALESCE(MAX(id), 0) FROM {table}"
+        )
 
 
 # --- figures kept up to date by triggers (the dashboard, open-run and report queries) ----
@@ -842,8 +933,8 @@ def _standing_aside(table: str) -> str:
 
 def derived_trigger_sql() -> dict[str, str]:
     """name -> CREATE TRIGGER text of the triggers keeping the totals (every event)
-    and the FTS indexes (inserts; their delete and update triggers are
-    migrate_search_index's), each insert trigger standing aside for a bulk writer."""
+    and the FTS indexes (search_trigger_sql), each insert trigger standing aside for a
+    bulk writer."""
     triggers: dict[str, str] = {}
     for table, columns in TALLIED_COLUMNS.items():
         tallies = [t for t in TALLIES if t.source == table]
@@ -859,26 +950,14 @@ def derived_trigger_sql() -> dict[str, str]:
         triggers[f"{table}_totals_update"] = (
             f"{head}_update AFTER UPDATE OF {columns} ON {table} BEGIN {effect[-1]} {effect[1]} END"
         )
-    for table, fts_columns in FTS_TABLES.items():
-        fts, names = f"{table}_fts", ", ".join(fts_columns)
-        new = ", ".join(f"new.{c}" for c in fts_columns)
-        triggers[f"{fts}_insert"] = (
-            f"CREATE TRIGGER {fts}_insert AFTER INSERT ON {table} {_standing_aside(table)} "
-            f"BEGIN INSERT INTO {fts} (rowid, {names}) VALUES (new.id, {new}); END"
-        )
-    return triggers
+    return triggers | search_trigger_sql()
 
 
-def chunk_sql(table: str) -> list[str]:
+def chunk_sql(table: str, defer_search_index: bool = False) -> list[str]:
     """The statements a bulk writer runs after writing rows of `table` with id > ?:
-    the rows' FTS entries and their totals, set-wise (one parameter each: the id)."""
-    statements = []
-    if table in FTS_TABLES:
-        names = ", ".join(FTS_TABLES[table])
-        statements.append(
-            f"INSERT INTO {table}_fts (rowid, {names}) SELECT id, {names} FROM {table} "
-            "NOT INDEXED WHERE id > ?"
-        )
+    the rows' FTS entries (search_chunk_sql) and their totals, set-wise (one parameter
+    each: the id)."""
+    statements = search_chunk_sql(table, defer_search_index) if table in FTS_TABLES else []
     return statements + [t.chunk_sql() for t in TALLIES if t.source == table]
 
 
@@ -886,8 +965,10 @@ def migrate_bulk_writes(db: sqlite_utils.Database) -> None:
     """Table `bulk_writing` (the tables a bulk writer is inserting into, inside its own
     transaction: empty at every commit) and the derived tables' triggers rebuilt from
     `TALLIES` and `FTS_TABLES`, the insert triggers standing aside while a table is
-    marked (db.bulk). Idempotent (a test winding the schema back runs it again)."""
+    marked (db.bulk). Idempotent (a test winding the schema back runs it again). The
+    search triggers read `search_indexed` (m023), made here when it is not there yet."""
     db.execute("CREATE TABLE IF NOT EXISTS bulk_writing (tbl TEXT PRIMARY KEY) WITHOUT ROWID")
+    _search_progress_table(db)
     for name, sql in derived_trigger_sql().items():
         db.execute(f"DROP TRIGGER IF EXISTS {name}")
         db.execute(sql)
@@ -1004,6 +1085,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     m020_event_signatures,  # events signed by their person's key (db.signatures)
     m021_decop_digests,  # verify: DE-COP scores and calibrations digested with their run
     m022_library,  # the works tracing searches (copyaudit.tracing)
+    m023_search_backlog,  # an import may leave its rows to a later catch-up of the index
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

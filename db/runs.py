@@ -193,7 +193,10 @@ def import_generations(
     added = unchanged = replaced = usable = 0
     unknown: list[RowProblem] = []
     conflict: InputError | None = None  # raised after the rows' own problems
-    with store.transaction(durable=True), bulk_inserts(store, "generations") as bulk:
+    with (
+        store.transaction(durable=True),
+        bulk_inserts(store, "generations", defer_search_index=True) as bulk,
+    ):
         known = model if isinstance(model, str) or model is None else None
         row = store.conn.execute(
             "SELECT r.id, r.backend, r.model, s.name AS suite FROM runs r "

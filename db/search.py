@@ -23,12 +23,16 @@ unlike the rest gets the slower plan, never other rows. Either plan finds the sa
 (tests/test_search.py); tests/bench/bench_search.py prints both.
 
 A page in id order reads the index as the arms of one compound SELECT
-(CANDIDATE_ARMS) that SQLite merges in id order, so its LIMIT stops the walk: the
+(candidate_arms) that SQLite merges in id order, so its LIMIT stops the walk: the
 output/prompt index gives its rowids in order, and a page reads only as far as its last
 row (the rows a scan would reach, at a fraction of a LIKE's cost a row), however many
 matches there are; the generations of the cases the case index matches are sorted, all
 of them (index_pays scans a text in many cases). A count adds up the arms' rows. A page
 in score order reads the candidates as one IN list.
+
+An import may leave its rows out of the index for a while (db.search_index): rows above
+an index's reach are scanned by one more arm (and added to the IN list), so a search
+finds the same rows however far the index has caught up.
 
 What a person types is always a literal string, never FTS5 query syntax: it is passed to
 MATCH as one double-quoted phrase.
@@ -41,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from db.connection import Store
+from db.migrations import indexed_to_sql
 
 MIN_INDEXED_CHARS = 3  # the trigram tokenizer matches nothing shorter
 # What a scanned row costs against an index candidate (LIKE over the four columns vs the
@@ -64,6 +69,11 @@ _CANDIDATES = (
     "UNION ALL SELECT gc.id FROM generations gc WHERE gc.case_pk IN "
     "(SELECT rowid FROM cases_fts WHERE cases_fts MATCH :phrase))"
 )
+# Rows an import left to a later catch-up of the index (db.search_index): above the
+# index's reach, so no index lists them; a search scans them.
+_UNINDEXED_OWN = f"g.id > {indexed_to_sql('generations')}"
+_UNINDEXED_CASE = f"g.case_pk > {indexed_to_sql('cases')}"
+_CANDIDATES_WITH_BACKLOG = f"({_CANDIDATES} OR {_UNINDEXED_OWN} OR {_UNINDEXED_CASE})"
 
 
 def like_pattern(text: str) -> str:
@@ -85,7 +95,7 @@ def uses_index(text: str) -> bool:
 
 def index_pays(store: Store, text: str, page: int | None = None, streamed: bool = False) -> bool:
     """Whether the index should serve a search for `text` (a count, or a page of `page`
-    rows, `streamed` through CANDIDATE_ARMS in id order): it can (uses_index) and no
+    rows, `streamed` through candidate_arms in id order): it can (uses_index) and no
     list of candidates read whole holds as many as scanning would cost (at least
     MIN_PROBE), as estimated from the index's first rows (_estimated_matches)."""
     if not uses_index(text):
@@ -95,11 +105,14 @@ def index_pays(store: Store, text: str, page: int | None = None, streamed: bool 
     # common trigrams at a million rows: 0.1 against 2.5 us): it always pays.
     tables = ("cases",) if streamed and page is not None else ("generations", "cases")
     for table in tables:
-        first, last = store.conn.execute(  # two rowid seeks
-            f"SELECT (SELECT MIN(id) FROM {table}), (SELECT MAX(id) FROM {table})"
+        # two rowid seeks: the rows the index lists (those above its reach are scanned
+        # whichever plan serves: db.search_index)
+        first, last = store.conn.execute(
+            f"SELECT (SELECT MIN(id) FROM {table}), "
+            f"(SELECT MAX(id) FROM {table} WHERE id <= {indexed_to_sql(table)})"
         ).fetchone()
-        if first is None:
-            continue  # an empty table: no candidates
+        if first is None or last is None or last < first:
+            continue  # nothing indexed: no candidates
         ids = range(first, last + 1)
         rows = len(ids)
         even = rows * COUNT_SCAN_COST if page is None else math.sqrt(page * rows * PAGE_SCAN_COST)
@@ -157,7 +170,7 @@ _RUN_END = "(SELECT id FROM generations WHERE run_id = :run_id ORDER BY id {} LI
 # the generations whose own text matches, the second those matched only by their case
 # (LIKE's match implies the trigram index's, a superset). `IS NOT 1`: a NULL prompt
 # makes the own-text test NULL, which is not a match.
-CANDIDATE_ARMS = (
+_INDEX_ARMS = (
     # FTS5 gives rowids in order (ORDER BY rowid is consumed, no sort); the walk is kept
     # within the run's first and last ids, two seeks of idx_generations_run_id.
     CandidateArm(
@@ -173,18 +186,38 @@ CANDIDATE_ARMS = (
         needs_case=True,
     ),
 )
+# The rows no index lists yet (db.search_index), scanned: those whose own text matches
+# above the output index's reach, and those matched only by a case above the case
+# index's reach. Disjoint from the index arms, which list only rows below the reaches.
+_BACKLOG_ARM = CandidateArm(
+    "generations g",
+    "g.id",
+    f"(({_UNINDEXED_OWN} AND {_OWN_TEXT}) OR "
+    f"({_UNINDEXED_CASE} AND {_CASE_TEXT} AND {_OWN_TEXT} IS NOT 1))",
+    needs_case=True,
+)
+
+
+def candidate_arms(backlog: bool) -> tuple[CandidateArm, ...]:
+    """The arms of a search through the indexes: with the backlog's scan where rows
+    wait for the index (db.search_index.has_backlog)."""
+    return (*_INDEX_ARMS, _BACKLOG_ARM) if backlog else _INDEX_ARMS
 
 
 def search_parameters(text: str) -> dict[str, Any]:
-    """The parameters of a search's conditions (search_condition, CANDIDATE_ARMS) but
+    """The parameters of a search's conditions (search_condition, candidate_arms) but
     :run_id; a condition that does not read the index ignores :phrase."""
     return {"pattern": like_pattern(text), "phrase": fts_phrase(text)}
 
 
-def search_condition(text: str, indexed: bool = True) -> tuple[str, dict[str, Any]]:
+def search_condition(
+    text: str, indexed: bool = True, backlog: bool = False
+) -> tuple[str, dict[str, Any]]:
     """The WHERE condition (over `generations g JOIN cases c`) and its parameters:
-    index candidates confirmed by LIKE, or (not `indexed`, or too short) LIKE alone."""
+    index candidates (and, with a `backlog`, the rows no index lists yet) confirmed by
+    LIKE, or (not `indexed`, or too short) LIKE alone."""
     params = search_parameters(text)
     if not indexed or not uses_index(text):
         return _LIKE, params
-    return f"{_CANDIDATES} AND {_LIKE}", params
+    candidates = _CANDIDATES_WITH_BACKLOG if backlog else _CANDIDATES
+    return f"{candidates} AND {_LIKE}", params

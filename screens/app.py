@@ -7,6 +7,7 @@ touch widgets: they post messages, which the screens handle on the UI thread.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from copyaudit.runs.lifecycle import FINISHED, RunnableRequest, RunOutcome
 from db.browse import run_info
 from db.pz import holds_pz
 from db.run_owner import current_owner
+from db.search_index import catch_up_in_background, has_backlog
 from screens.commands import CopyauditCommands
 from screens.connections import Connections
 from screens.destinations import MemorisationMap
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from screens.destinations import Destination
 
 RUN_GROUP = "runs"
+SEARCH_INDEX_GROUP = "search-index"
 PROGRESS_INTERVAL_S = 0.1
 QUIT_CONFIRM_S = 4.0  # with a run in progress, a second q within this time quits
 
@@ -97,12 +100,15 @@ class CopyauditApp(App[None]):
         self._quit_asked_at = -QUIT_CONFIRM_S
         self._quitting = False
         self._key_read_at: float | None = None  # the key whose bindings run now: when read
+        self._search_indexing_stop = threading.Event()
+        self._search_indexer: Worker[int] | None = None
 
     def on_mount(self) -> None:
         self.screen_change_signal.subscribe(self, self._tag_screen)
         self.push_screen(DashboardScreen())
         for request in self.start_runs:
             self.start_run(request)
+        self.index_search_backlog()
         if self.annotator is None and self.ask_annotator:
             self.ensure_annotator()
         if not self.is_headless:
@@ -118,6 +124,7 @@ class CopyauditApp(App[None]):
         return True
 
     def on_unmount(self) -> None:
+        self._search_indexing_stop.set()
         for run in self.active_runs.values():
             run.cancel.set()
         self.data.close()
@@ -196,6 +203,21 @@ class CopyauditApp(App[None]):
                 self._finish_run(finished, cast(RunOutcome, worker.result))
         if self._quitting and all(run.finished for run in self.active_runs.values()):
             self.exit()
+
+    def index_search_backlog(self) -> None:
+        """Index, in the background, the rows imports left out of the search index
+        (db.search_index): as the app opens and after each run. Searches scan those rows
+        meanwhile; a read-only app leaves them."""
+        if self.read_only or not has_backlog(self.data.ui):
+            return
+        if self._search_indexer is not None and not self._search_indexer.is_finished:
+            return  # it goes on to the rows that arrived meanwhile
+        stop, path = self._search_indexing_stop, self.db_path
+        self._search_indexer = self.start_worker(
+            lambda: catch_up_in_background(path, stop),
+            group=SEARCH_INDEX_GROUP,
+            description="search index",
+        )
 
     # --- runs --------------------------------------------------------------------------
 
@@ -303,6 +325,7 @@ class CopyauditApp(App[None]):
         run.error = outcome.error
         self.notify(outcome.summary(), severity="information", timeout=8, markup=False)
         self.run_signal.publish(run)
+        self.index_search_backlog()
 
     # --- actions -----------------------------------------------------------------------
 

@@ -146,8 +146,17 @@ def rows_digest(db: Path) -> dict[str, str]:
         conn.close()
 
 
+SEARCH_INDEX_HINT = "search index: "  # copyaudit.cli.search_index.echo_backlog_hint
+
+
 def outputs_digest(outputs: list[str]) -> str:
-    return hashlib.sha256("\n".join(outputs).encode()).hexdigest()[:16]
+    """A hash of what the commands printed, but the search index's hints (an import
+    leaves its rows to a catch-up since m023; the importers of c79a38e indexed them)."""
+    kept = [
+        "".join(line for line in out.splitlines(True) if not line.startswith(SEARCH_INDEX_HINT))
+        for out in outputs
+    ]
+    return hashlib.sha256("\n".join(kept).encode()).hexdigest()[:16]
 
 
 if __name__ == "__main__":

@@ -190,6 +190,8 @@ def test_warnings_of_a_streamed_file_count_every_record_and_follow_the_import(
     assert result.err.splitlines() == [
         f"warning: {path}: line 1: field 'autor': unknown field, ignored (and in 2 more records)",
         f"warning: {path}: line {N}: field 'late_typo': unknown field, ignored",
+        f"search index: {N:,} cases not indexed yet (search scans them); the app indexes them "
+        "in the background, or run: copyaudit search-index",
     ]
     gens = [{"case_id": f"lit-{i % N}", "output": "o"} for i in range(N)]
     gens[-1]["modle"] = "typo"
@@ -199,4 +201,6 @@ def test_warnings_of_a_streamed_file_count_every_record_and_follow_the_import(
     assert result.err.splitlines() == [
         f"warning: {gens_path}: line {N}: field 'modle': unknown field, ignored",
         "r: not judged yet: copyaudit judge r",
+        f"search index: {N:,} generations and {N:,} cases not indexed yet (search scans "
+        "them); the app indexes them in the background, or run: copyaudit search-index",
     ]

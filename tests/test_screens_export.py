@@ -14,6 +14,7 @@ import pytest
 
 from db import Store
 from db.events import append_label
+from db.search_index import catch_up
 from screens.app import CopyauditApp
 from screens.export_dialog import ConfirmOverwriteScreen, ExportScreen
 from screens.runs.dashboard import DashboardScreen
@@ -32,9 +33,11 @@ def labelled_db(
     cli: Callable[..., Any], tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
     """Run `r` of two literal generations with three labels (one retracted by a newer
-    one); the current directory is a fresh `out` folder (where exports go by default)."""
+    one), its search index caught up (the app opened on it writes nothing by itself);
+    the current directory is a fresh `out` folder (where exports go by default)."""
     make_run(cli, tmp_path, "literal", CASES)
     with Store(db_path) as store:
+        catch_up(store)
         ids = [r[0] for r in store.conn.execute("SELECT id FROM generations ORDER BY id")]
         for generation, value in ((ids[0], "yes"), (ids[1], "no"), (ids[1], "unsure")):
             append_label(

@@ -31,6 +31,7 @@ from db.runs import (
     import_generations,
 )
 from db.search import fts_phrase, index_pays, uses_index
+from db.search_index import catch_up, has_backlog, index_step
 from screens.widgets.matches import match_ranges
 
 # Our own snippets: mixed case, non-ASCII letters with case, punctuation, quotes, what
@@ -140,11 +141,26 @@ def _text(i: int, template: int) -> str:
     return f"output {i}/{template} " + SNIPPETS[(i + template) % len(SNIPPETS)]
 
 
+# How far the search index has caught up with the imports (db.search_index): the
+# search finds the same rows at every stage.
+INDEX_STAGES = ["caught up", "none indexed", "cases and half the generations indexed"]
+
+
+@pytest.fixture(scope="module", params=INDEX_STAGES)
+def store(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Store:
+    """The snippets' store (_snippets_store), indexed as far as the stage says."""
+    return _snippets_store(tmp_path_factory.mktemp("search") / "search.db", request.param)
+
+
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+def indexed_store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """The snippets' store, its index caught up: for the plan's tests."""
+    return _snippets_store(tmp_path_factory.mktemp("search") / "search.db", "caught up")
+
+
+def _snippets_store(path: Path, stage: str) -> Store:
     """Run `r` (imported outputs, no prompts) and run `g` (generated: prompts too) over
-    cases whose payload and id hold the snippets."""
-    path = tmp_path_factory.mktemp("search") / "search.db"
+    cases whose payload and id hold the snippets, indexed as far as `stage` says."""
     store = Store(path)
     cases = [
         LocatedCase(
@@ -175,7 +191,19 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
             for n, pk in enumerate(case_pks)
         ],
     )
+    assert has_backlog(store)  # imports leave their rows to a catch-up
+    if stage == "caught up":
+        catch_up(store, step_rows=7)
+    elif stage.startswith("cases and half"):
+        catch_up_table(store, "cases")
+        half = store.scalar("SELECT COUNT(*) FROM generations") // 2
+        assert index_step(store, "generations", half) == half
     return store
+
+
+def catch_up_table(store: Store, table: str) -> None:
+    while index_step(store, table):
+        pass
 
 
 def _run_ids(store: Store) -> list[int]:
@@ -257,6 +285,7 @@ def test_case_folding_is_like_s_ascii_only(tmp_path: Path) -> None:
     import_cases(store, "lit", "literal", cases, source="t")
     rows = [LocatedGeneration(1, "c1", 1, "Grand ÉCOLE Orchard")]
     import_generations(store, run="r", suite="lit", model="m", rows=rows, source="t")
+    catch_up(store)
     run_id = _run_ids(store)[0]
     assert _found(store, run_id, "GRAND ÉCOLE ORCHARD")[0] == 1
     assert _found(store, run_id, "grand ÉCOLE orchard")[0] == 1  # ASCII letters fold
@@ -268,8 +297,9 @@ def test_case_folding_is_like_s_ascii_only(tmp_path: Path) -> None:
 
 
 def test_a_common_text_is_scanned_a_rare_one_read_from_the_index(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+    indexed_store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    store = indexed_store
     monkeypatch.setattr(db.search, "MIN_PROBE", 10)
     assert store.scalar("SELECT COUNT(*) FROM cases") * db.search.COUNT_SCAN_COST < 10
     for page in (None, 1):  # a count, a page of one row
@@ -393,6 +423,7 @@ def _outputs_store(path: Path, outputs: list[str]) -> Store:
     import_cases(store, "lit", "literal", cases, source="t")
     rows = [LocatedGeneration(i, f"c{i}", 1, output) for i, output in enumerate(outputs)]
     import_generations(store, run="r", suite="lit", model="m", rows=rows, source="t")
+    catch_up(store)
     return store
 
 
@@ -455,6 +486,7 @@ def _one_text_store(path: Path, in_outputs: int, in_cases: int) -> Store:
         for i in range(60)
     ]
     import_generations(store, run="r", suite="lit", model="m", rows=rows, source="t")
+    catch_up(store)
     return store
 
 
@@ -512,7 +544,7 @@ def test_a_page_in_id_order_reads_an_output_text_s_index_however_common(
 
 def test_the_output_index_arm_is_merged_in_order_without_a_sort(store: Store) -> None:
     """The page's compound SELECT is a MERGE whose output/prompt arm reads FTS5 rowids
-    in order (no sort), so its LIMIT stops the walk."""
+    in order (no sort), so its LIMIT stops the walk: also with the backlog's arm."""
     seen: list[str] = []
     store.conn.set_trace_callback(seen.append)
     try:

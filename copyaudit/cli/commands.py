@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "takedown": "takedown",
     "serve": "serve",
     "pz": "pz",
+    "search-index": "search_index",
 }
 
 

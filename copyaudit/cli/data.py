@@ -25,6 +25,7 @@ from copyaudit.cli.output import (
     print_json,
     print_table,
 )
+from copyaudit.cli.search_index import backlog_hint, echo_hint
 from copyaudit.columns import ColumnMap
 from copyaudit.errors import UserError
 from copyaudit.formats import read_cases, read_generation_files
@@ -178,6 +179,7 @@ def import_cmd(
             skipped=loaded.problems,
             doc_type=doc_type,
         )
+        hint = backlog_hint(store)
     # the warnings are complete once the file was read: after the import
     echo_warnings(file, loaded.warnings)
     count = summary.added + summary.unchanged + summary.replaced
@@ -189,6 +191,7 @@ def import_cmd(
         + f"{note})"
     )
     echo_skipped(loaded.problems)
+    echo_hint(hint)
 
 
 def _read_windows(
@@ -321,11 +324,13 @@ def import_generations_cmd(
             if added or replaced:
                 unjudged.append(file.run)
             lines[-1] += suffix
+        hint = backlog_hint(store)
     for file in files:  # complete once the files were read: after the import
         echo_warnings(file.path, file.loaded.warnings)
     echo("\n".join(lines))
     for run in unjudged:
         echo(f"{run}: not judged yet: copyaudit judge {run}", err=True)
+    echo_hint(hint)
 
 
 @click.command("suites")

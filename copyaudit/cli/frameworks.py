@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from copyaudit.cli.output import echo
+from copyaudit.cli.search_index import backlog_hint, echo_hint
 from copyaudit.frameworks.log import FrameworkLog
 from copyaudit.frameworks.published_check import check_published
 from copyaudit.frameworks.registry import FRAMEWORKS
@@ -68,6 +69,8 @@ def import_framework_log(
                 ]
             if added or replaced:
                 unjudged.append(run)
+        hint = backlog_hint(store)
     echo("\n".join(lines))
     for run in unjudged:
         echo(f"{run}: not judged yet: copyaudit judge {run}", err=True)
+    echo_hint(hint)
