@@ -9,18 +9,20 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from copyaudit.errors import UserError
 from db import live_files
 from db.content import register as register_content_hash
 from db.fraction_metrics import declared_fractions, sync_fraction_metrics
-from db.migrations import migrate, require_current
+from db.migrations import SCHEMA_VERSION, migrate, require_current
 from db.open_modes import check_database_path, check_readable, read_only_uri
 from db.run_digests import refresh as refresh_digests
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 BUSY_TIMEOUT_MS = 30_000
 PROGRESS_STEPS = 1_000  # SQLite VM steps between checks of a stop condition
@@ -121,13 +123,14 @@ class Store:
             self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute("PRAGMA foreign_keys = ON")
         register_content_hash(self.conn)
-        self.db = sqlite_utils.Database(self.conn)
         self._depth = 0
         self._durable = False  # the open transaction syncs the log at its commit
         self._lock = threading.RLock()
         # interrupted_when's conditions, innermost last (SQLite has one progress handler)
         self._stops: list[tuple[Callable[[], bool], type[Interrupted]]] = []
-        self.migrations_applied = 0 if read_only else migrate(self.db)
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        current = read_only or version == SCHEMA_VERSION
+        self.migrations_applied = 0 if current else migrate(self.db)
         if not read_only:  # the judges' fraction metrics, whenever the database was made
             sync_fraction_metrics(self.conn, declared_fractions())
         # a schema wound back before the run digests (tests of older migrations) has none
@@ -225,6 +228,15 @@ class Store:
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
+
+    @cached_property
+    def db(self) -> sqlite_utils.Database:
+        """The connection as a sqlite_utils Database (the migrations'), made when first
+        asked for: importing sqlite_utils imports pandas where it is installed, a third
+        of a second no command that only opens the store should pay."""
+        import sqlite_utils
+
+        return sqlite_utils.Database(self.conn)
 
     def scalar(self, sql: str, params: tuple | dict = ()) -> Any:
         row = self.conn.execute(sql, params).fetchone()

@@ -14,13 +14,15 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from copyaudit.errors import UserError
 from copyaudit.hashing import generation_content_hash
 from db.derived import given_character_indices
 from db.run_digests import digest_trigger_sql, fill
+
+if TYPE_CHECKING:  # loaded by db.connection only when a migration runs (it loads pandas)
+    import sqlite_utils
 
 
 def _now() -> str:

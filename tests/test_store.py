@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import stat
 import subprocess
@@ -217,3 +218,21 @@ def test_a_time_limited_read_gives_up_and_the_store_goes_on(tmp_path: Path) -> N
     assert store.scalar("SELECT 40 + 2") == 42  # the limit is gone afterwards
     with pytest.raises(RuntimeError), store.transaction(), store.time_limited(1.0):
         pass  # never around a write: an interrupt would roll it back
+
+
+def test_opening_a_current_database_loads_no_sqlite_utils(tmp_path: Path) -> None:
+    """sqlite_utils imports pandas where it is installed (a third of a second of every
+    command): a store whose schema is current never loads it; a migration does."""
+    probe = (
+        "import sys; from db import Store; Store(sys.argv[1]).close(); "
+        "print('sqlite_utils' in sys.modules)"
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+
+    def loaded() -> str:
+        argv = [sys.executable, "-c", probe, str(tmp_path / "s.db")]
+        return subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
+
+    assert loaded() == "True\n"  # a new file: every migration runs
+    assert loaded() == "False\n"
