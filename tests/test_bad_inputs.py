@@ -47,6 +47,14 @@ JSON_DEFECTS = {
         '{"id": "x", "title": "T\\udc00", "input": "a", "reference": "b"}\n',
         "line 1: field 'title': lone surrogate \\udc00",
     ),
+    "lone surrogate escaped in upper case, after other escapes": (
+        _literal_line('"note": "\\u201cok\\u201d \\uDBFF"'),
+        "line 1: field 'note': lone surrogate \\udbff",
+    ),
+    "lone surrogate in a key": (
+        _literal_line('"n\\uDC01te": "x"'),
+        "line 1: a key holds a lone surrogate",
+    ),
     "deep nesting": (_literal_line('"z": ' + "[" * 50_000 + "]" * 50_000), "nested too deeply"),
     "integer above 2^63": (
         _literal_line(f'"pages": {2**64}'),
