@@ -10,6 +10,7 @@ from a seeded word list, in a temp dir), then runs every phase in its own subpro
 prints the child's CPU seconds (user + system) and peak RSS (ru_maxrss):
 
   import    `copyaudit import literal` then `copyaudit import-generations`
+  search-index  `copyaudit search-index`: the imports leave their rows to this catch-up
   judge     `copyaudit judge --judges literal` (sizes above --judge-limit are not judged:
             the later phases then read a run without judgments, said in the table)
   report    `copyaudit report --format json`
@@ -186,6 +187,8 @@ def measure(n: int, judge: bool) -> list[tuple[str, float, float, str]]:
             _cli(db, "import-generations", "--run", "bench", "--suite", "bench", str(generations))
         )
         rows.append(("import", cpu_a + cpu_b, max(rss_a, rss_b), "cases + generations"))
+        cpu, rss, _ = _child(_cli(db, "search-index"))  # imports leave it to this catch-up
+        rows.append(("search-index", cpu, rss, "the imported rows indexed for search"))
         if judge:
             cpu, rss, _ = _child(_cli(db, "judge", "bench", "--judges", "literal"))
             rows.append(("judge", cpu, rss, "literal judge"))

@@ -3,14 +3,22 @@ generations for judging (issue 20: a million records in constant memory); and ea
 import against raw inserts of the same rows (issue 34).
 
 Run: .venv/bin/python tests/bench/bench_import.py [--n 100000] [--old REV | --no-old]
-     [--only JSONL,generations,pending,labels]
+     [--only JSONL,generations,pending,labels] [--text prose|synthetic]
 
 "raw inserts" (issue 34): a child that reads the same JSONL file and inserts its rows
 with plain sqlite3 into a table of the same columns and indexes as copyaudit's, one
 transaction, executemany per chunk, nothing else (no triggers, totals, checks or
 digests); "raw + FTS5" also fills a trigram FTS5 table over the columns copyaudit's
-search indexes, per chunk with one INSERT ... SELECT (what db.bulk does). The new
-code's import is then printed against both: import / (raw + FTS5) and import / raw.
+search indexes, per chunk with one INSERT ... SELECT (what db.bulk did before
+imports left the index to a catch-up). The new code's import is then printed against
+both: import / raw and import / (raw + FTS5); and, since the import no longer indexes,
+import plus `copyaudit search-index` (the catch-up, the same rows) / (raw + FTS5).
+
+The texts (--text): "prose" (default), sentences of the public-domain passages in
+samples/literal.jsonl shuffled, a fifth of their words swapped for words of other
+sentences (so trigrams are as varied as in real prose); "synthetic", twelve words in a
+fixed rhythm (the texts of the issue's first figures: few distinct trigrams, so a trigram
+index costs far less than on prose).
 
 Builds the files from our own words in a temporary directory (about 1.2 KB a case,
 0.9 KB a generation, as the issue's 1M files), then runs each step as the real CLI
@@ -33,6 +41,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
+import re
 import subprocess
 import sys
 import tarfile
@@ -49,6 +59,7 @@ START = datetime(2026, 1, 1, tzinfo=UTC)  # the labels' times: one a second from
 OLD_ARRAY_LIMIT = 20_000
 WORDS = ["the", "orchard", "glass", "seed", "river", "lantern", "harbour", "quiet", "morning"]
 WORDS += ["night", "Zoë", "naïve"]
+SAMPLES = ROOT / "samples" / "literal.jsonl"
 
 # what `copyaudit judge` reads before scoring: all at once (old) or paged (new)
 PENDING = """
@@ -119,8 +130,34 @@ conn.execute("COMMIT")
 """
 
 
-def _text(i: int, n: int) -> str:
+def _synthetic(i: int, n: int) -> str:
     return " ".join(WORDS[(i * 7 + k * 3 + k // 5) % len(WORDS)] for k in range(n))
+
+
+class _Prose:
+    """Texts of `n` words from the samples' public-domain sentences (see the docstring);
+    the same `i` gives the same text."""
+
+    def __init__(self) -> None:
+        sentences = []
+        for line in SAMPLES.read_text(encoding="utf-8").splitlines():
+            case = json.loads(line)
+            for field in ("input", "reference"):
+                sentences += [s.split() for s in re.split(r"(?<=[.!?]) +", case[field])]
+        self.sentences = [s for s in sentences if s]
+
+    def __call__(self, i: int, n: int) -> str:
+        rng = random.Random(i)
+        words: list[str] = []
+        while len(words) < n:
+            for word in rng.choice(self.sentences):
+                other = rng.choice(self.sentences)
+                words.append(word if rng.random() < 0.8 else rng.choice(other))
+        return " ".join(words[:n])
+
+
+TEXTS = {"prose": _Prose, "synthetic": lambda: _synthetic}
+_text = _synthetic  # build_files' texts: main sets the kind asked for
 
 
 def _label(i: int, uuid: str, **fields: str) -> dict[str, str | int]:
@@ -195,6 +232,7 @@ def steps(db: Path, files: dict[str, Path]) -> list[tuple[str, list[str]]]:
                                          "--suite", "s"]),
         ("import-generations", [*cli, "import-generations", str(files["generations.jsonl"]),
                                 "--run", "r", "--suite", "s"]),
+        ("search-index (catch-up)", [*cli, "search-index"]),
         ("pending generations (judge)", [sys.executable, "-c", PENDING, str(db)]),
         ("import-labels", [*cli, "import-labels", str(files["labels.jsonl"])]),
     ]  # fmt: skip
@@ -217,9 +255,10 @@ def raw_steps(root: Path, files: dict[str, Path]) -> list[tuple[str, str, list[s
 def compare_raw(
     root: Path, files: dict[str, Path], new: dict[str, tuple[float, float, float]]
 ) -> None:
-    """Each import of the new code against raw inserts of its rows, with and without FTS5."""
+    """Each import of the new code against raw inserts of its rows, with and without FTS5;
+    the imports and the catch-up that indexes their rows against raw inserts + FTS5."""
     print(f"{'import vs raw inserts (CPU s)':30} {'import':>8} {'raw+FTS5':>9} {'raw':>7}"
-          "   import/(raw+FTS5)  import/raw")  # fmt: skip
+          "   import/raw  import/(raw+FTS5)")  # fmt: skip
     raw: dict[str, dict[str, float]] = {}
     for step, label, argv in raw_steps(root, files):
         if step in new:
@@ -227,11 +266,21 @@ def compare_raw(
     for step, got in raw.items():
         cpu = new[step][0]
         print(f"{step:30} {cpu:8.1f} {got['fts']:9.1f} {got['plain']:7.1f}   "
-              f"{cpu / got['fts']:17.2f}x {cpu / got['plain']:10.2f}x", flush=True)  # fmt: skip
+              f"{cpu / got['plain']:9.2f}x {cpu / got['fts']:17.2f}x", flush=True)  # fmt: skip
+    catch_up = new.get("search-index (catch-up)")
+    if catch_up is not None and len(raw) == 2:
+        imports = sum(new[step][0] for step in raw)
+        with_fts = sum(got["fts"] for got in raw.values())
+        print(f"{'both imports + search-index':30} {imports + catch_up[0]:8.1f} {with_fts:9.1f} "
+              f"{'':7}   {'':9}  {(imports + catch_up[0]) / with_fts:17.2f}x "
+              f"(the catch-up alone: {catch_up[0]:.1f} CPU s)", flush=True)  # fmt: skip
 
 
 # what a step needs run before it (its database's rows)
-NEEDS = {"import-labels": ("import cases (JSONL)", "import-generations")}
+NEEDS = {
+    "import-labels": ("import cases (JSONL)", "import-generations"),
+    "search-index (catch-up)": ("import cases (JSONL)", "import-generations"),
+}
 
 
 def selected(name: str, only: str | None) -> bool:
@@ -262,13 +311,18 @@ def main() -> None:
     parser.add_argument("--old", default=None, help=f"old revision (default {OLD_REV})")
     parser.add_argument("--no-old", action="store_true", help="measure the new code only")
     parser.add_argument("--only", help="comma list of words: run only the steps naming one")
+    parser.add_argument("--text", choices=sorted(TEXTS), default="prose",
+                        help="the records' texts (default prose)")  # fmt: skip
     args = parser.parse_args()
+    global _text
+    _text = TEXTS[args.text]()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         files = build_files(root, args.n)
         sizes = ", ".join(f"{name} {path.stat().st_size / 1e6:,.0f} MB" for name, path in
                           files.items())  # fmt: skip
-        print(f"{args.n:,} records: {sizes}; load average {os.getloadavg()[0]:.2f}", flush=True)
+        print(f"{args.n:,} records of {args.text} text: {sizes}; load average "
+              f"{os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
         trees = {"new": ROOT}
         if not args.no_old and (args.old is not None or args.n <= 200_000):
             tree = old_tree(root, args.old or OLD_REV)
@@ -284,6 +338,8 @@ def main() -> None:
                 if not selected(name, args.only):
                     continue
                 if label == "old" and "array" in name and args.n > OLD_ARRAY_LIMIT:
+                    continue
+                if label == "old" and "search-index" in name:  # imports indexed then
                     continue
                 results[label][name] = got = measure(tree, argv)
                 print(f"  {label} {name}: {got[0]:.1f} CPU s, {got[1]:.0f} MB", flush=True)
