@@ -33,6 +33,7 @@ from db.browse import (
     run_works,
 )
 from db.search import MIN_INDEXED_CHARS, uses_index
+from db.search_index import has_backlog
 from screens.app_link import copyaudit_app
 from screens.destinations import Generation
 from screens.generations.paged_table import PagedTableScreen
@@ -265,6 +266,8 @@ class GenerationListScreen(PagedTableScreen):
             parts.append(f"not fully labelled by {f.annotator}")
         if f.search and not uses_index(f.search):
             parts.append(f"search under {MIN_INDEXED_CHARS} characters: a scan, not the index")
+        elif f.search and has_backlog(copyaudit_app(self).data.ui):  # one seek a table
+            parts.append("rows not yet in the search index are scanned")
         self.query_one("#status", Static).update(plain(" · ".join(parts), "dim"))
 
     # --- filters -----------------------------------------------------------------------
