@@ -71,6 +71,25 @@ class _ReadOnly:
     conn: sqlite3.Connection
 
 
+class _OtherConnection(sqlite3.Connection):
+    """The other database's connection: a statement its schema cannot run (a schema
+    damaged on disk into valid text, which quick_check passes, or not copyaudit's) is a
+    clear error naming the file, not an internal one."""
+
+    path: Path
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise
+            raise UserError(
+                f"{self.path}: cannot be read as a copyaudit database ({exc}: a damaged or "
+                "foreign schema); nothing was merged"
+            ) from None
+
+
 def _utf8(path: Path, raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
@@ -82,7 +101,9 @@ def _utf8(path: Path, raw: bytes) -> str:
 def _open_read_only(path: Path) -> Iterator[sqlite3.Connection]:
     if not path.is_file():
         raise UserError(f"no database at {path}")
-    conn = sqlite3.connect(read_only_uri(path), uri=True)  # writes nothing beside it
+    # writes nothing beside it
+    conn = sqlite3.connect(read_only_uri(path), uri=True, factory=_OtherConnection)
+    conn.path = path
     conn.row_factory = sqlite3.Row
     conn.text_factory = functools.partial(_utf8, path)  # a damaged file: a clear error
     try:

@@ -241,6 +241,22 @@ def test_a_damaged_database_is_a_clear_error_not_an_internal_one(diverged, cli) 
     assert "a damaged database file" in result.err and "internal error" not in result.err
 
 
+def test_a_schema_damaged_into_valid_text_is_named_not_an_internal_error(diverged, cli) -> None:
+    """A bit flipped in the schema's text (found by the fuzz test: 'generation_id' read as
+    another name) passes quick_check; the first statement it breaks names the file."""
+    target, other = diverged
+    with closing(sqlite3.connect(other)) as conn:
+        conn.execute("PRAGMA writable_schema = ON")
+        conn.execute(
+            "UPDATE sqlite_master SET sql = replace(sql, 'generation_id', 'generation_hd') "
+            "WHERE name = 'labels'"
+        )
+        conn.commit()
+    with closing(sqlite3.connect(other)) as conn:
+        assert conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    _unchanged(cli, target, other, f"{other}: cannot be read as a copyaudit database")
+
+
 def _delete_last_label(path: Path) -> None:
     """Delete the last label event behind the tool's back and put the trigger back as it
     was: the chain left is still valid, only the head record shows what is gone."""
