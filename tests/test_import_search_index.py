@@ -6,10 +6,6 @@ the same index as one never interrupted."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +16,7 @@ from db.search import fts_phrase
 from db.search_index import catch_up
 from tests.conftest import write_jsonl
 from tests.factories import literal_record
+from tests.killed_child import kill_when_said
 
 ROOT = Path(__file__).resolve().parents[1]
 N = 240  # rows an import writes, 40 a chunk in the child: six chunks
@@ -71,20 +68,6 @@ def _argv(db: Path, step: str, cases: Path, generations: Path) -> list[str]:
     return ["--db", str(db), "import-generations", str(generations), "--run", "r", "--suite", "s"]
 
 
-def _killed_after_two_chunks(argv: list[str]) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, *argv], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline() == "chunks written\n"
-        child.send_signal(signal.SIGKILL)
-    finally:
-        child.wait(timeout=60)
-    assert child.returncode == -signal.SIGKILL
-
-
 def _search(store: Store) -> dict[str, list[int]]:
     """Per FTS table and query: the rows the index matches, checked against LIKE over
     the rows it reaches (search_indexed), with the reach."""
@@ -118,7 +101,7 @@ def test_an_import_killed_mid_way_leaves_the_index_as_it_was(
     with Store(killed) as store:
         before = _search(store)
         rows_before = store.scalar(f"SELECT COUNT(*) FROM {step}")
-    _killed_after_two_chunks(_argv(killed, step, cases, generations))
+    kill_when_said(CHILD, _argv(killed, step, cases, generations), "chunks written")
     with Store(killed) as store:  # two chunks were written, none committed
         assert store.scalar(f"SELECT COUNT(*) FROM {step}") == rows_before
         assert store.scalar("SELECT COUNT(*) FROM bulk_writing") == 0

@@ -7,11 +7,7 @@ half-way leaves nothing, and a catch-up gives way to a long writer."""
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -30,6 +26,7 @@ from db.search_index import backlog, catch_up, catch_up_in_background, has_backl
 from screens.app import CopyauditApp
 from tests.conftest import write_jsonl
 from tests.factories import literal_record
+from tests.killed_child import kill_when_said
 from tests.label_fixtures import make_run
 from tests.test_screens_data import settle
 
@@ -164,15 +161,7 @@ main(sys.argv[1:])
 def test_a_catch_up_killed_keeps_its_committed_steps_and_goes_on(tmp_path: Path, cli) -> None:
     path = tmp_path / "k.db"
     _imported(path, tmp_path, cli)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, "-c", CHILD, "--db", str(path), "search-index"]
-    child = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline() == "three steps\n"
-        child.send_signal(signal.SIGKILL)
-    finally:
-        child.wait(timeout=60)
+    kill_when_said(CHILD, ["--db", str(path), "search-index"], "three steps")
     with Store(path) as store:
         assert backlog(store).rows["cases"] == 30 - 8  # two steps committed, the third not
         _sound(store)
