@@ -18,7 +18,6 @@ from tests.conftest import write_jsonl
 from tests.factories import literal_record
 from tests.killed_child import kill_when_said
 
-ROOT = Path(__file__).resolve().parents[1]
 N = 240  # rows an import writes, 40 a chunk in the child: six chunks
 CHUNK = 40
 WORDS = ["orchard", "lantern", "harbour", "Zoë", "naïve", "glass"]

@@ -30,7 +30,6 @@ from tests.killed_child import kill_when_said
 from tests.label_fixtures import make_run
 from tests.test_screens_data import settle
 
-ROOT = Path(__file__).resolve().parents[1]
 WORDS = ["amberlit", "quillwort", "saltmarsh", "larkspur", "tidewrack", "fernbrake"]
 INSERT = (
     "INSERT INTO cases (suite_id, case_id, work_id, payload, content_hash, source) "
