@@ -492,15 +492,25 @@ def search_chunk_sql(table: str, defer: bool) -> list[str]:
     ]
 
 
+# FTS5 merges a level's segments once it holds this many (its default: 4). At 8, catching
+# up with 100,000 imported prose cases and generations took 35.6-38.3 CPU s against
+# 46.6-48.0, and six searches' counts and first pages the same time (55-94 ms); 16 was
+# no cheaper than 8 (docs/benchmarks.md).
+FTS_AUTOMERGE = 8
+
+
 def m023_search_backlog(db: sqlite_utils.Database) -> None:
     """Table `search_indexed` (how far each search index reaches: every row so far) and
     the FTS triggers that respect it, so that an import may leave its rows to a later
-    catch-up (db.search_index). Idempotent (a test winding the schema back runs it
-    again)."""
+    catch-up (db.search_index); the indexes merge at FTS_AUTOMERGE segments. Idempotent
+    (a test winding the schema back runs it again)."""
     _search_progress_table(db)
     for name, sql in search_trigger_sql().items():
         db.execute(f"DROP TRIGGER IF EXISTS {name}")
         db.execute(sql)
+    for table in FTS_TABLES:
+        fts = f"{table}_fts"
+        db.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('automerge', {FTS_AUTOMERGE})")
 
 
 def _search_progress_table(db: sqlite_utils.Database) -> None:

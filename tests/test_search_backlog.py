@@ -21,7 +21,7 @@ from copyaudit.types import Case, Work
 from db import Store
 from db.bulk import bulk_inserts
 from db.cases import import_cases
-from db.migrations import FTS_TABLES, indexed_to_sql
+from db.migrations import FTS_AUTOMERGE, FTS_TABLES, indexed_to_sql
 from db.search_index import backlog, catch_up, catch_up_in_background, has_backlog, index_step
 from screens.app import CopyauditApp
 from tests.conftest import write_jsonl
@@ -207,3 +207,10 @@ async def test_the_app_catches_up_in_the_background_unless_read_only(
     with Store(path) as store:
         assert backlog(store).total == (60 if read_only else 0)
         assert (app._search_indexer is None) == read_only
+
+
+def test_every_search_index_merges_at_the_declared_level(tmp_path: Path) -> None:
+    with Store(tmp_path / "m.db") as store:
+        for table in FTS_TABLES:
+            got = store.scalar(f"SELECT v FROM {table}_fts_config WHERE k = 'automerge'")
+            assert got == FTS_AUTOMERGE
