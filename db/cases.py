@@ -109,8 +109,8 @@ def import_cases(
     """Import all cases or none. Unchanged cases are skipped (re-import is idempotent);
     a changed case under an existing id is an error unless `replace`. `cases` may be a
     stream (Loaded.accepted): it is written CHUNK_ROWS at a time inside the one
-    transaction (its search index and totals set-wise per chunk: db.bulk), so an
-    error it raises at its end leaves nothing written. `skipped`:
+    transaction (its totals set-wise per chunk: db.bulk; its search index left to a
+    catch-up: db.search_index), so an error it raises at its end leaves nothing written. `skipped`:
     the file's rows left out (--skip-invalid), read once `cases` is exhausted; they
     replace what an earlier import of the same source recorded, in the same
     transaction. `doc_type` (decop suites: book | paper) is recorded with the suite in

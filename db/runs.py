@@ -184,7 +184,8 @@ def import_generations(
     """Import generations made elsewhere into run `run` (created if new, with `decoding`
     and `config` as the producer recorded them: a framework's log).
     Returns (added, unchanged, replaced). All or nothing: `rows` may be a stream
-    (Loaded.stream), written CHUNK_ROWS at a time inside the one transaction. A row
+    (Loaded.stream), written CHUNK_ROWS at a time inside the one transaction (the
+    search index left to a catch-up: db.search_index). A row
     naming no case of the suite joins `skipped` (the file's unusable rows, read once
     `rows` is exhausted): unless `skip_invalid`, any such row stops the import
     (InvalidRows, every one listed); with it, they are recorded as the run's skipped
