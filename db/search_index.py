@@ -97,14 +97,17 @@ def catch_up(
     it was at the start, so `done` can pass it when rows arrive meanwhile)."""
     total = backlog(store).total
     done = 0
-    for table in FTS_TABLES:
-        while cancel is None or not cancel.is_set():
-            indexed = index_step(store, table, step_rows)
-            if not indexed:
-                break
-            done += indexed
-            if on_step is not None:
-                on_step(done, total)
+    passed = -1
+    while done != passed:  # again while a pass found rows (some arrive meanwhile)
+        passed = done
+        for table in FTS_TABLES:
+            while cancel is None or not cancel.is_set():
+                indexed = index_step(store, table, step_rows)
+                if not indexed:
+                    break
+                done += indexed
+                if on_step is not None:
+                    on_step(done, total)
     return done
 
 

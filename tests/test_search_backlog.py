@@ -214,3 +214,24 @@ def test_every_search_index_merges_at_the_declared_level(tmp_path: Path) -> None
         for table in FTS_TABLES:
             got = store.scalar(f"SELECT v FROM {table}_fts_config WHERE k = 'automerge'")
             assert got == FTS_AUTOMERGE
+
+
+def test_a_catch_up_goes_back_for_rows_that_arrive_meanwhile(tmp_path: Path, cli) -> None:
+    """Generations imported while the catch-up is on the cases (it has passed the
+    generations) are indexed by the same call."""
+    path = tmp_path / "late.db"
+    ids = [f"lit-{i}" for i in range(30)]
+    make_run(cli, tmp_path, "literal", ids, db=path)  # 30 cases, 30 generations of run r
+    late = write_jsonl(tmp_path / "late.jsonl", [{"case_id": c, "output": "late"} for c in ids])
+    steps: list[tuple[int, int]] = []
+    with Store(path) as store:
+
+        def step(done: int, total: int) -> None:
+            steps.append((done, total))
+            if len(steps) == 2:  # the generations, then the cases: now more generations
+                argv = ("import-generations", str(late), "--run", "r2", "--suite", "literal-suite")
+                assert cli(*argv, db=path).code == 0
+
+        assert catch_up(store, on_step=step) == 90
+        assert not has_backlog(store)
+    assert steps == [(30, 60), (60, 60), (90, 60)]
