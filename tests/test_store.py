@@ -236,3 +236,50 @@ def test_opening_a_current_database_loads_no_sqlite_utils(tmp_path: Path) -> Non
 
     assert loaded() == "True\n"  # a new file: every migration runs
     assert loaded() == "False\n"
+
+
+def _rename_in_schema(path: Path, table: str, old: str, new: str) -> None:
+    """A bit flipped in the schema's text on disk, as valid SQL naming another column."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA writable_schema = ON")
+        conn.execute(
+            "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE name = ?", (old, new, table)
+        )
+        conn.commit()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("command", [["verify"], ["export", "labels"]])
+def test_a_schema_damaged_into_valid_text_is_named_not_an_internal_error(
+    tmp_path: Path, cli, command: list[str]
+) -> None:
+    path = tmp_path / "flip.db"
+    cases = write_jsonl(tmp_path / "c.jsonl", [literal_record(i) for i in range(3)])
+    assert cli("import", "literal", str(cases), "--suite", "s", db=path).code == 0
+    _rename_in_schema(path, "labels", "generation_id", "generation_hd")
+    result = cli(*command, db=path)
+    assert result.code == 2, result.err
+    assert f"{path}: its schema is not as copyaudit made it (table labels lacks " in result.err
+    assert "internal error" not in result.err
+
+
+def test_a_missing_column_in_an_intact_schema_stays_an_internal_error(
+    tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """copyaudit's own faulty SQL is not blamed on the database."""
+    import db.queries
+
+    path = tmp_path / "intact.db"
+    cases = write_jsonl(tmp_path / "c.jsonl", [literal_record(i) for i in range(3)])
+    assert cli("import", "literal", str(cases), "--suite", "s", db=path).code == 0
+
+    def faulty(store: Store, *args: object, **kwargs: object) -> object:
+        return store.conn.execute("SELECT no_such_column FROM suites").fetchall()
+
+    monkeypatch.setattr(db.queries, "suites_summary", faulty)
+    monkeypatch.setattr("copyaudit.cli.data.suites_summary", faulty)
+    result = cli("suites", db=path)
+    assert result.code == 1
+    assert "internal error: OperationalError: no such column: no_such_column" in result.err

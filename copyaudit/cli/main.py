@@ -23,6 +23,7 @@ from db import Store
 from db.signatures import use_signer
 
 DEFAULT_DB = "copyaudit.db"
+_INVOKED: dict[str, Path] = {}  # the database the command being run was given
 
 
 class AppContext:
@@ -97,12 +98,36 @@ def cli(
     source = ctx.get_parameter_source("db_path")
     explicit = source not in (None, click.core.ParameterSource.DEFAULT)
     ctx.obj = AppContext(db_path, explicit, debug, read_only)
+    _INVOKED["db"] = db_path
     ctx.obj.annotator = annotator
     ctx.obj.served = served
     choose_key(sign_key)  # None: $COPYAUDIT_SIGN_KEY or the setting (no stale choice)
     use_signer(signer)
     if ctx.invoked_subcommand is None:
         open_app(ctx.obj)
+
+
+def damaged_schema_error(exc: BaseException) -> UserError | None:
+    """A statement that failed for a missing table or column, where the database's own
+    tables lack what a new database has (db.schema_check): its schema was damaged on
+    disk or changed by another tool. None otherwise (a fault of copyaudit's stays one)."""
+    missing = "no such column" in str(exc) or "no such table" in str(exc)
+    path = _INVOKED.get("db")
+    if getattr(exc, "sqlite_errorname", None) != "SQLITE_ERROR" or not missing or path is None:
+        return None
+    if not path.is_file():
+        return None
+    from db.schema_check import schema_differences  # only on this rare failure
+
+    differences = schema_differences(path)
+    if not differences:
+        return None
+    more = f" (and {len(differences) - 1} more)" if len(differences) > 1 else ""
+    return UserError(
+        f"{path}: its schema is not as copyaudit made it ({differences[0]}{more}; {exc}): "
+        "damaged on disk or changed by another tool; what this command was writing, if "
+        "anything, was rolled back"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -128,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # one line for the user; the traceback with --debug
         if debug:
             raise
-        if (user := environment_error(exc)) is not None:
+        if (user := environment_error(exc) or damaged_schema_error(exc)) is not None:
             click.echo(terminal_text(f"copyaudit: error: {user}"), err=True)
             sys.exit(user.exit_code)
         click.echo(
