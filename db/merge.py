@@ -48,6 +48,7 @@ from db.events import HASHED_FIELDS, event_hash, verify_chains
 from db.labels import generation_ids_by_key
 from db.migrations import SCHEMA_VERSION
 from db.open_modes import read_only_uri
+from db.schema_check import damaged_schema
 from db.signatures import carry as carry_signature
 
 EVENT_TABLES = ("labels", "reviews")
@@ -72,9 +73,9 @@ class _ReadOnly:
 
 
 class _OtherConnection(sqlite3.Connection):
-    """The other database's connection: a statement its schema cannot run (a schema
-    damaged on disk into valid text, which quick_check passes, or not copyaudit's) is a
-    clear error naming the file, not an internal one."""
+    """The other database's connection: a statement that fails for a table or column its
+    schema lacks (damaged on disk into valid text, which quick_check passes, or not
+    copyaudit's: db.schema_check) is a clear error naming the file, not an internal one."""
 
     path: Path
 
@@ -82,7 +83,7 @@ class _OtherConnection(sqlite3.Connection):
         try:
             return super().execute(sql, parameters)
         except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
+            if not damaged_schema(exc, self.path):
                 raise
             raise UserError(
                 f"{self.path}: cannot be read as a copyaudit database ({exc}: a damaged or "

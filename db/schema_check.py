@@ -52,3 +52,19 @@ def schema_differences(path: Path) -> list[str]:
         elif missing := sorted(columns - actual[table]):
             out.append(f"table {table} lacks {', '.join(missing)}")
     return out
+
+
+def names_missing(exc: BaseException) -> bool:
+    """Whether a statement failed for a table or column that is not there."""
+    text = str(exc)
+    missing = "no such column" in text or "no such table" in text
+    return getattr(exc, "sqlite_errorname", None) == "SQLITE_ERROR" and missing
+
+
+def damaged_schema(exc: BaseException, path: Path | None) -> list[str]:
+    """How the database at `path` falls short of a new one's tables (schema_differences)
+    when `exc` failed for a missing table or column there; empty otherwise, and then
+    the failure is not the database's."""
+    if path is None or not names_missing(exc) or not path.is_file():
+        return []
+    return schema_differences(path)

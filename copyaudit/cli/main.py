@@ -111,15 +111,10 @@ def damaged_schema_error(exc: BaseException) -> UserError | None:
     """A statement that failed for a missing table or column, where the database's own
     tables lack what a new database has (db.schema_check): its schema was damaged on
     disk or changed by another tool. None otherwise (a fault of copyaudit's stays one)."""
-    missing = "no such column" in str(exc) or "no such table" in str(exc)
-    path = _INVOKED.get("db")
-    if getattr(exc, "sqlite_errorname", None) != "SQLITE_ERROR" or not missing or path is None:
-        return None
-    if not path.is_file():
-        return None
-    from db.schema_check import schema_differences  # only on this rare failure
+    from db.schema_check import damaged_schema  # only when a command has failed
 
-    differences = schema_differences(path)
+    path = _INVOKED.get("db")
+    differences = damaged_schema(exc, path)
     if not differences:
         return None
     more = f" (and {len(differences) - 1} more)" if len(differences) > 1 else ""
