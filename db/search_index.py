@@ -115,11 +115,16 @@ def catch_up_in_background(path: Path, cancel: threading.Event) -> int:
     """catch_up on a connection of its own (the app's background indexing), until done
     or `cancel`; it gives way, returning what it indexed, when another writer holds the
     database past the busy timeout (a long import: the next chance comes later)."""
-    done = [0]
+    indexed = 0
+
+    def counted(done: int, total: int) -> None:
+        nonlocal indexed
+        indexed = done
+
     with Store(path) as store:
         try:
-            catch_up(store, cancel=cancel, on_step=lambda indexed, _: done.__setitem__(0, indexed))
+            catch_up(store, cancel=cancel, on_step=counted)
         except sqlite3.OperationalError as error:
             if "locked" not in str(error) and "busy" not in str(error):
                 raise
-    return done[0]
+    return indexed

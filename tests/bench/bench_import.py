@@ -48,6 +48,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -157,7 +158,6 @@ class _Prose:
 
 
 TEXTS = {"prose": _Prose, "synthetic": lambda: _synthetic}
-_text = _synthetic  # build_files' texts: main sets the kind asked for
 
 
 def _label(i: int, uuid: str, **fields: str) -> dict[str, str | int]:
@@ -172,7 +172,9 @@ def _label(i: int, uuid: str, **fields: str) -> dict[str, str | int]:
     }
 
 
-def build_files(root: Path, n: int) -> dict[str, Path]:
+def build_files(
+    root: Path, n: int, text: Callable[[int, int], str] = _synthetic
+) -> dict[str, Path]:
     """cases.jsonl, cases.json (the same cases as one array), generations.jsonl and
     labels.jsonl."""
     cases, array, gens = root / "cases.jsonl", root / "cases.json", root / "generations.jsonl"
@@ -189,14 +191,14 @@ def build_files(root: Path, n: int) -> dict[str, Path]:
                 "id": f"case-{i}",
                 "title": f"Work {i % 1000}",
                 "author": f"Author {i % 1000}",
-                "input": _text(i, 150),
-                "reference": _text(i + 1, 50),
+                "input": text(i, 150),
+                "reference": text(i + 1, 50),
             }
             line = json.dumps(record, ensure_ascii=False)
             jsonl.write(line + "\n")
             arr.write(line + (",\n" if i < n - 1 else "\n]\n"))
-            out.write(json.dumps({"case_id": f"case-{i}", "output": _text(i + 2, 160)}) + "\n")
-            note = _text(i + 3, 12)
+            out.write(json.dumps({"case_id": f"case-{i}", "output": text(i + 2, 160)}) + "\n")
+            note = text(i + 3, 12)
             if i % 10 == 0:  # labelled "no" first, then retracted
                 lab.write(json.dumps(_label(i, f"{i}-a", label="no", note=note)) + "\n")
                 retract = {"action": "retract", "supersedes": f"{i}-a"}
@@ -314,11 +316,9 @@ def main() -> None:
     parser.add_argument("--text", choices=sorted(TEXTS), default="prose",
                         help="the records' texts (default prose)")  # fmt: skip
     args = parser.parse_args()
-    global _text
-    _text = TEXTS[args.text]()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        files = build_files(root, args.n)
+        files = build_files(root, args.n, TEXTS[args.text]())
         sizes = ", ".join(f"{name} {path.stat().st_size / 1e6:,.0f} MB" for name, path in
                           files.items())  # fmt: skip
         print(f"{args.n:,} records of {args.text} text: {sizes}; load average "
